@@ -1,0 +1,395 @@
+//! Typed payloads of the event types this version knows.
+//!
+//! Field names on the wire are camelCase. Optional fields are omitted when absent. Every struct
+//! here tolerates unknown fields (they are kept by the codec in [`super::Event::extra`]).
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// `system.init`: the first event of a session.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SystemInit {
+    /// The session this log belongs to.
+    pub session_id: String,
+    /// Working directory the session started in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
+    /// Model name used by the session.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// Names of the tools offered to the model.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tools: Vec<String>,
+    /// Permission mode at start (`default`, `plan`, ...).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub permission_mode: Option<String>,
+}
+
+/// `user.message`: a prompt from the user.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UserMessage {
+    /// The prompt text.
+    pub text: String,
+}
+
+/// `assistant.delta`: a streamed fragment of an assistant message (optional in logs).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AssistantDelta {
+    /// The text added by this fragment.
+    pub text_delta: String,
+}
+
+/// `assistant.message`: a complete assistant message.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AssistantMessage {
+    /// The message text.
+    pub text: String,
+}
+
+/// `tool.use`: the model asked for a tool call.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolUse {
+    /// Id pairing this call with its `tool.result`.
+    pub tool_use_id: String,
+    /// Canonical tool name, e.g. `Bash`.
+    pub name: String,
+    /// The tool input as the model produced it.
+    pub input: Value,
+}
+
+/// `tool.result`: the outcome of a tool call.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolResultEvent {
+    /// Id of the `tool.use` this answers.
+    pub tool_use_id: String,
+    /// What the tool returned (text or structured JSON).
+    pub output: Value,
+    /// Whether the call failed.
+    pub is_error: bool,
+    /// Machine-readable error class, e.g. `permission_denied`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_type: Option<String>,
+    /// Human-readable error message.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_message: Option<String>,
+}
+
+/// `permission.question`: the runtime asked the host (user) whether a call may run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PermissionQuestion {
+    /// Id pairing the question with its `permission.decision`.
+    pub question_id: String,
+    /// The tool the question is about.
+    pub tool_name: String,
+    /// The text shown to the user.
+    pub prompt: String,
+}
+
+/// `permission.decision`: the permission engine's verdict on one call, with its provenance.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PermissionDecisionEvent {
+    /// Id of the question (or of the tool call when nothing was asked).
+    pub question_id: String,
+    /// Whether the call may run.
+    pub allowed: bool,
+    /// `allow`, `deny` or `ask`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decision: Option<String>,
+    /// The evaluation step that decided, e.g. `deny_rule`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub step: Option<String>,
+    /// The rule that decided, if one did, e.g. `Bash(rm *)`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rule: Option<String>,
+    /// Where that rule came from (`file#list[index]`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rule_source: Option<String>,
+    /// Why, in words.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+/// `result`: the end of one agent run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResultEvent {
+    /// The final assistant text.
+    pub final_text: String,
+    /// Why the run stopped (`end_turn`, `max_turns`, ...).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop_reason: Option<String>,
+    /// Token usage as reported by the provider.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Value>,
+}
+
+/// `hook.run`: one hook handler ran.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HookRun {
+    /// Hook event name, e.g. `PreToolUse`.
+    pub event: String,
+    /// The matcher of the group the handler came from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub matcher: Option<String>,
+    /// What it decided (`allow`, `deny`, `none`, `error`, `timeout`, ...).
+    pub outcome: String,
+    /// How long it ran, in milliseconds.
+    pub duration_ms: u64,
+    /// The command or URL of the handler, when it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
+}
+
+/// `workspace.import`: a real folder was copied into the shadow workspace.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WorkspaceImport {
+    /// The real folder that was imported.
+    pub root: String,
+    /// Number of files imported.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub files: Option<u64>,
+}
+
+/// `workspace.diff`: the change set of the shadow workspace at some point.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WorkspaceDiff {
+    /// Paths added, relative to the workspace root.
+    #[serde(default)]
+    pub added: Vec<String>,
+    /// Paths modified.
+    #[serde(default)]
+    pub modified: Vec<String>,
+    /// Paths deleted.
+    #[serde(default)]
+    pub deleted: Vec<String>,
+}
+
+/// `workspace.commit`: a reviewed change set was applied to the real folder.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WorkspaceCommit {
+    /// Paths written to the real folder.
+    #[serde(default)]
+    pub applied: Vec<String>,
+    /// Paths refused because they changed in the real folder since import.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub conflicts: Vec<String>,
+}
+
+/// `compaction`: earlier events were summarised for the provider.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Compaction {
+    /// The summary that replaces the range.
+    pub summary: String,
+    /// First `seq` of the replaced range (inclusive).
+    pub from_seq: u64,
+    /// Last `seq` of the replaced range (inclusive).
+    pub to_seq: u64,
+}
+
+/// `subagent.start`: a subagent was spawned.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SubagentStart {
+    /// Id of the subagent.
+    pub agent_id: String,
+    /// Its type, e.g. `general-purpose`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_type: Option<String>,
+    /// The prompt it was given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt: Option<String>,
+}
+
+/// `subagent.stop`: a subagent finished.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SubagentStop {
+    /// Id of the subagent.
+    pub agent_id: String,
+    /// Its final text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub final_text: Option<String>,
+}
+
+/// `error`: something failed outside a tool call.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ErrorEvent {
+    /// What went wrong.
+    pub message: String,
+    /// Machine-readable class.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_type: Option<String>,
+}
+
+/// The payload of an event, by type.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum EventPayload {
+    /// `system.init`
+    SystemInit(SystemInit),
+    /// `user.message`
+    UserMessage(UserMessage),
+    /// `assistant.delta`
+    AssistantDelta(AssistantDelta),
+    /// `assistant.message`
+    AssistantMessage(AssistantMessage),
+    /// `tool.use`
+    ToolUse(ToolUse),
+    /// `tool.result`
+    ToolResult(ToolResultEvent),
+    /// `permission.question`
+    PermissionQuestion(PermissionQuestion),
+    /// `permission.decision`
+    PermissionDecision(PermissionDecisionEvent),
+    /// `hook.run`
+    HookRun(HookRun),
+    /// `workspace.import`
+    WorkspaceImport(WorkspaceImport),
+    /// `workspace.diff`
+    WorkspaceDiff(WorkspaceDiff),
+    /// `workspace.commit`
+    WorkspaceCommit(WorkspaceCommit),
+    /// `compaction`
+    Compaction(Compaction),
+    /// `subagent.start`
+    SubagentStart(SubagentStart),
+    /// `subagent.stop`
+    SubagentStop(SubagentStop),
+    /// `error`
+    Error(ErrorEvent),
+    /// `result`
+    Result(ResultEvent),
+    /// A type this version does not know. Its fields live in [`super::Event::extra`].
+    Unknown {
+        /// The `type` as written in the log.
+        type_name: String,
+    },
+}
+
+impl EventPayload {
+    /// Every type name this version knows, in documentation order.
+    pub const KNOWN_TYPES: &'static [&'static str] = &[
+        "system.init",
+        "user.message",
+        "assistant.delta",
+        "assistant.message",
+        "tool.use",
+        "tool.result",
+        "permission.question",
+        "permission.decision",
+        "hook.run",
+        "workspace.import",
+        "workspace.diff",
+        "workspace.commit",
+        "compaction",
+        "subagent.start",
+        "subagent.stop",
+        "error",
+        "result",
+    ];
+
+    /// The wire name of the type.
+    pub fn type_name(&self) -> &str {
+        match self {
+            Self::SystemInit(_) => "system.init",
+            Self::UserMessage(_) => "user.message",
+            Self::AssistantDelta(_) => "assistant.delta",
+            Self::AssistantMessage(_) => "assistant.message",
+            Self::ToolUse(_) => "tool.use",
+            Self::ToolResult(_) => "tool.result",
+            Self::PermissionQuestion(_) => "permission.question",
+            Self::PermissionDecision(_) => "permission.decision",
+            Self::HookRun(_) => "hook.run",
+            Self::WorkspaceImport(_) => "workspace.import",
+            Self::WorkspaceDiff(_) => "workspace.diff",
+            Self::WorkspaceCommit(_) => "workspace.commit",
+            Self::Compaction(_) => "compaction",
+            Self::SubagentStart(_) => "subagent.start",
+            Self::SubagentStop(_) => "subagent.stop",
+            Self::Error(_) => "error",
+            Self::Result(_) => "result",
+            Self::Unknown { type_name } => type_name,
+        }
+    }
+
+    /// Serialises the payload's own fields (without `type`) to a JSON object.
+    pub(crate) fn to_fields(&self) -> Result<serde_json::Map<String, Value>, serde_json::Error> {
+        let value = match self {
+            Self::SystemInit(p) => serde_json::to_value(p)?,
+            Self::UserMessage(p) => serde_json::to_value(p)?,
+            Self::AssistantDelta(p) => serde_json::to_value(p)?,
+            Self::AssistantMessage(p) => serde_json::to_value(p)?,
+            Self::ToolUse(p) => serde_json::to_value(p)?,
+            Self::ToolResult(p) => serde_json::to_value(p)?,
+            Self::PermissionQuestion(p) => serde_json::to_value(p)?,
+            Self::PermissionDecision(p) => serde_json::to_value(p)?,
+            Self::HookRun(p) => serde_json::to_value(p)?,
+            Self::WorkspaceImport(p) => serde_json::to_value(p)?,
+            Self::WorkspaceDiff(p) => serde_json::to_value(p)?,
+            Self::WorkspaceCommit(p) => serde_json::to_value(p)?,
+            Self::Compaction(p) => serde_json::to_value(p)?,
+            Self::SubagentStart(p) => serde_json::to_value(p)?,
+            Self::SubagentStop(p) => serde_json::to_value(p)?,
+            Self::Error(p) => serde_json::to_value(p)?,
+            Self::Result(p) => serde_json::to_value(p)?,
+            Self::Unknown { .. } => Value::Object(serde_json::Map::new()),
+        };
+        match value {
+            Value::Object(map) => Ok(map),
+            // Every payload above is a struct, which serde_json always renders as an object.
+            other => {
+                let mut map = serde_json::Map::new();
+                map.insert("value".into(), other);
+                Ok(map)
+            }
+        }
+    }
+
+    /// Builds the typed payload of `type_name` from the line's remaining fields.
+    pub(crate) fn from_fields(
+        type_name: &str,
+        fields: &serde_json::Map<String, Value>,
+    ) -> Result<Self, serde_json::Error> {
+        fn de<T: serde::de::DeserializeOwned>(
+            fields: &serde_json::Map<String, Value>,
+        ) -> Result<T, serde_json::Error> {
+            serde_json::from_value(Value::Object(fields.clone()))
+        }
+        Ok(match type_name {
+            "system.init" => Self::SystemInit(de(fields)?),
+            "user.message" => Self::UserMessage(de(fields)?),
+            "assistant.delta" => Self::AssistantDelta(de(fields)?),
+            "assistant.message" => Self::AssistantMessage(de(fields)?),
+            "tool.use" => Self::ToolUse(de(fields)?),
+            "tool.result" => Self::ToolResult(de(fields)?),
+            "permission.question" => Self::PermissionQuestion(de(fields)?),
+            "permission.decision" => Self::PermissionDecision(de(fields)?),
+            "hook.run" => Self::HookRun(de(fields)?),
+            "workspace.import" => Self::WorkspaceImport(de(fields)?),
+            "workspace.diff" => Self::WorkspaceDiff(de(fields)?),
+            "workspace.commit" => Self::WorkspaceCommit(de(fields)?),
+            "compaction" => Self::Compaction(de(fields)?),
+            "subagent.start" => Self::SubagentStart(de(fields)?),
+            "subagent.stop" => Self::SubagentStop(de(fields)?),
+            "error" => Self::Error(de(fields)?),
+            "result" => Self::Result(de(fields)?),
+            other => Self::Unknown {
+                type_name: other.to_owned(),
+            },
+        })
+    }
+}

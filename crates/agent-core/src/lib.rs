@@ -1,0 +1,20 @@
+//! The core of the agent runtime: the session log's [`events`], the [`tools::Tool`] trait, the
+//! [`permissions`] engine, and the one [`shell`] parser everything that reads shell text uses.
+//!
+//! This crate is the bottom layer: it depends on no other crate of the workspace and on nothing
+//! heavy (no wasmtime, reqwest or rusqlite), so an embedder can use the permission engine alone.
+//!
+//! # Core concepts
+//! - [`events::Event`]: one entry of a session's append-only log, forward compatible.
+//! - [`tools::Tool`]: a capability the model calls; it only ever runs through the permission
+//!   gate.
+//! - [`permissions::PermissionEngine`]: the nine-step decision for one tool call, reading
+//!   Claude Code's `settings.json` rules.
+//! - [`shell::parse`]: shell text to the simple commands it can run, at every nesting level.
+
+#![deny(missing_docs)]
+
+pub mod events;
+pub mod permissions;
+pub mod shell;
+pub mod tools;

@@ -1,0 +1,334 @@
+//! A tool call as the permission engine sees it, and what rules are matched against: the
+//! parsed command, the files read and written, the host fetched.
+
+use serde_json::Value;
+
+use super::rules::url_host;
+use super::workdirs::{ResolvedPath, WorkingDirs};
+use crate::shell::{self, ParsedScript, ShellError, SimpleCommand, Word, wrappers::basename};
+use crate::tools::ToolKind;
+
+/// One tool call to decide on.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ToolCall {
+    /// The tool's name as the model used it (`Task` is treated as `Agent`).
+    pub tool_name: String,
+    /// What the tool does.
+    pub kind: ToolKind,
+    /// Whether the tool never changes anything.
+    pub read_only: bool,
+    /// The input object.
+    pub input: Value,
+    /// The id of the `tool.use`, when there is one.
+    pub tool_use_id: Option<String>,
+}
+
+impl ToolCall {
+    /// A call of `tool_name`; kind and read-only flag come from the built-in tool table
+    /// ([`ToolKind::of_builtin`]), and unknown tools are `Other`, not read-only.
+    pub fn new(tool_name: impl Into<String>, input: Value) -> Self {
+        let tool_name = tool_name.into();
+        let kind = ToolKind::of_builtin(&tool_name).unwrap_or(ToolKind::Other);
+        Self {
+            tool_name,
+            kind,
+            read_only: kind == ToolKind::Read,
+            input,
+            tool_use_id: None,
+        }
+    }
+
+    /// Sets the kind and read-only flag (for tools the built-in table does not know).
+    pub fn with_kind(mut self, kind: ToolKind, read_only: bool) -> Self {
+        self.kind = kind;
+        self.read_only = read_only;
+        self
+    }
+
+    /// A call described by a [`crate::tools::Tool`].
+    pub fn for_tool(tool: &dyn crate::tools::Tool, input: Value) -> Self {
+        Self::new(tool.name(), input).with_kind(tool.kind(), tool.is_read_only())
+    }
+}
+
+/// Tools whose `Read(...)` rules and working-directory reads apply.
+pub(crate) const READ_TOOLS: &[&str] = &["Read", "Glob", "Grep", "NotebookRead", "LS"];
+/// Tools covered by `Edit(...)` rules.
+pub(crate) const EDIT_TOOLS: &[&str] = &["Edit", "Write", "MultiEdit", "NotebookEdit"];
+
+/// A path named by a Bash command.
+#[derive(Clone, Debug)]
+pub(crate) struct PathArg {
+    /// The word as written.
+    pub word: Word,
+    /// The resolved path; `None` when the word is only known at run time.
+    pub path: Option<ResolvedPath>,
+    /// Whether it came from a redirect (`> f`) rather than a command argument.
+    pub redirect: bool,
+}
+
+impl PathArg {
+    /// Whether the path is fully known and names no glob or `~` form that needs approval.
+    pub fn is_static(&self) -> bool {
+        self.path.is_some() && self.word.is_static()
+    }
+}
+
+/// What a Bash call does, as far as the parse can tell.
+#[derive(Debug)]
+pub(crate) struct BashSubject {
+    pub text: String,
+    pub parsed: Result<ParsedScript, ShellError>,
+    pub reads: Vec<PathArg>,
+    pub writes: Vec<PathArg>,
+}
+
+/// What rules are matched against, by tool family.
+#[derive(Debug)]
+pub(crate) enum Subject {
+    Bash(BashSubject),
+    /// Files a read tool reads.
+    Read(Vec<ResolvedPath>),
+    /// Files an edit tool writes.
+    Edit(Vec<ResolvedPath>),
+    /// The host a fetch goes to (`None` when the URL does not parse).
+    Web(Option<String>),
+    /// The input is not what the tool needs; the call is refused.
+    Invalid(String),
+    Other,
+}
+
+impl Subject {
+    pub(crate) fn of(canonical: &str, input: &Value, wd: &WorkingDirs) -> Self {
+        let field = |name: &str| input.get(name).and_then(Value::as_str);
+        if canonical == "Bash" {
+            return match field("command") {
+                Some(cmd) => Self::Bash(BashSubject::new(cmd, wd)),
+                None => Self::Invalid("Bash input needs a string `command`".into()),
+            };
+        }
+        if READ_TOOLS.contains(&canonical) {
+            let path = field("file_path")
+                .or_else(|| field("notebook_path"))
+                .or_else(|| field("path"));
+            return match (path, canonical) {
+                (Some(p), _) => Self::Read(vec![wd.resolve(p)]),
+                // Glob, Grep and LS search the current directory when no path is given.
+                (None, "Glob" | "Grep" | "LS") => Self::Read(vec![wd.resolve(".")]),
+                (None, _) => Self::Invalid(format!("{canonical} input needs a string `file_path`")),
+            };
+        }
+        if EDIT_TOOLS.contains(&canonical) {
+            return match field("file_path").or_else(|| field("notebook_path")) {
+                Some(p) => Self::Edit(vec![wd.resolve(p)]),
+                None => Self::Invalid(format!("{canonical} input needs a string `file_path`")),
+            };
+        }
+        if canonical == "WebFetch" {
+            return match field("url") {
+                Some(url) => Self::Web(url_host(url)),
+                None => Self::Invalid("WebFetch input needs a string `url`".into()),
+            };
+        }
+        Self::Other
+    }
+}
+
+/// Commands whose positional arguments are files they write (`mv` also removes its sources).
+const WRITE_COMMANDS: &[&str] = &[
+    "rm", "rmdir", "unlink", "mv", "touch", "mkdir", "tee", "chmod", "chown", "chgrp", "truncate",
+    "shred",
+];
+/// Commands whose last positional argument is the file they write; the others are read.
+const COPY_COMMANDS: &[&str] = &["cp", "ln", "install", "rsync", "scp"];
+/// Commands whose positional arguments are files they read.
+const READ_COMMANDS: &[&str] = &[
+    "cat", "head", "tail", "less", "more", "sort", "uniq", "wc", "cut", "diff", "cmp", "comm",
+    "strings", "od", "xxd", "hexdump", "base64", "nl", "tac", "file", "stat", "md5sum", "sha1sum",
+    "sha256sum", "sha512sum", "cksum", "source", ".", "bat", "paste", "fold", "fmt", "column",
+];
+/// Commands whose first positional argument is a pattern or program, the rest files read.
+const PATTERN_COMMANDS: &[&str] = &["grep", "egrep", "fgrep", "rg", "awk", "jq", "sed"];
+
+/// Files that never count as writes (`> /dev/null`).
+const HARMLESS_TARGETS: &[&str] = &["/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"];
+
+/// Positional arguments of a command: words after the name that are not options (all words
+/// after `--`).
+pub(crate) fn positionals(words: &[Word]) -> Vec<&Word> {
+    positionals_with(words, &[])
+}
+
+/// Like [`positionals`], where the options in `takes_arg` consume the word after them.
+pub(crate) fn positionals_with<'a>(words: &'a [Word], takes_arg: &[&str]) -> Vec<&'a Word> {
+    let mut out = Vec::new();
+    let mut options_done = false;
+    let mut skip_next = false;
+    for w in words.iter().skip(1) {
+        if skip_next {
+            skip_next = false;
+            continue;
+        }
+        if !options_done && w.text == "--" {
+            options_done = true;
+            continue;
+        }
+        if !options_done && w.text.len() > 1 && w.text.starts_with('-') && !w.dynamic {
+            skip_next = takes_arg.contains(&w.text.as_str());
+            continue;
+        }
+        out.push(w);
+    }
+    out
+}
+
+/// Options of `grep`-like commands that take a separate argument.
+const PATTERN_OPTIONS: &[&str] = &[
+    "-e", "-f", "--regexp", "--file", "--expression", "-A", "-B", "-C", "-m", "--max-count",
+    "-g", "--glob", "-t", "--type", "--include", "--exclude",
+];
+
+impl BashSubject {
+    pub(crate) fn new(text: &str, wd: &WorkingDirs) -> Self {
+        let parsed = shell::parse(text);
+        let mut reads = Vec::new();
+        let mut writes = Vec::new();
+        if let Ok(script) = &parsed {
+            for cmd in &script.commands {
+                collect_paths(cmd, wd, &mut reads, &mut writes);
+            }
+        }
+        Self {
+            text: text.to_owned(),
+            parsed,
+            reads,
+            writes,
+        }
+    }
+}
+
+fn path_arg(word: &Word, wd: &WorkingDirs, redirect: bool) -> PathArg {
+    let path = (!word.dynamic).then(|| wd.resolve(&word.text));
+    PathArg {
+        word: word.clone(),
+        path,
+        redirect,
+    }
+}
+
+fn collect_paths(cmd: &SimpleCommand, wd: &WorkingDirs, reads: &mut Vec<PathArg>, writes: &mut Vec<PathArg>) {
+    for r in &cmd.redirects {
+        if let Some(t) = r.written_file() {
+            if !HARMLESS_TARGETS.contains(&t.text.as_str()) {
+                writes.push(path_arg(t, wd, true));
+            }
+        }
+        if let Some(t) = r.read_file() {
+            reads.push(path_arg(t, wd, true));
+        }
+    }
+    let words = cmd.effective_words();
+    let Some(name) = words.first().filter(|w| w.is_static()).map(|w| basename(&w.text)) else {
+        return;
+    };
+    let args = positionals(words);
+    if WRITE_COMMANDS.contains(&name) {
+        writes.extend(args.iter().map(|w| path_arg(w, wd, false)));
+    } else if COPY_COMMANDS.contains(&name) {
+        if let Some((dest, sources)) = args.split_last() {
+            writes.push(path_arg(dest, wd, false));
+            reads.extend(sources.iter().map(|w| path_arg(w, wd, false)));
+        }
+    } else if READ_COMMANDS.contains(&name) {
+        reads.extend(args.iter().map(|w| path_arg(w, wd, false)));
+    } else if PATTERN_COMMANDS.contains(&name) {
+        let explicit_pattern = words
+            .iter()
+            .any(|w| matches!(w.text.as_str(), "-e" | "-f" | "--regexp" | "--file" | "--expression"));
+        let args = positionals_with(words, PATTERN_OPTIONS);
+        let files = if explicit_pattern { &args[..] } else { args.get(1..).unwrap_or(&[]) };
+        let in_place = name == "sed"
+            && words.iter().any(|w| w.text.starts_with("-i") || w.text.starts_with("--in-place"));
+        let target = if in_place { &mut *writes } else { &mut *reads };
+        target.extend(files.iter().map(|w| path_arg(w, wd, false)));
+    } else if name == "dd" {
+        for w in &words[1..] {
+            if let Some(f) = w.text.strip_prefix("of=") {
+                writes.push(path_arg(&Word { text: f.to_owned(), ..w.clone() }, wd, false));
+            } else if let Some(f) = w.text.strip_prefix("if=") {
+                reads.push(path_arg(&Word { text: f.to_owned(), ..w.clone() }, wd, false));
+            }
+        }
+    } else if name == "git" && is_git_config_write(words) {
+        writes.push(path_arg(&Word::literal(".git/config"), wd, false));
+    }
+}
+
+/// `git config KEY VALUE` (or `--add`, `--unset`, `--replace-all`, ...) without `--global` or
+/// `--system` writes the repository's `.git/config`.
+fn is_git_config_write(words: &[Word]) -> bool {
+    let Some(pos) = words.iter().position(|w| w.text == "config") else {
+        return false;
+    };
+    let rest = &words[pos + 1..];
+    let flags: Vec<&str> = rest.iter().map(|w| w.text.as_str()).filter(|t| t.starts_with('-')).collect();
+    if flags.iter().any(|f| matches!(*f, "--global" | "--system" | "--file" | "-f" | "--blob")) {
+        return false;
+    }
+    let reading = flags.iter().any(|f| {
+        matches!(*f, "--get" | "--get-all" | "--get-regexp" | "--list" | "-l" | "--show-origin" | "--get-urlmatch")
+    });
+    let writing_flag = flags.iter().any(|f| {
+        matches!(*f, "--add" | "--unset" | "--unset-all" | "--replace-all" | "--rename-section" | "--remove-section" | "--edit" | "-e")
+    });
+    let positional = rest.iter().filter(|w| !w.text.starts_with('-')).count();
+    !reading && (writing_flag || positional >= 2)
+        || rest.first().is_some_and(|w| matches!(w.text.as_str(), "set" | "unset" | "edit" | "rename-section" | "remove-section"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    fn wd() -> WorkingDirs {
+        WorkingDirs::new(Path::new("/w/p"), Path::new("/h"), &[])
+    }
+
+    fn io(cmd: &str) -> (Vec<String>, Vec<String>) {
+        let s = BashSubject::new(cmd, &wd());
+        let show = |v: &[PathArg]| {
+            v.iter()
+                .map(|p| p.path.as_ref().map_or("?".to_owned(), |r| r.lexical.display().to_string()))
+                .collect()
+        };
+        (show(&s.reads), show(&s.writes))
+    }
+
+    #[test]
+    fn reads_and_writes() {
+        assert_eq!(io("cat a b > c"), (vec!["/w/p/a".into(), "/w/p/b".into()], vec!["/w/p/c".into()]));
+        assert_eq!(io("echo x >/dev/null 2>&1"), (vec![], vec![]));
+        assert_eq!(io("grep -r KEY .env"), (vec!["/w/p/.env".into()], vec![]));
+        assert_eq!(io("grep -e KEY .env"), (vec!["/w/p/.env".into()], vec![]));
+        assert_eq!(io("sed -i s/a/b/ f"), (vec![], vec!["/w/p/f".into()]));
+        assert_eq!(io("cp ~/x dest"), (vec!["/h/x".into()], vec!["/w/p/dest".into()]));
+        assert_eq!(io("sudo rm -rf $D"), (vec![], vec!["?".into()]));
+        assert_eq!(io("dd if=/dev/zero of=/dev/sda"), (vec!["/dev/zero".into()], vec!["/dev/sda".into()]));
+        assert_eq!(io("git config core.fsmonitor x"), (vec![], vec!["/w/p/.git/config".into()]));
+        assert_eq!(io("git config --get user.name"), (vec![], vec![]));
+        assert_eq!(io("cat < in.txt"), (vec!["/w/p/in.txt".into()], vec![]));
+        assert_eq!(io("{ cat f; } > out"), (vec!["/w/p/f".into()], vec!["/w/p/out".into()]));
+    }
+
+    #[test]
+    fn subjects() {
+        let w = wd();
+        let s = Subject::of("Glob", &serde_json::json!({"pattern":"*"}), &w);
+        assert!(matches!(s, Subject::Read(ref p) if p[0].lexical == Path::new("/w/p")));
+        let input = serde_json::json!({});
+        assert!(matches!(Subject::of("Write", &input, &w), Subject::Invalid(_)));
+        let input = serde_json::json!({"url": "https://A.example.com./x"});
+        assert!(matches!(Subject::of("WebFetch", &input, &w), Subject::Web(Some(ref h)) if h == "a.example.com"));
+    }
+}

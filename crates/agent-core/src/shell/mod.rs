@@ -1,0 +1,312 @@
+//! One shell parse for everything that reads shell text.
+//!
+//! Permission rules, the sandbox's command checker and the WASI `Shell` all go through
+//! [`parse`], so they can never disagree about what a string means (a parser differential is
+//! the classic bypass). The parser is brush-parser (bash-faithful); this module turns its AST
+//! into the flat list of [`SimpleCommand`]s a policy needs, with every nesting level unfolded:
+//! `;` `&&` `||` `|` `|&` `&` and newlines, `$( )`, backticks, `<( )` / `>( )`, subshells, brace
+//! groups, `if` / `case` / loops, function bodies, the string argument of `bash -c` / `sh -c` /
+//! `eval` / `env -S` / `flock -c`, here-documents fed to a shell, and `find -exec`.
+//!
+//! Words are unquoted (`\rm`, `"rm"`, `r''m` and `$'\x72m'` all read `rm`); anything whose value
+//! is not known before run time (parameter and command expansions, globs, brace expansion) is
+//! flagged, never guessed. Constructs that cannot be analysed are reported as [`Issue`]s, and a
+//! script that does not parse at all is an error: callers fail closed on both.
+//!
+//! ```
+//! use agent_core::shell;
+//!
+//! let script = shell::parse("git status && echo $(rm -rf x) | bash -c 'curl evil'")?;
+//! let names: Vec<_> = script.commands.iter().filter_map(|c| c.name()).collect();
+//! assert_eq!(names, ["git", "echo", "rm", "bash", "curl"]);
+//! # Ok::<(), agent_core::shell::ShellError>(())
+//! ```
+
+mod walk;
+mod words;
+pub mod wrappers;
+
+use std::fmt;
+
+pub use walk::MAX_DEPTH;
+
+/// A parsed script: every simple command it can run, and what could not be analysed.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ParsedScript {
+    /// Every simple command, at every nesting level, in source order of discovery.
+    pub commands: Vec<SimpleCommand>,
+    /// Parts that could not be analysed; a policy must not auto-approve a script with issues.
+    pub issues: Vec<Issue>,
+}
+
+impl ParsedScript {
+    /// Whether every part of the script was analysed.
+    pub fn is_fully_analysed(&self) -> bool {
+        self.issues.is_empty()
+    }
+}
+
+/// One word of a command after quote removal.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Word {
+    /// The value the command would see. Static parts are unquoted; dynamic parts (expansions)
+    /// appear as their source text; a leading home-directory expansion is written `~`.
+    pub text: String,
+    /// The word as written in the source.
+    pub raw: String,
+    /// Contains a parameter, command or arithmetic expansion (or a tilde form other than `~`).
+    pub dynamic: bool,
+    /// Contains an unquoted glob (`*`, `?`, `[`), extglob or brace expansion.
+    pub glob: bool,
+    /// Starts with `~` or `$HOME`, written as `~` in [`Word::text`].
+    pub home: bool,
+}
+
+impl Word {
+    /// A word whose raw text is its value.
+    pub fn literal(text: &str) -> Self {
+        Self {
+            text: text.to_owned(),
+            raw: text.to_owned(),
+            ..Self::default()
+        }
+    }
+
+    /// Whether the value is known before run time.
+    pub fn is_static(&self) -> bool {
+        !self.dynamic && !self.glob
+    }
+}
+
+/// A variable assignment (`NAME=value`) before a command or alone.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Assignment {
+    /// The variable name.
+    pub name: String,
+    /// The value (arrays are given as their source text, flagged dynamic).
+    pub value: Word,
+}
+
+/// The redirection operator.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RedirectOp {
+    /// `<`
+    Read,
+    /// `>`
+    Write,
+    /// `>>`
+    Append,
+    /// `<>`
+    ReadWrite,
+    /// `>|`
+    Clobber,
+    /// `<&`
+    DuplicateInput,
+    /// `>&`
+    DuplicateOutput,
+    /// `&>` (or `&>>` when `append`)
+    OutputAndError {
+        /// `&>>`
+        append: bool,
+    },
+    /// `<<` / `<<-`
+    HereDocument,
+    /// `<<<`
+    HereString,
+}
+
+/// One redirection of a command.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Redirect {
+    /// The file descriptor written before the operator, if any.
+    pub fd: Option<i32>,
+    /// The operator.
+    pub op: RedirectOp,
+    /// The target word (absent for process-substitution targets, which are walked as commands).
+    pub target: Option<Word>,
+}
+
+impl Redirect {
+    /// The file this redirect writes, if it writes one (`> f`, `>> f`, `&> f`, `<> f`, `>& f`).
+    pub fn written_file(&self) -> Option<&Word> {
+        match self.op {
+            RedirectOp::Write
+            | RedirectOp::Append
+            | RedirectOp::Clobber
+            | RedirectOp::ReadWrite
+            | RedirectOp::OutputAndError { .. } => self.target.as_ref(),
+            RedirectOp::DuplicateOutput => self.target.as_ref().filter(|t| !is_fd_word(t)),
+            _ => None,
+        }
+    }
+
+    /// The file this redirect reads, if it reads one (`< f`, `<> f`, `<& f`).
+    pub fn read_file(&self) -> Option<&Word> {
+        match self.op {
+            RedirectOp::Read | RedirectOp::ReadWrite => self.target.as_ref(),
+            RedirectOp::DuplicateInput => self.target.as_ref().filter(|t| !is_fd_word(t)),
+            _ => None,
+        }
+    }
+}
+
+fn is_fd_word(w: &Word) -> bool {
+    let t = w.text.trim_end_matches('-');
+    !w.dynamic && (t.is_empty() || t.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// Where in the script a command was found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Origin {
+    /// A list at the top level.
+    TopLevel,
+    /// Inside a subshell, brace group, `if`, `case` or loop.
+    Compound,
+    /// Inside a function body.
+    FunctionBody,
+    /// Inside `$( )`, backticks, `<( )` or `>( )`.
+    Substitution,
+    /// Inside a string that a shell runs: `bash -c`, `eval`, `env -S`, `flock -c`, or a
+    /// here-document / here-string fed to a shell.
+    ShellString,
+    /// The command run by `find -exec` / `-execdir` / `-ok` / `-okdir`.
+    FindExec,
+}
+
+/// One simple command: a name with arguments, plus its assignments and redirects.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SimpleCommand {
+    /// The words, name first. Empty for a bare assignment or a redirect-only command.
+    pub words: Vec<Word>,
+    /// Leading `NAME=value` assignments.
+    pub assignments: Vec<Assignment>,
+    /// Redirections, in source order (those of an enclosing compound command included).
+    pub redirects: Vec<Redirect>,
+    /// Where it was found.
+    pub origin: Origin,
+    /// Nesting depth of the script it was found in (0 for the top level).
+    pub depth: u32,
+    /// Wrapper layers (`timeout`, `sudo`, `xargs`, ...), outermost first.
+    pub layers: Vec<wrappers::Layer>,
+}
+
+impl SimpleCommand {
+    /// The command name as written (unquoted), if any.
+    pub fn name(&self) -> Option<&str> {
+        self.words.first().map(|w| w.text.as_str())
+    }
+
+    /// Whether the command name is not known before run time (`$cmd x`, `{rm,-rf} x`).
+    pub fn has_dynamic_name(&self) -> bool {
+        self.words.first().is_some_and(|w| !w.is_static())
+    }
+
+    /// Index of the innermost wrapped command's name (0 when there is no wrapper).
+    pub fn effective_start(&self) -> usize {
+        self.layers.last().map_or(0, |l| l.inner)
+    }
+
+    /// The innermost command after every wrapper layer, name first.
+    pub fn effective_words(&self) -> &[Word] {
+        self.words.get(self.effective_start()..).unwrap_or(&[])
+    }
+
+    /// The basename of the innermost command (`sudo /bin/rm x` → `rm`).
+    pub fn effective_name(&self) -> Option<&str> {
+        self.effective_words()
+            .first()
+            .map(|w| wrappers::basename(&w.text))
+    }
+
+    /// The words joined by single spaces, from index `start`.
+    pub fn text_from(&self, start: usize) -> String {
+        join(self.words.get(start..).unwrap_or(&[]))
+    }
+
+    /// Index where allow rules start matching: after the transparent wrappers that precede the
+    /// first deny-only wrapper.
+    pub fn allow_start(&self) -> usize {
+        let mut start = 0;
+        for layer in &self.layers {
+            if !layer.transparent {
+                break;
+            }
+            start = layer.inner;
+        }
+        start
+    }
+}
+
+impl fmt::Display for SimpleCommand {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut first = true;
+        for a in &self.assignments {
+            if !first {
+                f.write_str(" ")?;
+            }
+            write!(f, "{}={}", a.name, a.value.raw)?;
+            first = false;
+        }
+        for w in &self.words {
+            if !first {
+                f.write_str(" ")?;
+            }
+            f.write_str(&w.raw)?;
+            first = false;
+        }
+        Ok(())
+    }
+}
+
+/// Joins word values with single spaces.
+pub fn join(words: &[Word]) -> String {
+    let mut out = String::with_capacity(words.iter().map(|w| w.text.len() + 1).sum());
+    for (i, w) in words.iter().enumerate() {
+        if i > 0 {
+            out.push(' ');
+        }
+        out.push_str(&w.text);
+    }
+    out
+}
+
+/// Something the parse could not analyse.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Issue {
+    /// The kind of problem.
+    pub kind: IssueKind,
+    /// What, in words.
+    pub detail: String,
+}
+
+/// The kinds of [`Issue`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum IssueKind {
+    /// A nested script (`bash -c '...'`, `$( )`) does not parse.
+    NestedParse,
+    /// A script that a shell will run is only known at run time (`bash -c "$X"`, `eval $X`).
+    DynamicScript,
+    /// Nesting deeper than [`MAX_DEPTH`].
+    TooDeep,
+    /// A word that brush's word parser rejects.
+    WordParse,
+}
+
+/// Why a script could not be parsed at all.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("cannot parse shell command: {message}; commands that cannot be parsed are never auto-approved")]
+pub struct ShellError {
+    /// The parser's message.
+    pub message: String,
+}
+
+/// Parses a shell script into its simple commands.
+///
+/// # Errors
+/// [`ShellError`] when the top-level script does not parse (unterminated quotes, stray
+/// operators, ...). Failures inside nested scripts are [`Issue`]s of the result instead, so the
+/// commands that did parse can still be checked against deny rules.
+pub fn parse(script: &str) -> Result<ParsedScript, ShellError> {
+    walk::parse_top(script)
+}

@@ -1,0 +1,674 @@
+//! Walks brush-parser's AST and collects every simple command at every nesting level.
+
+use std::io::Cursor;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+
+use brush_parser::ast::{self, AndOr, Command, CommandPrefixOrSuffixItem, CompoundCommand};
+use brush_parser::{Parser, ParserOptions};
+
+use super::words::{self, Analysis};
+use super::wrappers::{self, basename};
+use super::{
+    Assignment, Issue, IssueKind, Origin, ParsedScript, Redirect, RedirectOp, ShellError,
+    SimpleCommand, Word,
+};
+
+/// How deep scripts may nest (`bash -c "$(bash -c '...')"`) before the walker gives up and
+/// reports [`IssueKind::TooDeep`]. Real commands rarely nest more than three levels.
+pub const MAX_DEPTH: u32 = 16;
+
+/// Shells whose `-c` argument, or stdin here-document, is a script to analyse.
+const SHELLS: &[&str] = &["bash", "sh", "zsh", "dash", "ksh", "mksh", "ash", "yash", "posh"];
+
+pub(super) fn parse_top(script: &str) -> Result<ParsedScript, ShellError> {
+    let opts = ParserOptions::default();
+    let program = parse_program(script, &opts).map_err(|message| ShellError { message })?;
+    let mut walker = Walker {
+        opts,
+        out: ParsedScript::default(),
+    };
+    walker.program(&program, Origin::TopLevel, 0);
+    Ok(walker.out)
+}
+
+fn parse_program(text: &str, opts: &ParserOptions) -> Result<ast::Program, String> {
+    // brush-parser is not written to be panic-free on hostile input; a panic is a parse failure
+    // here, and parse failures fail closed.
+    let result = catch_unwind(AssertUnwindSafe(|| {
+        Parser::new(Cursor::new(text.as_bytes()), opts).parse_program()
+    }));
+    match result {
+        Ok(Ok(program)) => Ok(program),
+        Ok(Err(e)) => Err(e.to_string()),
+        Err(_) => Err("the shell parser failed on this input".to_owned()),
+    }
+}
+
+struct Walker {
+    opts: ParserOptions,
+    out: ParsedScript,
+}
+
+/// Scripts found inside words, walked after the command that holds them is recorded.
+type Pending = Vec<(String, Origin)>;
+
+impl Walker {
+    fn issue(&mut self, kind: IssueKind, detail: String) {
+        self.out.issues.push(Issue { kind, detail });
+    }
+
+    fn nested(&mut self, text: &str, origin: Origin, depth: u32) {
+        if depth > MAX_DEPTH {
+            self.issue(
+                IssueKind::TooDeep,
+                format!("scripts nested more than {MAX_DEPTH} levels deep"),
+            );
+            return;
+        }
+        match parse_program(text, &self.opts) {
+            Ok(program) => self.program(&program, origin, depth),
+            Err(e) => self.issue(IssueKind::NestedParse, format!("cannot parse `{text}`: {e}")),
+        }
+    }
+
+    fn drain(&mut self, pending: Pending, depth: u32) {
+        for (text, origin) in pending {
+            self.nested(&text, origin, depth + 1);
+        }
+    }
+
+    fn program(&mut self, program: &ast::Program, origin: Origin, depth: u32) {
+        for list in &program.complete_commands {
+            self.compound_list(list, origin, depth);
+        }
+    }
+
+    fn compound_list(&mut self, list: &ast::CompoundList, origin: Origin, depth: u32) {
+        for item in &list.0 {
+            let and_or = &item.0;
+            self.pipeline(&and_or.first, origin, depth);
+            for next in &and_or.additional {
+                match next {
+                    AndOr::And(p) | AndOr::Or(p) => self.pipeline(p, origin, depth),
+                }
+            }
+        }
+    }
+
+    fn pipeline(&mut self, pipeline: &ast::Pipeline, origin: Origin, depth: u32) {
+        for command in &pipeline.seq {
+            self.command(command, origin, depth, &[]);
+        }
+    }
+
+    fn command(&mut self, command: &Command, origin: Origin, depth: u32, outer: &[Redirect]) {
+        match command {
+            Command::Simple(simple) => self.simple(simple, origin, depth, outer),
+            Command::Compound(compound, redirects) => {
+                let redirects = self.redirect_list(redirects.as_ref(), depth, outer);
+                self.compound(compound, inner_origin(origin), depth, &redirects);
+            }
+            Command::Function(def) => {
+                let redirects = self.redirect_list(def.body.1.as_ref(), depth, &[]);
+                self.compound(&def.body.0, Origin::FunctionBody, depth, &redirects);
+            }
+            Command::ExtendedTest(test, redirects) => {
+                let mut pending = Pending::new();
+                self.extended_test(&test.expr, &mut pending);
+                let redirects = self.redirect_list(redirects.as_ref(), depth, outer);
+                self.record_redirect_only(redirects, origin, depth);
+                self.drain(pending, depth);
+            }
+        }
+    }
+
+    /// Redirects of a compound command apply to every command inside it; they are recorded on a
+    /// command of their own (no words) so a policy checks them exactly once, and passed down.
+    fn redirect_list(
+        &mut self,
+        list: Option<&ast::RedirectList>,
+        depth: u32,
+        outer: &[Redirect],
+    ) -> Vec<Redirect> {
+        let mut pending = Pending::new();
+        let mut deferred = Vec::new();
+        let mut redirects: Vec<Redirect> = outer.to_vec();
+        if let Some(list) = list {
+            for r in &list.0 {
+                if let Some(r) = self.redirect(r, &mut deferred, &mut pending) {
+                    redirects.push(r);
+                }
+            }
+        }
+        for list in deferred {
+            self.compound_list(list, Origin::Substitution, depth);
+        }
+        self.drain(pending, depth);
+        redirects
+    }
+
+    fn record_redirect_only(&mut self, redirects: Vec<Redirect>, origin: Origin, depth: u32) {
+        if !redirects.is_empty() {
+            self.out.commands.push(SimpleCommand {
+                words: Vec::new(),
+                assignments: Vec::new(),
+                redirects,
+                origin,
+                depth,
+                layers: Vec::new(),
+            });
+        }
+    }
+
+    fn compound(
+        &mut self,
+        compound: &CompoundCommand,
+        origin: Origin,
+        depth: u32,
+        redirects: &[Redirect],
+    ) {
+        let mut pending = Pending::new();
+        // Redirects of the compound: checked once, on a command of their own.
+        self.record_redirect_only(redirects.to_vec(), origin, depth);
+        match compound {
+            CompoundCommand::Arithmetic(a) => self.scan(&a.expr.value, &mut pending),
+            CompoundCommand::ArithmeticForClause(f) => {
+                for e in [&f.initializer, &f.condition, &f.updater].into_iter().flatten() {
+                    self.scan(&e.value, &mut pending);
+                }
+                self.compound_list(&f.body.list, origin, depth);
+            }
+            CompoundCommand::BraceGroup(b) => self.compound_list(&b.list, origin, depth),
+            CompoundCommand::Subshell(s) => self.compound_list(&s.list, origin, depth),
+            CompoundCommand::ForClause(f) => {
+                for w in f.values.iter().flatten() {
+                    self.word(&w.value, &mut pending);
+                }
+                self.compound_list(&f.body.list, origin, depth);
+            }
+            CompoundCommand::CaseClause(c) => {
+                self.word(&c.value.value, &mut pending);
+                for item in &c.cases {
+                    for p in &item.patterns {
+                        self.word(&p.value, &mut pending);
+                    }
+                    if let Some(cmd) = &item.cmd {
+                        self.compound_list(cmd, origin, depth);
+                    }
+                }
+            }
+            CompoundCommand::IfClause(i) => {
+                self.compound_list(&i.condition, origin, depth);
+                self.compound_list(&i.then, origin, depth);
+                for e in i.elses.iter().flatten() {
+                    if let Some(c) = &e.condition {
+                        self.compound_list(c, origin, depth);
+                    }
+                    self.compound_list(&e.body, origin, depth);
+                }
+            }
+            CompoundCommand::WhileClause(w) | CompoundCommand::UntilClause(w) => {
+                self.compound_list(&w.0, origin, depth);
+                self.compound_list(&w.1.list, origin, depth);
+            }
+            CompoundCommand::Coprocess(c) => self.command(&c.body, origin, depth, &[]),
+        }
+        self.drain(pending, depth);
+    }
+
+    fn extended_test(&mut self, expr: &ast::ExtendedTestExpr, pending: &mut Pending) {
+        use ast::ExtendedTestExpr as E;
+        match expr {
+            E::And(a, b) | E::Or(a, b) => {
+                self.extended_test(a, pending);
+                self.extended_test(b, pending);
+            }
+            E::Not(a) | E::Parenthesized(a) => self.extended_test(a, pending),
+            E::UnaryTest(_, w) => {
+                self.word(&w.value, pending);
+            }
+            E::BinaryTest(_, a, b) => {
+                self.word(&a.value, pending);
+                self.word(&b.value, pending);
+            }
+        }
+    }
+
+    fn absorb(&mut self, analysis: Analysis, pending: &mut Pending) -> Word {
+        pending.extend(analysis.nested.into_iter().map(|s| (s, Origin::Substitution)));
+        self.out.issues.extend(analysis.issues);
+        analysis.word
+    }
+
+    fn word(&mut self, raw: &str, pending: &mut Pending) -> Word {
+        let analysis = words::analyze(raw, &self.opts);
+        self.absorb(analysis, pending)
+    }
+
+    /// Text the shell evaluates (arithmetic): only its nested substitutions matter.
+    fn scan(&mut self, text: &str, pending: &mut Pending) {
+        if text.contains(['$', '`']) {
+            self.word(text, pending);
+        }
+    }
+
+    fn simple(&mut self, simple: &ast::SimpleCommand, origin: Origin, depth: u32, outer: &[Redirect]) {
+        let mut pending = Pending::new();
+        let mut deferred = Vec::new();
+        let mut words = Vec::new();
+        let mut assignments = Vec::new();
+        let mut redirects = Vec::new();
+        let items = simple
+            .prefix
+            .iter()
+            .flat_map(|p| p.0.iter().map(|i| (i, true)))
+            .chain(simple.word_or_name.iter().map(|_| (&NAME_MARKER, false)))
+            .chain(simple.suffix.iter().flat_map(|s| s.0.iter().map(|i| (i, false))));
+        for (item, in_prefix) in items {
+            if std::ptr::eq(item, &NAME_MARKER) {
+                if let Some(name) = &simple.word_or_name {
+                    let w = self.word(&name.value, &mut pending);
+                    words.push(w);
+                }
+                continue;
+            }
+            match item {
+                CommandPrefixOrSuffixItem::IoRedirect(r) => {
+                    if let Some(r) = self.redirect(r, &mut deferred, &mut pending) {
+                        redirects.push(r);
+                    }
+                }
+                CommandPrefixOrSuffixItem::AssignmentWord(assignment, raw) if in_prefix => {
+                    let a = self.assignment(assignment, raw, &mut pending);
+                    assignments.push(a);
+                }
+                CommandPrefixOrSuffixItem::AssignmentWord(_, raw)
+                | CommandPrefixOrSuffixItem::Word(raw) => {
+                    let w = self.word(&raw.value, &mut pending);
+                    words.push(w);
+                }
+                CommandPrefixOrSuffixItem::ProcessSubstitution(kind, sub) => {
+                    deferred.push(&sub.list);
+                    let raw = format!("{kind}({})", sub.list);
+                    words.push(Word {
+                        text: raw.clone(),
+                        raw,
+                        dynamic: true,
+                        ..Word::default()
+                    });
+                }
+            }
+        }
+        redirects.extend_from_slice(outer);
+        let layers = wrappers::unwrap(&words);
+        let command = SimpleCommand {
+            words,
+            assignments,
+            redirects,
+            origin,
+            depth,
+            layers,
+        };
+        let mut strings = Pending::new();
+        let extra = self.run_strings(&command, depth, &mut strings);
+        self.out.commands.push(command);
+        self.out.commands.extend(extra);
+        self.drain(strings, depth);
+        for list in deferred {
+            self.compound_list(list, Origin::Substitution, depth);
+        }
+        self.drain(pending, depth);
+    }
+
+    fn assignment(
+        &mut self,
+        assignment: &ast::Assignment,
+        raw: &ast::Word,
+        pending: &mut Pending,
+    ) -> Assignment {
+        let name = match &assignment.name {
+            ast::AssignmentName::VariableName(n) => n.clone(),
+            ast::AssignmentName::ArrayElementName(n, index) => {
+                self.scan(index, pending);
+                n.clone()
+            }
+        };
+        let value = match &assignment.value {
+            ast::AssignmentValue::Scalar(w) => self.word(&w.value, pending),
+            ast::AssignmentValue::Array(items) => {
+                for (k, v) in items {
+                    if let Some(k) = k {
+                        self.scan(&k.value, pending);
+                    }
+                    self.word(&v.value, pending);
+                }
+                Word {
+                    text: raw.value.clone(),
+                    raw: raw.value.clone(),
+                    dynamic: true,
+                    ..Word::default()
+                }
+            }
+        };
+        Assignment { name, value }
+    }
+
+    fn redirect<'a>(
+        &mut self,
+        r: &'a ast::IoRedirect,
+        deferred: &mut Vec<&'a ast::CompoundList>,
+        pending: &mut Pending,
+    ) -> Option<Redirect> {
+        use ast::{IoFileRedirectKind as K, IoFileRedirectTarget as T, IoRedirect as R};
+        Some(match r {
+            R::File(fd, kind, target) => {
+                let op = match kind {
+                    K::Read => RedirectOp::Read,
+                    K::Write => RedirectOp::Write,
+                    K::Append => RedirectOp::Append,
+                    K::ReadAndWrite => RedirectOp::ReadWrite,
+                    K::Clobber => RedirectOp::Clobber,
+                    K::DuplicateInput => RedirectOp::DuplicateInput,
+                    K::DuplicateOutput => RedirectOp::DuplicateOutput,
+                };
+                let target = match target {
+                    T::Filename(w) | T::Duplicate(w) => Some(self.word(&w.value, pending)),
+                    T::Fd(n) => Some(Word::literal(&n.to_string())),
+                    T::ProcessSubstitution(_, sub) => {
+                        deferred.push(&sub.list);
+                        None
+                    }
+                };
+                Redirect { fd: *fd, op, target }
+            }
+            R::HereDocument(fd, doc) => {
+                let body = &doc.doc.value;
+                let mut dynamic = false;
+                if doc.requires_expansion && body.contains(['$', '`']) {
+                    let analysis = words::analyze_heredoc(body, &self.opts);
+                    dynamic = !analysis.nested.is_empty() || body.contains('$');
+                    self.absorb(analysis, pending);
+                }
+                Redirect {
+                    fd: *fd,
+                    op: RedirectOp::HereDocument,
+                    target: Some(Word {
+                        text: body.clone(),
+                        raw: body.clone(),
+                        dynamic,
+                        ..Word::default()
+                    }),
+                }
+            }
+            R::HereString(fd, w) => Redirect {
+                fd: *fd,
+                op: RedirectOp::HereString,
+                target: Some(self.word(&w.value, pending)),
+            },
+            R::OutputAndError(w, append) => Redirect {
+                fd: None,
+                op: RedirectOp::OutputAndError { append: *append },
+                target: Some(self.word(&w.value, pending)),
+            },
+        })
+    }
+
+    /// Commands that run a string or other arguments as commands: shells with `-c` or a script on
+    /// stdin, `eval`, `env -S`, `flock -c`, `su -c`, `find -exec`. Returns the `find -exec`
+    /// commands to record after `command`; string scripts are walked directly.
+    fn run_strings(
+        &mut self,
+        command: &SimpleCommand,
+        depth: u32,
+        pending: &mut Pending,
+    ) -> Vec<SimpleCommand> {
+        let mut found = Vec::new();
+        let mut starts = vec![0];
+        starts.extend(command.layers.iter().map(|l| l.inner));
+        for &start in &starts {
+            if let Some(i) = wrappers::string_command_arg(&command.words, start) {
+                self.string_script(&command.words[i], pending);
+            }
+        }
+        let words = command.effective_words();
+        let Some(head) = words.first().filter(|w| w.is_static()) else {
+            return found;
+        };
+        let name = basename(&head.text);
+        if SHELLS.contains(&name) {
+            match shell_invocation(words) {
+                ShellInvocation::Command(i) => self.string_script(&words[i], pending),
+                ShellInvocation::Stdin => {
+                    for r in &command.redirects {
+                        if matches!(r.op, RedirectOp::HereDocument | RedirectOp::HereString) {
+                            if let Some(t) = &r.target {
+                                self.string_script(t, pending);
+                            }
+                        }
+                    }
+                }
+                ShellInvocation::ScriptFile => {}
+            }
+        } else if name == "eval" && words.len() > 1 {
+            let args = &words[1..];
+            if args.iter().any(|w| w.dynamic) {
+                self.issue(
+                    IssueKind::DynamicScript,
+                    format!("`eval` of a value only known at run time: {}", super::join(args)),
+                );
+            }
+            pending.push((super::join(args), Origin::ShellString));
+        } else if name == "find" {
+            for segment in find_exec_segments(words) {
+                if depth + 1 > MAX_DEPTH {
+                    break;
+                }
+                let layers = wrappers::unwrap(&segment);
+                let inner = SimpleCommand {
+                    words: segment,
+                    assignments: Vec::new(),
+                    redirects: Vec::new(),
+                    origin: Origin::FindExec,
+                    depth: depth + 1,
+                    layers,
+                };
+                let more = self.run_strings(&inner, depth + 1, pending);
+                found.push(inner);
+                found.extend(more);
+            }
+        }
+        found
+    }
+
+    fn string_script(&mut self, word: &Word, pending: &mut Pending) {
+        if word.dynamic {
+            self.issue(
+                IssueKind::DynamicScript,
+                format!("a shell runs a script only known at run time: {}", word.raw),
+            );
+        }
+        pending.push((word.text.clone(), Origin::ShellString));
+    }
+}
+
+/// Placeholder used to splice the command name between prefix and suffix items.
+static NAME_MARKER: CommandPrefixOrSuffixItem =
+    CommandPrefixOrSuffixItem::Word(ast::Word { value: String::new(), loc: None });
+
+fn inner_origin(origin: Origin) -> Origin {
+    match origin {
+        Origin::TopLevel => Origin::Compound,
+        other => other,
+    }
+}
+
+enum ShellInvocation {
+    /// `sh -c SCRIPT`: index of SCRIPT.
+    Command(usize),
+    /// `sh FILE`: runs a file.
+    ScriptFile,
+    /// `sh` alone: reads the script from stdin.
+    Stdin,
+}
+
+fn shell_invocation(words: &[Word]) -> ShellInvocation {
+    let mut c_flag = false;
+    let mut i = 1;
+    while let Some(w) = words.get(i) {
+        let a = w.text.as_str();
+        if a == "--" || a == "-" {
+            i += 1;
+            break;
+        }
+        if a.starts_with("--") {
+            i += if matches!(a, "--rcfile" | "--init-file") { 2 } else { 1 };
+            continue;
+        }
+        if a.len() > 1 && (a.starts_with('-') || a.starts_with('+')) {
+            let flags = &a[1..];
+            if a.starts_with('-') && flags.contains('c') {
+                c_flag = true;
+            }
+            i += if flags.contains(['o', 'O']) { 2 } else { 1 };
+            continue;
+        }
+        break;
+    }
+    match (c_flag, i < words.len()) {
+        (true, true) => ShellInvocation::Command(i),
+        (false, true) => ShellInvocation::ScriptFile,
+        (_, false) => ShellInvocation::Stdin,
+    }
+}
+
+/// The command lines of `find ... -exec CMD ARGS ;` (and `-execdir`, `-ok`, `-okdir`, `+`).
+fn find_exec_segments(words: &[Word]) -> Vec<Vec<Word>> {
+    let mut out = Vec::new();
+    let mut i = 1;
+    while i < words.len() {
+        if matches!(words[i].text.as_str(), "-exec" | "-execdir" | "-ok" | "-okdir") {
+            let start = i + 1;
+            let mut end = start;
+            while end < words.len() && !matches!(words[end].text.as_str(), ";" | "+") {
+                end += 1;
+            }
+            if end > start {
+                out.push(words[start..end].to_vec());
+            }
+            i = end + 1;
+        } else {
+            i += 1;
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::parse;
+    use super::*;
+
+    fn names(script: &str) -> Vec<String> {
+        parse(script)
+            .unwrap()
+            .commands
+            .iter()
+            .map(|c| c.text_from(0))
+            .collect()
+    }
+
+    #[test]
+    fn every_separator_splits() {
+        assert_eq!(
+            names("a; b && c || d | e |& f & g\nh"),
+            ["a", "b", "c", "d", "e", "f", "g", "h"]
+        );
+    }
+
+    #[test]
+    fn nesting_is_unfolded() {
+        assert_eq!(names("echo $(rm x)"), ["echo $(rm x)", "rm x"]);
+        assert_eq!(names("echo `rm x`"), ["echo `rm x`", "rm x"]);
+        assert_eq!(names("cat <(ls) f"), ["cat <(ls) f", "ls"]);
+        assert_eq!(names("(cd /; rm -rf x)"), ["cd /", "rm -rf x"]);
+        assert_eq!(names("{ cat f; }"), ["cat f"]);
+        assert_eq!(names("if a; then b; else c; fi"), ["a", "b", "c"]);
+        assert_eq!(names("for i in $(ls); do rm $i; done"), ["rm $i", "ls"]);
+        assert_eq!(names("while a; do b; done"), ["a", "b"]);
+        assert_eq!(names("case $(x) in y) z;; esac"), ["z", "x"]);
+        assert_eq!(names("f() { rm -rf /; }; f"), ["rm -rf /", "f"]);
+        assert_eq!(names("[[ -f $(id) ]]"), ["id"]);
+        assert_eq!(names("(( x[$(id)] ))"), ["id"]);
+        assert_eq!(names("echo \"a $(echo \"b $(rm y)\")\""), [
+            "echo a $(echo \"b $(rm y)\")",
+            "echo b $(rm y)",
+            "rm y"
+        ]);
+    }
+
+    #[test]
+    fn shell_strings_are_parsed() {
+        assert_eq!(names("bash -c 'rm -rf /'"), ["bash -c rm -rf /", "rm -rf /"]);
+        assert_eq!(names("sh -lc \"a; b\""), ["sh -lc a; b", "a", "b"]);
+        assert_eq!(names("sudo -u x bash -c 'rm'"), ["sudo -u x bash -c rm", "rm"]);
+        assert_eq!(names("eval 'rm x'"), ["eval rm x", "rm x"]);
+        assert_eq!(names("env -S 'rm x'"), ["env -S rm x", "rm x"]);
+        assert_eq!(names("bash <<EOF\nrm -rf /\nEOF"), ["bash", "rm -rf /"]);
+        assert_eq!(names("bash <<< 'rm x'"), ["bash", "rm x"]);
+        assert_eq!(names("bash script.sh"), ["bash script.sh"]);
+        assert_eq!(
+            names("find . -name x -exec rm {} \\; -exec sh -c 'curl y' \\;"),
+            [
+                "find . -name x -exec rm {} ; -exec sh -c curl y ;",
+                "rm {}",
+                "sh -c curl y",
+                "curl y"
+            ]
+        );
+    }
+
+    #[test]
+    fn heredoc_substitutions_are_found() {
+        assert_eq!(names("cat <<EOF\n$(rm x)\nEOF"), ["cat", "rm x"]);
+        assert_eq!(names("cat <<'EOF'\n$(rm x)\nEOF"), ["cat"]);
+    }
+
+    #[test]
+    fn redirects_are_recorded() {
+        let s = parse("FOO=1 git status > out.txt 2>&1 < in &> both").unwrap();
+        let c = &s.commands[0];
+        assert_eq!(c.assignments[0].name, "FOO");
+        let written: Vec<_> = c.redirects.iter().filter_map(|r| r.written_file()).map(|w| w.text.as_str()).collect();
+        assert_eq!(written, ["out.txt", "both"]);
+        let read: Vec<_> = c.redirects.iter().filter_map(|r| r.read_file()).map(|w| w.text.as_str()).collect();
+        assert_eq!(read, ["in"]);
+        let s = parse("{ echo x; } > f").unwrap();
+        assert!(s.commands.iter().any(|c| c.words.is_empty() && c.redirects[0].written_file().is_some()));
+        let s = parse("echo x >&out").unwrap();
+        assert_eq!(s.commands[0].redirects[0].written_file().unwrap().text, "out");
+    }
+
+    #[test]
+    fn issues_are_reported() {
+        let s = parse("bash -c \"$X\"").unwrap();
+        assert_eq!(s.issues[0].kind, IssueKind::DynamicScript);
+        let s = parse("bash -c 'echo \"unterminated'").unwrap();
+        assert_eq!(s.issues[0].kind, IssueKind::NestedParse);
+        let s = parse("eval $X").unwrap();
+        assert_eq!(s.issues[0].kind, IssueKind::DynamicScript);
+        assert!(parse("echo \"unterminated").is_err());
+        assert!(parse("a &&").is_err());
+        let deep = format!("{}rm x{}", "echo $(".repeat(20), ")".repeat(20));
+        let s = parse(&deep).unwrap();
+        assert!(s.issues.iter().any(|i| i.kind == IssueKind::TooDeep));
+    }
+
+    #[test]
+    fn wrappers_are_layered() {
+        let s = parse("timeout 5 sudo rm -rf x").unwrap();
+        let c = &s.commands[0];
+        assert_eq!(c.effective_name(), Some("rm"));
+        assert_eq!(c.allow_start(), 2);
+        assert_eq!(c.text_from(c.allow_start()), "sudo rm -rf x");
+    }
+}

@@ -1,0 +1,357 @@
+//! From brush-parser's word pieces to a [`Word`]: the unquoted text a command would see where it
+//! is static, plus flags for everything that is not (expansions, globs, home directory).
+
+use brush_parser::ParserOptions;
+use brush_parser::word::{self, ParameterExpr, TildeExpr, WordPiece, WordPieceWithSource};
+
+use super::{Issue, IssueKind, Word};
+
+/// A word's analysis: the word itself and the scripts nested in it (command substitutions),
+/// which the walker parses in turn.
+#[derive(Debug, Default)]
+pub(crate) struct Analysis {
+    pub word: Word,
+    pub nested: Vec<String>,
+    pub issues: Vec<Issue>,
+}
+
+/// Characters that never start an expansion, a quote or a glob: a word made only of these is
+/// its own literal value, so brush's word parser need not run (it is the common case).
+fn is_plain(raw: &str) -> bool {
+    !raw.is_empty()
+        && raw.bytes().all(|b| {
+            b.is_ascii_alphanumeric()
+                || matches!(b, b'-' | b'_' | b'.' | b'/' | b'=' | b':' | b',' | b'+' | b'%' | b'@' | b'^')
+        })
+}
+
+/// Analyses one word as it appears in the source (quotes and all).
+pub(crate) fn analyze(raw: &str, opts: &ParserOptions) -> Analysis {
+    if is_plain(raw) {
+        return Analysis {
+            word: Word::literal(raw),
+            ..Analysis::default()
+        };
+    }
+    let mut acc = Analysis {
+        word: Word {
+            raw: raw.to_owned(),
+            ..Word::default()
+        },
+        ..Analysis::default()
+    };
+    match word::parse(raw, opts) {
+        Ok(pieces) => add_pieces(&pieces, raw, false, &mut acc, opts),
+        Err(e) => {
+            acc.word.dynamic = true;
+            acc.word.text = raw.to_owned();
+            acc.issues.push(Issue {
+                kind: IssueKind::WordParse,
+                detail: format!("cannot parse word `{raw}`: {e}"),
+            });
+        }
+    }
+    acc
+}
+
+/// Finds the scripts nested in an expanding here-document body.
+pub(crate) fn analyze_heredoc(body: &str, opts: &ParserOptions) -> Analysis {
+    let mut acc = Analysis::default();
+    match word::parse_heredoc(body, opts) {
+        Ok(pieces) => add_pieces(&pieces, body, true, &mut acc, opts),
+        Err(e) => acc.issues.push(Issue {
+            kind: IssueKind::WordParse,
+            detail: format!("cannot parse here-document body: {e}"),
+        }),
+    }
+    acc
+}
+
+/// Scans text that the shell evaluates as a word or arithmetic (parameter-expansion operands,
+/// array indexes, `$(( ))` bodies) for nested command substitutions.
+fn scan_nested(text: &str, acc: &mut Analysis, opts: &ParserOptions) {
+    if !text.contains(['$', '`']) {
+        return;
+    }
+    let inner = analyze(text, opts);
+    acc.nested.extend(inner.nested);
+    acc.issues.extend(inner.issues);
+}
+
+fn add_pieces(
+    pieces: &[WordPieceWithSource],
+    src: &str,
+    quoted: bool,
+    acc: &mut Analysis,
+    opts: &ParserOptions,
+) {
+    for p in pieces {
+        let slice = src.get(p.start_index..p.end_index).unwrap_or("");
+        match &p.piece {
+            WordPiece::Text(s) => {
+                if !quoted && has_glob_or_brace(s) {
+                    acc.word.glob = true;
+                }
+                acc.word.text.push_str(s);
+            }
+            WordPiece::SingleQuotedText(s) => acc.word.text.push_str(s),
+            WordPiece::AnsiCQuotedText(s) => match decode_ansi_c(s) {
+                Some(decoded) => acc.word.text.push_str(&decoded),
+                None => {
+                    acc.word.dynamic = true;
+                    acc.word.text.push_str(slice);
+                }
+            },
+            WordPiece::DoubleQuotedSequence(inner) | WordPiece::GettextDoubleQuotedSequence(inner) => {
+                add_pieces(inner, src, true, acc, opts);
+            }
+            WordPiece::TildeExpansion(TildeExpr::Home) if acc.word.text.is_empty() => {
+                acc.word.home = true;
+                acc.word.text.push('~');
+            }
+            WordPiece::TildeExpansion(_) => {
+                acc.word.dynamic = true;
+                acc.word.text.push_str(slice);
+            }
+            WordPiece::ParameterExpansion(expr) => {
+                if acc.word.text.is_empty() && is_plain_home(expr) {
+                    acc.word.home = true;
+                    acc.word.text.push('~');
+                } else {
+                    acc.word.dynamic = true;
+                    acc.word.text.push_str(slice);
+                    for s in parameter_operands(expr) {
+                        scan_nested(s, acc, opts);
+                    }
+                }
+            }
+            WordPiece::CommandSubstitution(body) => {
+                acc.word.dynamic = true;
+                acc.word.text.push_str(slice);
+                acc.nested.push(body.clone());
+            }
+            WordPiece::BackquotedCommandSubstitution(body) => {
+                acc.word.dynamic = true;
+                acc.word.text.push_str(slice);
+                acc.nested.push(unescape_backquoted(body));
+            }
+            WordPiece::EscapeSequence(s) => {
+                // `\x` stands for `x`; a backslash-newline is a line continuation.
+                let rest = s.strip_prefix('\\').unwrap_or(s);
+                if rest != "\n" {
+                    acc.word.text.push_str(rest);
+                }
+            }
+            WordPiece::ArithmeticExpression(expr) => {
+                acc.word.dynamic = true;
+                acc.word.text.push_str(slice);
+                scan_nested(&expr.value, acc, opts);
+            }
+        }
+    }
+}
+
+/// `$HOME` / `${HOME}`: the one parameter resolved statically (rules about `~/...` must see it).
+fn is_plain_home(expr: &ParameterExpr) -> bool {
+    matches!(
+        expr,
+        ParameterExpr::Parameter { parameter: word::Parameter::Named(name), indirect: false }
+            if name == "HOME"
+    )
+}
+
+/// Every string operand of a parameter expansion that the shell itself expands.
+fn parameter_operands(expr: &ParameterExpr) -> Vec<&str> {
+    let mut out = Vec::new();
+    let param = match expr {
+        ParameterExpr::Parameter { parameter, .. }
+        | ParameterExpr::ParameterLength { parameter, .. }
+        | ParameterExpr::Transform { parameter, .. } => Some(parameter),
+        ParameterExpr::UseDefaultValues { parameter, default_value: s, .. }
+        | ParameterExpr::AssignDefaultValues { parameter, default_value: s, .. }
+        | ParameterExpr::IndicateErrorIfNullOrUnset { parameter, error_message: s, .. }
+        | ParameterExpr::UseAlternativeValue { parameter, alternative_value: s, .. }
+        | ParameterExpr::RemoveSmallestSuffixPattern { parameter, pattern: s, .. }
+        | ParameterExpr::RemoveLargestSuffixPattern { parameter, pattern: s, .. }
+        | ParameterExpr::RemoveSmallestPrefixPattern { parameter, pattern: s, .. }
+        | ParameterExpr::RemoveLargestPrefixPattern { parameter, pattern: s, .. }
+        | ParameterExpr::UppercaseFirstChar { parameter, pattern: s, .. }
+        | ParameterExpr::UppercasePattern { parameter, pattern: s, .. }
+        | ParameterExpr::LowercaseFirstChar { parameter, pattern: s, .. }
+        | ParameterExpr::LowercasePattern { parameter, pattern: s, .. } => {
+            out.extend(s.as_deref());
+            Some(parameter)
+        }
+        ParameterExpr::Substring { parameter, offset, length, .. } => {
+            out.push(offset.value.as_str());
+            out.extend(length.as_ref().map(|l| l.value.as_str()));
+            Some(parameter)
+        }
+        ParameterExpr::ReplaceSubstring { parameter, pattern, replacement, .. } => {
+            out.push(pattern.as_str());
+            out.extend(replacement.as_deref());
+            Some(parameter)
+        }
+        ParameterExpr::VariableNames { .. } | ParameterExpr::MemberKeys { .. } => None,
+    };
+    if let Some(word::Parameter::NamedWithIndex { index, .. }) = param {
+        out.push(index.as_str());
+    }
+    out
+}
+
+/// Unquoted glob characters, extglob openers or brace expansion: the word's value depends on
+/// the filesystem or expands to several words.
+fn has_glob_or_brace(s: &str) -> bool {
+    if s.contains(['*', '?', '[']) {
+        return true;
+    }
+    if let Some(open) = s.find('{') {
+        let rest = &s[open..];
+        if rest.contains('}') && (rest.contains(',') || rest.contains("..")) {
+            return true;
+        }
+    }
+    false
+}
+
+/// Inside backquotes a backslash quotes `$`, `` ` `` and `\`.
+fn unescape_backquoted(body: &str) -> String {
+    let mut out = String::with_capacity(body.len());
+    let mut chars = body.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\\' {
+            if let Some(&next) = chars.peek() {
+                if matches!(next, '$' | '`' | '\\') {
+                    out.push(next);
+                    chars.next();
+                    continue;
+                }
+            }
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Decodes the body of `$'...'`. Returns `None` for escapes whose value is not certain
+/// (`\c`), so the word is treated as dynamic rather than mis-read.
+fn decode_ansi_c(s: &str) -> Option<String> {
+    let mut out = String::with_capacity(s.len());
+    let chars: Vec<char> = s.chars().collect();
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        if c != '\\' {
+            out.push(c);
+            i += 1;
+            continue;
+        }
+        i += 1;
+        let Some(&e) = chars.get(i) else {
+            out.push('\\');
+            break;
+        };
+        i += 1;
+        let simple = match e {
+            'a' => Some('\u{7}'),
+            'b' => Some('\u{8}'),
+            'e' | 'E' => Some('\u{1b}'),
+            'f' => Some('\u{c}'),
+            'n' => Some('\n'),
+            'r' => Some('\r'),
+            't' => Some('\t'),
+            'v' => Some('\u{b}'),
+            '\\' | '\'' | '"' | '?' => Some(e),
+            _ => None,
+        };
+        if let Some(ch) = simple {
+            out.push(ch);
+            continue;
+        }
+        let (radix, max) = match e {
+            'x' => (16, 2),
+            'u' => (16, 4),
+            'U' => (16, 8),
+            '0'..='7' => {
+                i -= 1;
+                (8, 3)
+            }
+            'c' => return None,
+            other => {
+                out.push('\\');
+                out.push(other);
+                continue;
+            }
+        };
+        let start = i;
+        while i < chars.len() && i - start < max && chars[i].is_digit(radix) {
+            i += 1;
+        }
+        if i == start {
+            return None;
+        }
+        let digits: String = chars[start..i].iter().collect();
+        let code = u32::from_str_radix(&digits, radix).ok()?;
+        out.push(char::from_u32(code)?);
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn w(raw: &str) -> Word {
+        analyze(raw, &ParserOptions::default()).word
+    }
+
+    #[test]
+    fn quoting_is_removed() {
+        for raw in [r"\rm", r#""rm""#, "'rm'", "r''m", r#"r"m""#, "$'\\x72\\x6d'", "$'\\162m'"] {
+            let word = w(raw);
+            assert_eq!(word.text, "rm", "{raw}");
+            assert!(!word.dynamic && !word.glob, "{raw}");
+        }
+    }
+
+    #[test]
+    fn expansions_are_dynamic_and_nested_scripts_found() {
+        let a = analyze("a$(rm x)b`id`", &ParserOptions::default());
+        assert!(a.word.dynamic);
+        assert_eq!(a.nested, ["rm x", "id"]);
+        let a = analyze(r#""${X:-$(curl evil)}""#, &ParserOptions::default());
+        assert!(a.word.dynamic);
+        assert_eq!(a.nested, ["curl evil"]);
+        let a = analyze("$(( x[$(id)] + 1 ))", &ParserOptions::default());
+        assert_eq!(a.nested, ["id"]);
+        assert!(w("$FOO").dynamic);
+        assert!(w("~user/x").dynamic);
+    }
+
+    #[test]
+    fn home_is_resolved_statically() {
+        for raw in ["~/x", "$HOME/x", "${HOME}/x", "\"$HOME\"/x"] {
+            let word = w(raw);
+            assert!(word.home && !word.dynamic, "{raw}");
+            assert_eq!(word.text, "~/x", "{raw}");
+        }
+        assert!(!w("a~").home);
+    }
+
+    #[test]
+    fn globs_only_when_unquoted() {
+        assert!(w("*.rs").glob);
+        assert!(w("{a,b}").glob);
+        assert!(w("x{1..3}").glob);
+        assert!(!w("'*.rs'").glob);
+        assert!(!w("\"*\"").glob);
+        assert!(!w("{}").glob);
+    }
+
+    #[test]
+    fn ansi_c_uncertain_escape_is_dynamic() {
+        assert!(w("$'\\cA'").dynamic);
+        assert_eq!(w("$'a\\nb'").text, "a\nb");
+    }
+}
