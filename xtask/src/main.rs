@@ -1,1 +1,107 @@
-fn main(){}
+//! Project automation.
+//!
+//! - `cargo xtask ci`: everything CI checks, in order: format, clippy (warnings are errors),
+//!   the layering check, tests (cargo-nextest when installed, else `cargo test`), doc tests, and
+//!   `cargo deny check licenses bans sources` when cargo-deny is installed.
+//! - `cargo xtask layering`: the layering check alone.
+//! - `cargo xtask bench`: runs the criterion benches and writes `docs/benchmarks.md`.
+
+#![allow(
+    clippy::print_stderr,
+    clippy::print_stdout,
+    reason = "xtask is a terminal tool; printing progress is its job"
+)]
+
+mod bench;
+mod layering;
+
+use std::process::Command;
+
+use anyhow::{Context, Result, bail};
+
+fn main() -> std::process::ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let result = match args.first().map(String::as_str) {
+        Some("ci") => ci(),
+        Some("layering") => layering::check(),
+        Some("bench") => bench::run(&args[1..]),
+        _ => Err(anyhow::anyhow!(
+            "usage: cargo xtask <ci | layering | bench [--quick]>"
+        )),
+    };
+    match result {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("xtask: error: {e:#}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+/// Runs a cargo command, failing with its name when it fails.
+pub fn cargo(args: &[&str]) -> Result<()> {
+    eprintln!("xtask: cargo {}", args.join(" "));
+    let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+        .args(args)
+        .status()
+        .with_context(|| format!("cannot run cargo {}", args.join(" ")))?;
+    if !status.success() {
+        bail!("`cargo {}` failed ({status})", args.join(" "));
+    }
+    Ok(())
+}
+
+/// Whether a cargo subcommand is installed.
+fn has_subcommand(name: &str) -> bool {
+    Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+        .args([name, "--version"])
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+fn ci() -> Result<()> {
+    let started = std::time::Instant::now();
+    cargo(&["fmt", "--all", "--check"])?;
+    cargo(&[
+        "clippy",
+        "--workspace",
+        "--all-targets",
+        "--locked",
+        "--",
+        "-D",
+        "warnings",
+    ])?;
+    layering::check()?;
+    if has_subcommand("nextest") {
+        cargo(&[
+            "nextest",
+            "run",
+            "--workspace",
+            "--locked",
+            "--no-fail-fast",
+        ])?;
+    } else {
+        eprintln!("xtask: cargo-nextest not installed; using cargo test");
+        cargo(&[
+            "test",
+            "--workspace",
+            "--locked",
+            "--lib",
+            "--bins",
+            "--tests",
+            "--examples",
+        ])?;
+    }
+    cargo(&["test", "--workspace", "--locked", "--doc"])?;
+    // Benches must keep compiling and their setup assertions must hold (one quick pass each).
+    cargo(&["bench", "--workspace", "--locked", "--no-run"])?;
+    if has_subcommand("deny") {
+        cargo(&["deny", "--locked", "check", "licenses", "bans", "sources"])?;
+    } else {
+        eprintln!(
+            "xtask: cargo-deny not installed; skipping the license/bans/sources check (.ci/run installs it)"
+        );
+    }
+    eprintln!("xtask: ci passed in {:.0?}", started.elapsed());
+    Ok(())
+}

@@ -1,1 +1,32 @@
-fn main(){}
+//! `agent`: the command-line interface of the agent runtime.
+//!
+//! Thin by design: argument parsing ([`cli`]), output, and calls into the library crates. Every
+//! capability has a verb so it can be tested and scripted from the shell. Exit codes are listed
+//! in [`exit::Exit`] and in `docs/cli.md`.
+
+mod cli;
+mod commands;
+mod exit;
+mod output;
+
+use clap::Parser;
+
+use crate::exit::Exit;
+
+fn main() -> std::process::ExitCode {
+    let cli = match cli::Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return output::clap_error(&e),
+    };
+    let result = match cli.command {
+        cli::Command::Permissions(cmd) => commands::permissions::run(cmd),
+        cli::Command::Trust(args) => commands::trust::run(&args),
+    };
+    match result {
+        Ok(code) => code.into(),
+        Err(e) => {
+            output::error(&output::chain(&e));
+            Exit::Usage.into()
+        }
+    }
+}

@@ -85,10 +85,13 @@ pub fn encode_line(event: &Event) -> Result<String, EventError> {
     );
     map.insert("ts".into(), Value::String(event.ts.clone()));
     map.insert("type".into(), Value::String(event.type_name().to_owned()));
-    let fields = event.payload.to_fields().map_err(|source| EventError::Payload {
-        type_name: event.type_name().to_owned(),
-        source,
-    })?;
+    let fields = event
+        .payload
+        .to_fields()
+        .map_err(|source| EventError::Payload {
+            type_name: event.type_name().to_owned(),
+            source,
+        })?;
     for (k, v) in fields {
         map.insert(k, v);
     }
@@ -245,13 +248,15 @@ mod tests {
     use serde_json::json;
 
     fn line(v: Value) -> String {
-        serde_json::to_string(&v).unwrap()
+        v.to_string()
     }
 
     #[test]
     fn known_event_round_trips_byte_for_byte() {
-        let l = line(json!({"v":1,"seq":3,"id":"a","parent":"p","ts":"2026-01-01T00:00:00Z",
-            "type":"tool.use","toolUseId":"t1","name":"Bash","input":{"command":"ls"}}));
+        let l = line(
+            json!({"v":1,"seq":3,"id":"a","parent":"p","ts":"2026-01-01T00:00:00Z",
+            "type":"tool.use","toolUseId":"t1","name":"Bash","input":{"command":"ls"}}),
+        );
         let e = decode_line(&l).unwrap();
         assert_eq!(
             e.payload,
@@ -267,8 +272,10 @@ mod tests {
 
     #[test]
     fn unknown_type_keeps_every_field() {
-        let l = line(json!({"v":2,"seq":9,"id":"x","parent":null,"ts":"2026-01-01T00:00:00.5Z",
-            "type":"tool.progress","percent":50,"nested":{"a":[1,2,{"b":null}]}}));
+        let l = line(
+            json!({"v":2,"seq":9,"id":"x","parent":null,"ts":"2026-01-01T00:00:00.5Z",
+            "type":"tool.progress","percent":50,"nested":{"a":[1,2,{"b":null}]}}),
+        );
         let e = decode_line(&l).unwrap();
         assert_eq!(
             e.payload,
@@ -282,8 +289,10 @@ mod tests {
 
     #[test]
     fn unknown_fields_of_known_type_are_kept_and_written_back() {
-        let l = line(json!({"v":1,"seq":1,"id":"x","parent":null,"ts":"2026-01-01T00:00:00Z",
-            "type":"user.message","text":"hi","attachments":[{"name":"f.png"}],"lang":"en"}));
+        let l = line(
+            json!({"v":1,"seq":1,"id":"x","parent":null,"ts":"2026-01-01T00:00:00Z",
+            "type":"user.message","text":"hi","attachments":[{"name":"f.png"}],"lang":"en"}),
+        );
         let e = decode_line(&l).unwrap();
         assert_eq!(
             e.payload,
@@ -316,12 +325,18 @@ mod tests {
         let cases = [
             ("{\"v\":1", "not valid JSON"),
             ("[1]", "expected a JSON object, got an array"),
-            (r#"{"seq":1,"id":"x","ts":"2026-01-01T00:00:00Z","type":"a"}"#, "`v` is missing"),
+            (
+                r#"{"seq":1,"id":"x","ts":"2026-01-01T00:00:00Z","type":"a"}"#,
+                "`v` is missing",
+            ),
             (
                 r#"{"v":1,"seq":-1,"id":"x","ts":"2026-01-01T00:00:00Z","type":"a"}"#,
                 "`seq` must be a non-negative integer",
             ),
-            (r#"{"v":1,"seq":1,"id":"x","ts":"yesterday","type":"a"}"#, "RFC 3339"),
+            (
+                r#"{"v":1,"seq":1,"id":"x","ts":"yesterday","type":"a"}"#,
+                "RFC 3339",
+            ),
             (
                 r#"{"v":1,"seq":1,"id":"x","ts":"2026-01-01T00:00:00Z","type":"tool.use","name":"Bash"}"#,
                 "event type `tool.use`: missing field `toolUseId`",
@@ -356,8 +371,17 @@ mod tests {
 
     #[test]
     fn new_events_have_v7_ids_and_valid_timestamps() {
-        let e = Event::new(1, None, EventPayload::UserMessage(UserMessage { text: "x".into() }));
-        assert_eq!(uuid::Uuid::parse_str(e.id.as_str()).unwrap().get_version_num(), 7);
+        let e = Event::new(
+            1,
+            None,
+            EventPayload::UserMessage(UserMessage { text: "x".into() }),
+        );
+        assert_eq!(
+            uuid::Uuid::parse_str(e.id.as_str())
+                .unwrap()
+                .get_version_num(),
+            7
+        );
         assert!(e.timestamp().is_ok());
         let back = decode_line(&encode_line(&e).unwrap()).unwrap();
         assert_eq!(back, e);

@@ -110,7 +110,9 @@ pub fn parse_rfc3339(ts: &str) -> Result<SystemTime, humantime::TimestampError> 
     let has_offset = n > 6
         && matches!(bytes[n - 6], b'+' | b'-')
         && bytes[n - 3] == b':'
-        && [n - 5, n - 4, n - 2, n - 1].iter().all(|&i| bytes[i].is_ascii_digit());
+        && [n - 5, n - 4, n - 2, n - 1]
+            .iter()
+            .all(|&i| bytes[i].is_ascii_digit());
     if !has_offset {
         return humantime::parse_rfc3339_weak(ts);
     }
@@ -119,7 +121,11 @@ pub fn parse_rfc3339(ts: &str) -> Result<SystemTime, humantime::TimestampError> 
     let minutes = u64::from(bytes[n - 2] - b'0') * 10 + u64::from(bytes[n - 1] - b'0');
     let offset = std::time::Duration::from_secs(hours * 3600 + minutes * 60);
     // Local time = UTC + offset, so UTC = local - offset for `+`, + offset for `-`.
-    let shifted = if bytes[n - 6] == b'+' { utc.checked_sub(offset) } else { utc.checked_add(offset) };
+    let shifted = if bytes[n - 6] == b'+' {
+        utc.checked_sub(offset)
+    } else {
+        utc.checked_add(offset)
+    };
     shifted.ok_or(humantime::TimestampError::OutOfRange)
 }
 

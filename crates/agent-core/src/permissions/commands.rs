@@ -15,8 +15,21 @@ use crate::shell::{SimpleCommand, Word, join};
 /// Variables an allow rule matches past (`NODE_ENV=test npm test`). Any other assignment before
 /// a command means allow rules do not match it (claude-code.md §3.2 item 3).
 pub const SAFE_ENV_VARS: &[&str] = &[
-    "NODE_ENV", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "LC_MESSAGES", "NO_COLOR", "FORCE_COLOR",
-    "CLICOLOR", "TERM", "TZ", "CI", "RUST_BACKTRACE", "RUST_LOG", "PYTHONUNBUFFERED",
+    "NODE_ENV",
+    "LANG",
+    "LANGUAGE",
+    "LC_ALL",
+    "LC_CTYPE",
+    "LC_MESSAGES",
+    "NO_COLOR",
+    "FORCE_COLOR",
+    "CLICOLOR",
+    "TERM",
+    "TZ",
+    "CI",
+    "RUST_BACKTRACE",
+    "RUST_LOG",
+    "PYTHONUNBUFFERED",
     "PYTHONDONTWRITEBYTECODE",
 ];
 
@@ -58,7 +71,15 @@ fn safe_assignments(cmd: &SimpleCommand) -> bool {
 fn is_find_action(arg: &str) -> bool {
     matches!(
         arg,
-        "-exec" | "-execdir" | "-ok" | "-okdir" | "-delete" | "-fprint" | "-fprint0" | "-fprintf" | "-fls"
+        "-exec"
+            | "-execdir"
+            | "-ok"
+            | "-okdir"
+            | "-delete"
+            | "-fprint"
+            | "-fprint0"
+            | "-fprintf"
+            | "-fls"
     )
 }
 
@@ -76,7 +97,11 @@ pub(crate) fn deny_views(cmd: &SimpleCommand) -> Vec<String> {
         }
     };
     if !cmd.assignments.is_empty() {
-        let assigns: Vec<String> = cmd.assignments.iter().map(|a| format!("{}={}", a.name, a.value.text)).collect();
+        let assigns: Vec<String> = cmd
+            .assignments
+            .iter()
+            .map(|a| format!("{}={}", a.name, a.value.text))
+            .collect();
         push(format!("{} {}", assigns.join(" "), cmd.text_from(0)));
     }
     let starts = std::iter::once(0).chain(cmd.layers.iter().map(|l| l.inner));
@@ -105,9 +130,31 @@ const READ_ONLY_NO_FILES: &[&str] = &[
     "date", "id", "hostname", "nproc", "seq", "test", "[",
 ];
 const READ_ONLY_FILES: &[&str] = &[
-    "ls", "cat", "head", "tail", "wc", "stat", "du", "diff", "grep", "egrep", "fgrep", "rg",
-    "find", "tree", "sort", "cut", "nl", "tac", "realpath", "readlink", "md5sum", "sha256sum",
-    "sha1sum", "cksum", "file",
+    "ls",
+    "cat",
+    "head",
+    "tail",
+    "wc",
+    "stat",
+    "du",
+    "diff",
+    "grep",
+    "egrep",
+    "fgrep",
+    "rg",
+    "find",
+    "tree",
+    "sort",
+    "cut",
+    "nl",
+    "tac",
+    "realpath",
+    "readlink",
+    "md5sum",
+    "sha256sum",
+    "sha1sum",
+    "cksum",
+    "file",
 ];
 /// Commands that can write when given a glob or some options; an unquoted glob makes them ask.
 const WRITE_CAPABLE: &[&str] = &["find", "sort", "sed", "git"];
@@ -126,8 +173,12 @@ pub(crate) fn is_read_only(cmd: &SimpleCommand, wd: &WorkingDirs) -> bool {
     if !safe_assignments(cmd) {
         return false;
     }
-    let Some(words) = cmd.words.get(cmd.allow_start()..) else { return false };
-    let Some(head) = words.first().filter(|w| w.is_static()) else { return false };
+    let Some(words) = cmd.words.get(cmd.allow_start()..) else {
+        return false;
+    };
+    let Some(head) = words.first().filter(|w| w.is_static()) else {
+        return false;
+    };
     // A path-qualified name (`./ls`) may be anything.
     let name = head.text.as_str();
     let args = &words[1..];
@@ -138,7 +189,10 @@ pub(crate) fn is_read_only(cmd: &SimpleCommand, wd: &WorkingDirs) -> bool {
         if name == "hostname" && !args.is_empty() {
             return false; // `hostname NAME` sets it
         }
-        if args.iter().any(|w| bad.iter().any(|b| w.text == *b || w.text.starts_with(&format!("{b}=")))) {
+        if args.iter().any(|w| {
+            bad.iter()
+                .any(|b| w.text == *b || w.text.starts_with(&format!("{b}=")))
+        }) {
             return false;
         }
     }
@@ -151,7 +205,9 @@ pub(crate) fn is_read_only(cmd: &SimpleCommand, wd: &WorkingDirs) -> bool {
         }
         let files = positionals(words);
         let files = if matches!(name, "grep" | "egrep" | "fgrep" | "rg")
-            && !args.iter().any(|w| matches!(w.text.as_str(), "-e" | "-f" | "--regexp" | "--file"))
+            && !args
+                .iter()
+                .any(|w| matches!(w.text.as_str(), "-e" | "-f" | "--regexp" | "--file"))
         {
             files.get(1..).unwrap_or(&[]).to_vec()
         } else {
@@ -184,7 +240,9 @@ fn is_read_only_git(args: &[Word]) -> bool {
             break;
         }
     }
-    let Some((sub, sub_args)) = rest.split_first() else { return false };
+    let Some((sub, sub_args)) = rest.split_first() else {
+        return false;
+    };
     if sub_args.iter().any(|w| {
         !w.is_static()
             || w.text.starts_with("--output")
@@ -198,18 +256,49 @@ fn is_read_only_git(args: &[Word]) -> bool {
     let positional = sub_args.iter().filter(|w| !w.text.starts_with('-')).count();
     match sub.text.as_str() {
         "status" | "diff" | "log" | "show" | "blame" | "rev-parse" | "ls-files" | "describe"
-        | "shortlog" | "grep" | "ls-tree" | "cat-file" | "show-ref" | "rev-list" | "merge-base" => true,
+        | "shortlog" | "grep" | "ls-tree" | "cat-file" | "show-ref" | "rev-list" | "merge-base" => {
+            true
+        }
         "branch" => {
             positional == 0
                 && sub_args.iter().all(|w| {
-                    matches!(w.text.as_str(), "-a" | "-r" | "-l" | "--list" | "-v" | "-vv" | "--all" | "--show-current" | "--remotes")
+                    matches!(
+                        w.text.as_str(),
+                        "-a" | "-r"
+                            | "-l"
+                            | "--list"
+                            | "-v"
+                            | "-vv"
+                            | "--all"
+                            | "--show-current"
+                            | "--remotes"
+                    )
                 })
         }
-        "tag" => positional == 0 && sub_args.iter().all(|w| matches!(w.text.as_str(), "-l" | "--list")),
-        "remote" => sub_args.iter().all(|w| w.text == "-v") || matches!(sub_args.first().map(|w| w.text.as_str()), Some("show" | "get-url")),
+        "tag" => {
+            positional == 0
+                && sub_args
+                    .iter()
+                    .all(|w| matches!(w.text.as_str(), "-l" | "--list"))
+        }
+        "remote" => {
+            sub_args.iter().all(|w| w.text == "-v")
+                || matches!(
+                    sub_args.first().map(|w| w.text.as_str()),
+                    Some("show" | "get-url")
+                )
+        }
         "reflog" => sub_args.is_empty() || sub_args[0].text == "show",
-        "stash" => matches!(sub_args.first().map(|w| w.text.as_str()), Some("list" | "show")),
-        "config" => sub_args.iter().any(|w| matches!(w.text.as_str(), "--get" | "--get-all" | "--list" | "-l" | "--get-regexp")),
+        "stash" => matches!(
+            sub_args.first().map(|w| w.text.as_str()),
+            Some("list" | "show")
+        ),
+        "config" => sub_args.iter().any(|w| {
+            matches!(
+                w.text.as_str(),
+                "--get" | "--get-all" | "--list" | "-l" | "--get-regexp"
+            )
+        }),
         _ => false,
     }
 }
@@ -224,21 +313,30 @@ pub(crate) fn is_in_scope_fs_command(cmd: &SimpleCommand, wd: &WorkingDirs) -> b
     if !safe_assignments(cmd) {
         return false;
     }
-    let Some(words) = cmd.words.get(cmd.allow_start()..) else { return false };
-    let Some(head) = words.first().filter(|w| w.is_static()) else { return false };
+    let Some(words) = cmd.words.get(cmd.allow_start()..) else {
+        return false;
+    };
+    let Some(head) = words.first().filter(|w| w.is_static()) else {
+        return false;
+    };
     let name = head.text.as_str();
     if !ACCEPT_EDITS_COMMANDS.contains(&name) {
         return false;
     }
     let mut files = positionals(words);
     if name == "sed" {
-        let Some((script, rest)) = files.split_first() else { return false };
+        let Some((script, rest)) = files.split_first() else {
+            return false;
+        };
         if !script.is_static() || !is_plain_substitution(&script.text) {
             return false;
         }
         files = rest.to_vec();
     }
-    !files.is_empty() && files.iter().all(|w| w.is_static() && wd.contains(&wd.resolve(&w.text)))
+    !files.is_empty()
+        && files
+            .iter()
+            .all(|w| w.is_static() && wd.contains(&wd.resolve(&w.text)))
 }
 
 /// `s<d>pattern<d>replacement<d>flags` with flags among `g`, `i`, `I`, `p` and digits.
@@ -247,7 +345,9 @@ fn is_plain_substitution(script: &str) -> bool {
     if chars.next() != Some('s') {
         return false;
     }
-    let Some(delim) = chars.next() else { return false };
+    let Some(delim) = chars.next() else {
+        return false;
+    };
     if delim.is_alphanumeric() || delim == '\\' || delim == '\n' {
         return false;
     }
@@ -256,7 +356,9 @@ fn is_plain_substitution(script: &str) -> bool {
     parts.len() == 3
         && !parts[0].contains('\\')
         && !parts[1].contains('\\')
-        && parts[2].chars().all(|c| matches!(c, 'g' | 'i' | 'I' | 'p') || c.is_ascii_digit())
+        && parts[2]
+            .chars()
+            .all(|c| matches!(c, 'g' | 'i' | 'I' | 'p') || c.is_ascii_digit())
 }
 
 #[cfg(test)]
@@ -275,8 +377,14 @@ mod tests {
 
     #[test]
     fn views() {
-        assert_eq!(allow_view(&first("timeout 5 npm test")).unwrap().text, "npm test");
-        assert_eq!(allow_view(&first("NODE_ENV=test npm test")).unwrap().text, "npm test");
+        assert_eq!(
+            allow_view(&first("timeout 5 npm test")).unwrap().text,
+            "npm test"
+        );
+        assert_eq!(
+            allow_view(&first("NODE_ENV=test npm test")).unwrap().text,
+            "npm test"
+        );
         assert_eq!(allow_view(&first("EVIL=1 npm test")), None);
         assert_eq!(allow_view(&first("sudo rm x")).unwrap().text, "sudo rm x");
         assert!(allow_view(&first("watch ls")).unwrap().exact_only);
@@ -284,20 +392,56 @@ mod tests {
         assert_eq!(allow_view(&first("$x y")), None);
         assert_eq!(
             deny_views(&first("FOO=1 sudo /bin/rm -rf x")),
-            ["FOO=1 sudo /bin/rm -rf x", "sudo /bin/rm -rf x", "/bin/rm -rf x", "rm -rf x"]
+            [
+                "FOO=1 sudo /bin/rm -rf x",
+                "sudo /bin/rm -rf x",
+                "/bin/rm -rf x",
+                "rm -rf x"
+            ]
         );
     }
 
     #[test]
     fn read_only_set() {
         let w = wd();
-        for c in ["ls", "ls -la src", "cat README.md", "grep -r foo src", "grep /etc src", "git status", "git --no-pager log -5",
-            "git diff HEAD~1", "git branch", "cd src", "echo hi", "find . -name '*.rs'", "wc -l *.rs", "LANG=C ls", "git config --get user.name"] {
+        for c in [
+            "ls",
+            "ls -la src",
+            "cat README.md",
+            "grep -r foo src",
+            "grep /etc src",
+            "git status",
+            "git --no-pager log -5",
+            "git diff HEAD~1",
+            "git branch",
+            "cd src",
+            "echo hi",
+            "find . -name '*.rs'",
+            "wc -l *.rs",
+            "LANG=C ls",
+            "git config --get user.name",
+        ] {
             assert!(is_read_only(&first(c), &w), "{c}");
         }
-        for c in ["cat /etc/passwd", "ls ~", "rm x", "git push", "git -c core.pager=sh log", "git diff --output=x",
-            "find . -delete", "find . -exec rm {} ;", "find *.rs", "sort -o out in", "cd /", "git branch -D x",
-            "FOO=1 ls", "./ls", "cat $X", "git grep -Ovim x", "rg --pre sh x"] {
+        for c in [
+            "cat /etc/passwd",
+            "ls ~",
+            "rm x",
+            "git push",
+            "git -c core.pager=sh log",
+            "git diff --output=x",
+            "find . -delete",
+            "find . -exec rm {} ;",
+            "find *.rs",
+            "sort -o out in",
+            "cd /",
+            "git branch -D x",
+            "FOO=1 ls",
+            "./ls",
+            "cat $X",
+            "git grep -Ovim x",
+            "rg --pre sh x",
+        ] {
             assert!(!is_read_only(&first(c), &w), "{c}");
         }
     }
@@ -305,10 +449,25 @@ mod tests {
     #[test]
     fn accept_edits_commands() {
         let w = wd();
-        for c in ["mkdir -p src/a", "touch a b", "rm -rf build", "mv a b", "cp a b", "sed -i s/a/b/g f.txt"] {
+        for c in [
+            "mkdir -p src/a",
+            "touch a b",
+            "rm -rf build",
+            "mv a b",
+            "cp a b",
+            "sed -i s/a/b/g f.txt",
+        ] {
             assert!(is_in_scope_fs_command(&first(c), &w), "{c}");
         }
-        for c in ["rm -rf /tmp/x", "cp /etc/passwd .", "mkdir $X", "sed -i 's/a/b/e' f", "sed -i 'w /tmp/x' f", "chmod 777 x", "rm *.o"] {
+        for c in [
+            "rm -rf /tmp/x",
+            "cp /etc/passwd .",
+            "mkdir $X",
+            "sed -i 's/a/b/e' f",
+            "sed -i 'w /tmp/x' f",
+            "chmod 777 x",
+            "rm *.o",
+        ] {
             assert!(!is_in_scope_fs_command(&first(c), &w), "{c}");
         }
     }

@@ -233,7 +233,9 @@ mod tests {
     #[test]
     fn strictest_wins_with_max() {
         assert_eq!(
-            [Behavior::Allow, Behavior::Deny, Behavior::Ask].into_iter().max(),
+            [Behavior::Allow, Behavior::Deny, Behavior::Ask]
+                .into_iter()
+                .max(),
             Some(Behavior::Deny)
         );
         assert!(Behavior::Allow < Behavior::Ask);

@@ -35,7 +35,7 @@ use std::sync::{Arc, PoisonError, RwLock};
 use serde_json::Value;
 
 use super::classifier;
-use super::commands::{allow_view, deny_views, is_in_scope_fs_command, is_read_only};
+use super::commands::{allow_view, is_in_scope_fs_command, is_read_only};
 use super::decision::{Behavior, PermissionDecision, RuleList, RuleRef, Step};
 use super::grants::SessionGrants;
 use super::modes::PermissionMode;
@@ -98,7 +98,8 @@ impl PermissionEngineBuilder {
         self.deny.extend(settings.deny.iter().cloned());
         self.ask.extend(settings.ask.iter().cloned());
         self.allow.extend(settings.allow.iter().cloned());
-        self.dirs.extend(settings.additional_directories.iter().cloned());
+        self.dirs
+            .extend(settings.additional_directories.iter().cloned());
         self.sandbox.auto_allow_bash = settings.auto_allow_bash_if_sandboxed;
         self.sandbox.active = settings.sandbox_enabled;
         self
@@ -161,7 +162,10 @@ impl PermissionEngineBuilder {
     }
 
     /// Sets the PermissionRequest handler (hooks), asked before the prompter.
-    pub fn permission_request_handler(mut self, handler: Arc<dyn PermissionRequestHandler>) -> Self {
+    pub fn permission_request_handler(
+        mut self,
+        handler: Arc<dyn PermissionRequestHandler>,
+    ) -> Self {
         self.handler = Some(handler);
         self
     }
@@ -203,6 +207,21 @@ impl PermissionEngineBuilder {
             grant_cache: RwLock::new(None),
             sandbox: self.sandbox,
         })
+    }
+}
+
+/// A tool call with its shell parse and resolved paths, ready to be checked (see
+/// [`PermissionEngine::prepare`]).
+#[derive(Debug)]
+pub struct PreparedCall {
+    call: ToolCall,
+    subject: Subject,
+}
+
+impl PreparedCall {
+    /// The call.
+    pub fn call(&self) -> &ToolCall {
+        &self.call
     }
 }
 
@@ -282,9 +301,36 @@ impl PermissionEngine {
     /// Steps 1–9 without asking anyone: the result is allow, deny, or ask (for the caller to
     /// resolve). Pure and synchronous; this is what `agent permissions check` prints.
     pub fn check(&self, call: &ToolCall, hook: &PreToolUseOutcome) -> PermissionDecision {
-        let span = tracing::debug_span!("permission_check", tool = %call.tool_name, mode = %self.mode);
+        self.check_with(call, hook, None)
+    }
+
+    /// Parses and resolves what a call names (the shell parse of a Bash command, the paths of
+    /// a file tool) once, so that several checks of the same call (and the sandbox, later)
+    /// share one parse.
+    pub fn prepare(&self, call: ToolCall) -> PreparedCall {
+        let subject = Subject::of(canonical_tool(&call.tool_name), &call.input, &self.wd);
+        PreparedCall { call, subject }
+    }
+
+    /// [`Self::check`] for a prepared call. A hook's `updatedInput` is prepared anew.
+    pub fn check_prepared(
+        &self,
+        prepared: &PreparedCall,
+        hook: &PreToolUseOutcome,
+    ) -> PermissionDecision {
+        self.check_with(&prepared.call, hook, Some(&prepared.subject))
+    }
+
+    fn check_with(
+        &self,
+        call: &ToolCall,
+        hook: &PreToolUseOutcome,
+        subject: Option<&Subject>,
+    ) -> PermissionDecision {
+        let span =
+            tracing::debug_span!("permission_check", tool = %call.tool_name, mode = %self.mode);
         let _guard = span.enter();
-        let d = self.evaluate(call, hook);
+        let d = self.evaluate(call, hook, subject);
         tracing::debug!(decision = %d.behavior, step = d.step.as_str(), rule = ?d.rule.as_ref().map(|r| &r.text), "permission decided");
         d
     }
@@ -296,7 +342,10 @@ impl PermissionEngine {
         if d.behavior != Behavior::Ask {
             return d;
         }
-        let input = d.updated_input.clone().unwrap_or_else(|| call.input.clone());
+        let input = d
+            .updated_input
+            .clone()
+            .unwrap_or_else(|| call.input.clone());
         let request = PermissionRequest {
             tool_name: call.tool_name.clone(),
             input: input.clone(),
@@ -305,12 +354,12 @@ impl PermissionEngine {
             tool_use_id: call.tool_use_id.clone(),
             mode: self.mode,
         };
-        if let Some(handler) = &self.handler {
-            if let Some(answer) = handler.on_request(&request).await {
-                let is_allow = !matches!(answer, PromptAnswer::Deny { .. });
-                if !(is_allow && d.hooks_cannot_allow) {
-                    return self.apply_answer(call, &input, answer, &d, "a PermissionRequest hook");
-                }
+        if let Some(handler) = &self.handler
+            && let Some(answer) = handler.on_request(&request).await
+        {
+            let is_allow = !matches!(answer, PromptAnswer::Deny { .. });
+            if !(is_allow && d.hooks_cannot_allow) {
+                return self.apply_answer(call, &input, answer, &d, "a PermissionRequest hook");
             }
         }
         match &self.prompter {
@@ -345,19 +394,25 @@ impl PermissionEngine {
     ) -> PermissionDecision {
         let (updated, scope) = match answer {
             PromptAnswer::Deny { message, interrupt } => {
-                let mut d = PermissionDecision::new(Behavior::Deny, Step::Prompt, format!("denied by {who}: {message}"));
+                let mut d = PermissionDecision::new(
+                    Behavior::Deny,
+                    Step::Prompt,
+                    format!("denied by {who}: {message}"),
+                );
                 d.interrupt = interrupt;
                 return d;
             }
             PromptAnswer::AllowOnce { updated_input } => (updated_input, None),
-            PromptAnswer::AllowForSession { scope, updated_input } => (updated_input, Some(scope)),
+            PromptAnswer::AllowForSession {
+                scope,
+                updated_input,
+            } => (updated_input, Some(scope)),
         };
-        if let Some(new_input) = &updated {
-            if new_input != input {
-                if let Some(d) = self.recheck(call, new_input) {
-                    return d;
-                }
-            }
+        if let Some(new_input) = &updated
+            && new_input != input
+            && let Some(d) = self.recheck(call, new_input)
+        {
+            return d;
         }
         let mut reason = format!("approved by {who}");
         if let Some(scope) = scope {
@@ -366,75 +421,132 @@ impl PermissionEngine {
                 Err(e) => reason = format!("{reason} once ({e})"),
             }
         }
-        let mut d = PermissionDecision::new(Behavior::Allow, Step::Prompt, reason).with_rule(asked.rule.clone());
+        let mut d = PermissionDecision::new(Behavior::Allow, Step::Prompt, reason)
+            .with_rule(asked.rule.clone());
         d.updated_input = updated.or_else(|| asked.updated_input.clone());
         d
     }
 
-    fn evaluate(&self, call: &ToolCall, hook: &PreToolUseOutcome) -> PermissionDecision {
+    fn evaluate(
+        &self,
+        call: &ToolCall,
+        hook: &PreToolUseOutcome,
+        prepared: Option<&Subject>,
+    ) -> PermissionDecision {
         let canonical = canonical_tool(&call.tool_name);
         // Step 1: hooks.
         if hook.decision == Some(HookDecision::Deny) {
             return PermissionDecision::new(
                 Behavior::Deny,
                 Step::Hook,
-                hook.reason.clone().unwrap_or_else(|| "a PreToolUse hook blocked this call".into()),
+                hook.reason
+                    .clone()
+                    .unwrap_or_else(|| "a PreToolUse hook blocked this call".into()),
             );
         }
-        let input: Cow<'_, Value> = match &hook.updated_input {
-            Some(v) => Cow::Borrowed(v),
-            None => Cow::Borrowed(&call.input),
-        };
+        let input: &Value = hook.updated_input.as_ref().unwrap_or(&call.input);
         let updated = hook.updated_input.clone();
-        let subject = Subject::of(canonical, &input, &self.wd);
+        let fresh;
+        let subject = match (prepared, &hook.updated_input) {
+            (Some(s), None) => s,
+            _ => {
+                fresh = Subject::of(canonical, input, &self.wd);
+                &fresh
+            }
+        };
         let done = |mut d: PermissionDecision| {
             d.updated_input = updated.clone();
             d
         };
-        if let Subject::Invalid(reason) = &subject {
-            return done(PermissionDecision::new(Behavior::Deny, Step::Safety, reason.clone()));
+        if let Subject::Invalid(reason) = subject {
+            return done(PermissionDecision::new(
+                Behavior::Deny,
+                Step::Safety,
+                reason.clone(),
+            ));
         }
         // Step 2: deny rules.
-        if let Some(i) = self.first_match(&self.deny, canonical, &input, &subject, true, false) {
+        if let Some(i) = self.first_match(&self.deny, canonical, input, subject, true, false) {
             let e = self.deny.entry(i);
             return done(
-                PermissionDecision::new(Behavior::Deny, Step::DenyRule, format!("denied by rule `{}` ({})", e.rule.text, e.origin))
-                    .with_rule(Some(e.to_ref())),
+                PermissionDecision::new(
+                    Behavior::Deny,
+                    Step::DenyRule,
+                    format!("denied by rule `{}` ({})", e.rule.text, e.origin),
+                )
+                .with_rule(Some(e.to_ref())),
             );
         }
-        let effective_call = self.call_with_input(call, &input);
+        let effective_call = self.call_with_input(call, input);
         // Step 1 (continued): a hook's ask or defer, now that deny rules have had their say.
         if let Some(d @ (HookDecision::Ask | HookDecision::Defer)) = hook.decision {
             let why = hook.reason.clone().unwrap_or_else(|| match d {
                 HookDecision::Defer => "a PreToolUse hook deferred the decision".into(),
                 _ => "a PreToolUse hook asks for confirmation".into(),
             });
-            return done(self.ask_or_deny(&effective_call, canonical, &subject, Step::Hook, why, None, false));
+            return done(self.ask_or_deny(
+                &effective_call,
+                canonical,
+                subject,
+                Step::Hook,
+                why,
+                None,
+                false,
+            ));
         }
         // Step 3: ask rules.
         let skip_bare_bash = canonical == "Bash"
             && self.sandbox.active
             && self.sandbox.auto_allow_bash
             && self.mode != PermissionMode::Plan;
-        if let Some(i) = self.first_match(&self.ask, canonical, &input, &subject, false, skip_bare_bash) {
+        if let Some(i) =
+            self.first_match(&self.ask, canonical, input, subject, false, skip_bare_bash)
+        {
             let e = self.ask.entry(i);
-            let why = format!("rule `{}` ({}) asks for confirmation", e.rule.text, e.origin);
-            return done(self.ask_or_deny(&effective_call, canonical, &subject, Step::AskRule, why, Some(e.to_ref()), false));
+            let why = format!(
+                "rule `{}` ({}) asks for confirmation",
+                e.rule.text, e.origin
+            );
+            return done(self.ask_or_deny(
+                &effective_call,
+                canonical,
+                subject,
+                Step::AskRule,
+                why,
+                Some(e.to_ref()),
+                false,
+            ));
         }
         // Step 4: safety checks.
-        if let Some(f) = self.safety(&subject) {
+        if let Some(f) = self.safety(subject) {
             let hard = matches!(f, Finding::CriticalRm(_));
-            return done(self.ask_or_deny(&effective_call, canonical, &subject, Step::Safety, f.reason(), None, hard));
+            return done(self.ask_or_deny(
+                &effective_call,
+                canonical,
+                subject,
+                Step::Safety,
+                f.reason(),
+                None,
+                hard,
+            ));
         }
         // Step 5: policies.
         for p in &self.policies {
             match p.evaluate(&effective_call) {
                 None => {}
                 Some(PolicyVerdict::Deny(reason)) => {
-                    return done(PermissionDecision::new(Behavior::Deny, Step::Policy, format!("policy `{}`: {reason}", p.name())));
+                    return done(PermissionDecision::new(
+                        Behavior::Deny,
+                        Step::Policy,
+                        format!("policy `{}`: {reason}", p.name()),
+                    ));
                 }
                 Some(PolicyVerdict::Allow) => {
-                    return done(PermissionDecision::new(Behavior::Allow, Step::Policy, format!("allowed by policy `{}`", p.name())));
+                    return done(PermissionDecision::new(
+                        Behavior::Allow,
+                        Step::Policy,
+                        format!("allowed by policy `{}`", p.name()),
+                    ));
                 }
                 Some(PolicyVerdict::AllowWithInput(new_input)) => {
                     if let Some(d) = self.recheck(call, &new_input) {
@@ -455,15 +567,17 @@ impl PermissionEngine {
             return done(PermissionDecision::new(
                 Behavior::Allow,
                 Step::HookAllow,
-                hook.reason.clone().unwrap_or_else(|| "allowed by a PreToolUse hook".into()),
+                hook.reason
+                    .clone()
+                    .unwrap_or_else(|| "allowed by a PreToolUse hook".into()),
             ));
         }
         // Step 7: the mode.
-        if let Some(d) = self.mode_step(&effective_call, canonical, &subject) {
+        if let Some(d) = self.mode_step(&effective_call, canonical, subject) {
             return done(d);
         }
         // Step 8: allow rules, the read-only set, session grants.
-        if let Some(d) = self.allow_step(canonical, &input, &subject) {
+        if let Some(d) = self.allow_step(canonical, input, subject) {
             return done(d);
         }
         // Step 9.
@@ -475,20 +589,33 @@ impl PermissionEngine {
             ));
         }
         let why = match &subject {
-            Subject::Bash(_) => "no allow rule, read-only command or grant covers every part of this command".to_owned(),
-            Subject::Read(_) => "reading outside the working directories needs an allow rule".to_owned(),
+            Subject::Bash(_) => {
+                "no allow rule, read-only command or grant covers every part of this command"
+                    .to_owned()
+            }
+            Subject::Read(_) => {
+                "reading outside the working directories needs an allow rule".to_owned()
+            }
             Subject::Edit(_) => format!("{canonical} changes files and no allow rule covers it"),
             _ => format!("no allow rule covers {canonical}"),
         };
-        done(self.ask_or_deny(&effective_call, canonical, &subject, Step::Prompt, why, None, false))
+        done(self.ask_or_deny(
+            &effective_call,
+            canonical,
+            subject,
+            Step::Prompt,
+            why,
+            None,
+            false,
+        ))
     }
 
-    fn call_with_input<'a>(&self, call: &'a ToolCall, input: &Cow<'_, Value>) -> Cow<'a, ToolCall> {
-        if std::ptr::eq(input.as_ref(), &call.input) {
+    fn call_with_input<'a>(&self, call: &'a ToolCall, input: &Value) -> Cow<'a, ToolCall> {
+        if std::ptr::eq(input, &call.input) {
             Cow::Borrowed(call)
         } else {
             let mut c = call.clone();
-            c.input = input.as_ref().clone();
+            c.input = input.clone();
             Cow::Owned(c)
         }
     }
@@ -498,30 +625,63 @@ impl PermissionEngine {
         let canonical = canonical_tool(&call.tool_name);
         let subject = Subject::of(canonical, input, &self.wd);
         if let Subject::Invalid(reason) = &subject {
-            return Some(PermissionDecision::new(Behavior::Deny, Step::Safety, reason.clone()));
+            return Some(PermissionDecision::new(
+                Behavior::Deny,
+                Step::Safety,
+                reason.clone(),
+            ));
         }
         if let Some(i) = self.first_match(&self.deny, canonical, input, &subject, true, false) {
             let e = self.deny.entry(i);
             return Some(
-                PermissionDecision::new(Behavior::Deny, Step::DenyRule, format!("the rewritten input is denied by rule `{}` ({})", e.rule.text, e.origin))
-                    .with_rule(Some(e.to_ref())),
+                PermissionDecision::new(
+                    Behavior::Deny,
+                    Step::DenyRule,
+                    format!(
+                        "the rewritten input is denied by rule `{}` ({})",
+                        e.rule.text, e.origin
+                    ),
+                )
+                .with_rule(Some(e.to_ref())),
             );
         }
         let mut c = call.clone();
         c.input = input.clone();
         if let Some(i) = self.first_match(&self.ask, canonical, input, &subject, false, false) {
             let e = self.ask.entry(i);
-            let why = format!("the rewritten input matches ask rule `{}` ({})", e.rule.text, e.origin);
-            return Some(self.ask_or_deny(&c, canonical, &subject, Step::AskRule, why, Some(e.to_ref()), false));
+            let why = format!(
+                "the rewritten input matches ask rule `{}` ({})",
+                e.rule.text, e.origin
+            );
+            return Some(self.ask_or_deny(
+                &c,
+                canonical,
+                &subject,
+                Step::AskRule,
+                why,
+                Some(e.to_ref()),
+                false,
+            ));
         }
         self.safety(&subject).map(|f| {
             let hard = matches!(f, Finding::CriticalRm(_));
-            self.ask_or_deny(&c, canonical, &subject, Step::Safety, f.reason(), None, hard)
+            self.ask_or_deny(
+                &c,
+                canonical,
+                &subject,
+                Step::Safety,
+                f.reason(),
+                None,
+                hard,
+            )
         })
     }
 
     /// An ask (or, in `dontAsk`, a deny) — unless a policy denies the call first.
-    #[allow(clippy::too_many_arguments, reason = "internal helper; every argument is part of the verdict")]
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "internal helper; every argument is part of the verdict"
+    )]
     fn ask_or_deny(
         &self,
         call: &ToolCall,
@@ -534,7 +694,11 @@ impl PermissionEngine {
     ) -> PermissionDecision {
         for p in &self.policies {
             if let Some(PolicyVerdict::Deny(why)) = p.evaluate(call) {
-                return PermissionDecision::new(Behavior::Deny, Step::Policy, format!("policy `{}`: {why}", p.name()));
+                return PermissionDecision::new(
+                    Behavior::Deny,
+                    Step::Policy,
+                    format!("policy `{}`: {why}", p.name()),
+                );
             }
         }
         let suggestions = self.suggest(canonical, subject);
@@ -542,7 +706,14 @@ impl PermissionEngine {
             PermissionDecision::new(
                 Behavior::Deny,
                 step,
-                format!("{reason}; dontAsk mode denies what would ask{}", if step == Step::Prompt { suggestion_hint(&suggestions) } else { String::new() }),
+                format!(
+                    "{reason}; dontAsk mode denies what would ask{}",
+                    if step == Step::Prompt {
+                        suggestion_hint(&suggestions)
+                    } else {
+                        String::new()
+                    }
+                ),
             )
         } else {
             PermissionDecision::new(Behavior::Ask, step, reason)
@@ -560,7 +731,9 @@ impl PermissionEngine {
                 .or_else(|| safety::critical_rm(b, &self.wd))
                 .or_else(|| {
                     (!bypass)
-                        .then(|| safety::protected_write(safety::bash_write_paths(&b.writes), &self.wd))
+                        .then(|| {
+                            safety::protected_write(safety::bash_write_paths(&b.writes), &self.wd)
+                        })
                         .flatten()
                 }),
             Subject::Edit(paths) if !bypass => safety::protected_write(paths, &self.wd),
@@ -568,12 +741,22 @@ impl PermissionEngine {
         }
     }
 
-    fn mode_step(&self, call: &ToolCall, canonical: &str, subject: &Subject) -> Option<PermissionDecision> {
-        let allow = |reason: &str| Some(PermissionDecision::new(Behavior::Allow, Step::Mode, reason));
+    fn mode_step(
+        &self,
+        call: &ToolCall,
+        canonical: &str,
+        subject: &Subject,
+    ) -> Option<PermissionDecision> {
+        let allow =
+            |reason: &str| Some(PermissionDecision::new(Behavior::Allow, Step::Mode, reason));
         match self.mode {
             PermissionMode::Plan => match subject {
                 Subject::Edit(_) => {
-                    return Some(PermissionDecision::new(Behavior::Deny, Step::Mode, "plan mode: edits are not allowed until the plan is approved"));
+                    return Some(PermissionDecision::new(
+                        Behavior::Deny,
+                        Step::Mode,
+                        "plan mode: edits are not allowed until the plan is approved",
+                    ));
                 }
                 Subject::Bash(b) => {
                     return if self.bash_is_read_only(b) {
@@ -590,7 +773,9 @@ impl PermissionEngine {
                     return Some(PermissionDecision::new(
                         Behavior::Deny,
                         Step::Mode,
-                        format!("plan mode: {canonical} can change things and is not allowed until the plan is approved"),
+                        format!(
+                            "plan mode: {canonical} can change things and is not allowed until the plan is approved"
+                        ),
                     ));
                 }
                 _ => {}
@@ -598,8 +783,14 @@ impl PermissionEngine {
             PermissionMode::BypassPermissions => return allow("bypassPermissions mode"),
             PermissionMode::Auto => {
                 return Some(match classifier::classify(subject, &self.wd) {
-                    Some(why) => self.ask_or_deny(call, canonical, subject, Step::Mode, why, None, false),
-                    None => PermissionDecision::new(Behavior::Allow, Step::Mode, "auto mode: nothing dangerous found"),
+                    Some(why) => {
+                        self.ask_or_deny(call, canonical, subject, Step::Mode, why, None, false)
+                    }
+                    None => PermissionDecision::new(
+                        Behavior::Allow,
+                        Step::Mode,
+                        "auto mode: nothing dangerous found",
+                    ),
                 });
             }
             _ => {}
@@ -608,7 +799,10 @@ impl PermissionEngine {
             Subject::Read(paths) if paths.iter().all(|p| self.wd.contains(p)) => {
                 allow("reads inside the working directories are allowed in every mode")
             }
-            Subject::Edit(paths) if self.mode == PermissionMode::AcceptEdits && paths.iter().all(|p| self.wd.contains(p)) => {
+            Subject::Edit(paths)
+                if self.mode == PermissionMode::AcceptEdits
+                    && paths.iter().all(|p| self.wd.contains(p)) =>
+            {
                 allow("acceptEdits mode: edit inside the working directories")
             }
             _ => None,
@@ -627,10 +821,14 @@ impl PermissionEngine {
 
     fn grant_list(&self) -> Arc<CompiledList> {
         let generation = self.grants.generation();
-        if let Some((g, list)) = self.grant_cache.read().unwrap_or_else(PoisonError::into_inner).as_ref() {
-            if *g == generation {
-                return Arc::clone(list);
-            }
+        if let Some((g, list)) = self
+            .grant_cache
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .as_ref()
+            && *g == generation
+        {
+            return Arc::clone(list);
         }
         let entries = self
             .grants
@@ -648,15 +846,25 @@ impl PermissionEngine {
         // Grants were validated when added, so compiling cannot fail; an empty list is the
         // fail-closed answer if it ever did.
         let list = Arc::new(
-            CompiledList::compile(entries, RuleList::Allow, self.wd.cwd(), self.wd.home()).unwrap_or_default(),
+            CompiledList::compile(entries, RuleList::Allow, self.wd.cwd(), self.wd.home())
+                .unwrap_or_default(),
         );
-        *self.grant_cache.write().unwrap_or_else(PoisonError::into_inner) = Some((generation, Arc::clone(&list)));
+        *self
+            .grant_cache
+            .write()
+            .unwrap_or_else(PoisonError::into_inner) = Some((generation, Arc::clone(&list)));
         list
     }
 
-    fn allow_step(&self, canonical: &str, input: &Value, subject: &Subject) -> Option<PermissionDecision> {
+    fn allow_step(
+        &self,
+        canonical: &str,
+        input: &Value,
+        subject: &Subject,
+    ) -> Option<PermissionDecision> {
         let grants = self.grant_list();
-        let lists: [(&CompiledList, &str); 2] = [(&self.allow, "allow rule"), (&grants, "session grant")];
+        let lists: [(&CompiledList, &str); 2] =
+            [(&self.allow, "allow rule"), (&grants, "session grant")];
         if let Subject::Bash(b) = subject {
             return self.bash_allowed(b, &lists);
         }
@@ -667,15 +875,23 @@ impl PermissionEngine {
             if let Some(i) = tool_allowed(list, canonical, input, subject) {
                 let e = list.entry(i);
                 return Some(
-                    PermissionDecision::new(Behavior::Allow, Step::AllowRule, format!("allowed by {what} `{}` ({})", e.rule.text, e.origin))
-                        .with_rule(Some(e.to_ref())),
+                    PermissionDecision::new(
+                        Behavior::Allow,
+                        Step::AllowRule,
+                        format!("allowed by {what} `{}` ({})", e.rule.text, e.origin),
+                    )
+                    .with_rule(Some(e.to_ref())),
                 );
             }
         }
         None
     }
 
-    fn bash_allowed(&self, b: &BashSubject, lists: &[(&CompiledList, &str); 2]) -> Option<PermissionDecision> {
+    fn bash_allowed(
+        &self,
+        b: &BashSubject,
+        lists: &[(&CompiledList, &str); 2],
+    ) -> Option<PermissionDecision> {
         let script = b.parsed.as_ref().ok()?;
         let mut first_rule: Option<(RuleRef, &str)> = None;
         let mut used_mode = false;
@@ -688,28 +904,42 @@ impl PermissionEngine {
             if let Some(i) = list.bare_rule("Bash") {
                 let e = list.entry(i);
                 return Some(
-                    PermissionDecision::new(Behavior::Allow, Step::AllowRule, format!("allowed by {what} `{}` ({})", e.rule.text, e.origin))
-                        .with_rule(Some(e.to_ref())),
+                    PermissionDecision::new(
+                        Behavior::Allow,
+                        Step::AllowRule,
+                        format!("allowed by {what} `{}` ({})", e.rule.text, e.origin),
+                    )
+                    .with_rule(Some(e.to_ref())),
                 );
             }
         }
-        'commands: for cmd in &script.commands {
+        'commands: for (cmd, view) in script.commands.iter().zip(&b.allow_views) {
             if cmd.words.is_empty() {
+                continue;
+            }
+            // Rules first, so a decision names the rule when one covers the command.
+            if let Some(view) = view {
+                for (list, what) in lists {
+                    if let Some(i) = list.bash(&view.text, view.exact_only) {
+                        note(
+                            list.entry(i),
+                            if *what == "allow rule" {
+                                "allow rule"
+                            } else {
+                                "session grant"
+                            },
+                            &mut first_rule,
+                        );
+                        continue 'commands;
+                    }
+                }
+            }
+            if is_read_only(cmd, &self.wd) {
                 continue;
             }
             if self.mode == PermissionMode::AcceptEdits && is_in_scope_fs_command(cmd, &self.wd) {
                 used_mode = true;
                 continue;
-            }
-            if is_read_only(cmd, &self.wd) {
-                continue;
-            }
-            let view = allow_view(cmd)?;
-            for (list, what) in lists {
-                if let Some(i) = list.bash(&view.text, view.exact_only) {
-                    note(list.entry(i), if *what == "allow rule" { "allow rule" } else { "session grant" }, &mut first_rule);
-                    continue 'commands;
-                }
             }
             return None;
         }
@@ -724,7 +954,15 @@ impl PermissionEngine {
             }
             for (list, what) in lists {
                 if let Some(i) = list.path(p, PathUse::Write, None, false, false) {
-                    note(list.entry(i), if *what == "allow rule" { "allow rule" } else { "session grant" }, &mut first_rule);
+                    note(
+                        list.entry(i),
+                        if *what == "allow rule" {
+                            "allow rule"
+                        } else {
+                            "session grant"
+                        },
+                        &mut first_rule,
+                    );
                     continue 'writes;
                 }
             }
@@ -732,15 +970,23 @@ impl PermissionEngine {
         }
         Some(match first_rule {
             Some((rule, what)) => {
-                let reason = format!("allowed by {what} `{}` ({}) for every part of the command", rule.text, rule.origin);
-                PermissionDecision::new(Behavior::Allow, Step::AllowRule, reason).with_rule(Some(rule))
+                let reason = format!(
+                    "allowed by {what} `{}` ({}) for every part of the command",
+                    rule.text, rule.origin
+                );
+                PermissionDecision::new(Behavior::Allow, Step::AllowRule, reason)
+                    .with_rule(Some(rule))
             }
             None if used_mode => PermissionDecision::new(
                 Behavior::Allow,
                 Step::Mode,
                 "acceptEdits mode: filesystem commands inside the working directories",
             ),
-            None => PermissionDecision::new(Behavior::Allow, Step::AllowRule, "built-in read-only command"),
+            None => PermissionDecision::new(
+                Behavior::Allow,
+                Step::AllowRule,
+                "built-in read-only command",
+            ),
         })
     }
 
@@ -779,11 +1025,9 @@ impl PermissionEngine {
         match subject {
             Subject::Bash(b) => {
                 match &b.parsed {
-                    Ok(script) => {
-                        for cmd in &script.commands {
-                            for view in deny_views(cmd) {
-                                consider(list.bash(&view, false));
-                            }
+                    Ok(_) => {
+                        for view in b.deny_views.iter().flatten() {
+                            consider(list.bash(view, false));
                         }
                     }
                     Err(_) => {
@@ -833,13 +1077,19 @@ impl PermissionEngine {
                         if cmd.words.is_empty() || is_read_only(cmd, &self.wd) {
                             continue;
                         }
-                        let Some(view) = allow_view(cmd) else { continue };
+                        let Some(view) = allow_view(cmd) else {
+                            continue;
+                        };
                         let words: Vec<&str> = view.text.split(' ').collect();
                         let s = if view.exact_only {
                             format!("Bash({})", view.text)
                         } else {
                             match words.as_slice() {
-                                [a, b, ..] if b.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | ':')) && !b.starts_with('-') => {
+                                [a, b, ..]
+                                    if b.chars().all(|c| {
+                                        c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | ':')
+                                    }) && !b.starts_with('-') =>
+                                {
                                     format!("Bash({a} {b} *)")
                                 }
                                 [a, ..] => format!("Bash({a} *)"),
@@ -855,7 +1105,9 @@ impl PermissionEngine {
             Subject::Read(paths) => out.extend(paths.first().map(|p| dir_rule("Read", p))),
             Subject::Edit(paths) => out.extend(paths.first().map(|p| dir_rule("Edit", p))),
             Subject::Web(Some(h)) => out.push(format!("WebFetch(domain:{h})")),
-            Subject::Web(None) | Subject::Invalid(_) | Subject::Other => out.push(canonical.to_owned()),
+            Subject::Web(None) | Subject::Invalid(_) | Subject::Other => {
+                out.push(canonical.to_owned())
+            }
         }
         out.truncate(3);
         out
@@ -870,7 +1122,12 @@ fn suggestion_hint(suggestions: &[String]) -> String {
 }
 
 /// The first allow rule of `list` covering a non-Bash call.
-fn tool_allowed(list: &CompiledList, canonical: &str, input: &Value, subject: &Subject) -> Option<usize> {
+fn tool_allowed(
+    list: &CompiledList,
+    canonical: &str,
+    input: &Value,
+    subject: &Subject,
+) -> Option<usize> {
     let host = match subject {
         Subject::Web(h) => h.as_deref(),
         _ => None,

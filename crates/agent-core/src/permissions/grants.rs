@@ -118,12 +118,19 @@ impl SessionGrants {
 
     /// The active grants, oldest first.
     pub fn list(&self) -> Vec<Grant> {
-        self.inner.read().unwrap_or_else(PoisonError::into_inner).grants.clone()
+        self.inner
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .grants
+            .clone()
     }
 
     /// A number that changes whenever the grants change.
     pub fn generation(&self) -> u64 {
-        self.inner.read().unwrap_or_else(PoisonError::into_inner).generation
+        self.inner
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .generation
     }
 
     /// The grants as allow-rule texts with their origins (scope `session`).
@@ -153,8 +160,12 @@ mod tests {
     #[test]
     fn grant_revoke_reset() {
         let g = SessionGrants::new();
-        let a = g.grant(GrantScope::Rule("Bash(npm test *)".into())).unwrap();
-        let again = g.grant(GrantScope::Rule("Bash(npm test *)".into())).unwrap();
+        let a = g
+            .grant(GrantScope::Rule("Bash(npm test *)".into()))
+            .unwrap();
+        let again = g
+            .grant(GrantScope::Rule("Bash(npm test *)".into()))
+            .unwrap();
         assert_eq!(a, again);
         let b = g.grant(GrantScope::Tool("WebFetch".into())).unwrap();
         assert_eq!(g.list().len(), 2);
@@ -162,7 +173,13 @@ mod tests {
         assert!(g.revoke(a));
         assert!(!g.revoke(a));
         assert!(g.generation() > before);
-        assert_eq!(g.list(), vec![Grant { id: b, scope: GrantScope::Tool("WebFetch".into()) }]);
+        assert_eq!(
+            g.list(),
+            vec![Grant {
+                id: b,
+                scope: GrantScope::Tool("WebFetch".into())
+            }]
+        );
         g.reset();
         assert!(g.list().is_empty());
     }
@@ -170,7 +187,12 @@ mod tests {
     #[test]
     fn bad_scopes_are_refused() {
         let g = SessionGrants::new();
-        assert!(g.grant(GrantScope::Rule("Bash(".into())).unwrap_err().to_string().contains("unbalanced"));
+        assert!(
+            g.grant(GrantScope::Rule("Bash(".into()))
+                .unwrap_err()
+                .to_string()
+                .contains("unbalanced")
+        );
         assert!(g.grant(GrantScope::Rule("*".into())).is_err());
     }
 }

@@ -60,7 +60,9 @@ mod workdirs;
 pub use classifier::{DangerRule, RULES as DANGER_RULES};
 pub use commands::SAFE_ENV_VARS;
 pub use decision::{Behavior, PermissionDecision, RuleList, RuleOrigin, RuleRef, Scope, Step};
-pub use engine::{EngineError, PermissionEngine, PermissionEngineBuilder, SandboxState};
+pub use engine::{
+    EngineError, PermissionEngine, PermissionEngineBuilder, PreparedCall, SandboxState,
+};
 pub use grants::{Grant, GrantError, GrantId, GrantScope, SessionGrants};
 pub use modes::{PermissionMode, UnknownMode};
 pub use policy::{

@@ -89,7 +89,10 @@ mod tests {
         for m in PermissionMode::ALL {
             assert_eq!(m.as_str().parse::<PermissionMode>().unwrap(), m);
         }
-        assert_eq!("manual".parse::<PermissionMode>().unwrap(), PermissionMode::Default);
+        assert_eq!(
+            "manual".parse::<PermissionMode>().unwrap(),
+            PermissionMode::Default
+        );
         let err = "yolo".parse::<PermissionMode>().unwrap_err().to_string();
         assert!(err.contains("`yolo`") && err.contains("bypassPermissions"));
     }

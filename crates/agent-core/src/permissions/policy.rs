@@ -114,7 +114,10 @@ impl ToolNameDenylistPolicy {
 impl PermissionPolicy for ToolNameDenylistPolicy {
     fn evaluate(&self, call: &ToolCall) -> Option<PolicyVerdict> {
         self.denied.contains(&call.tool_name).then(|| {
-            PolicyVerdict::Deny(format!("tool `{}` is denied by this agent's policy", call.tool_name))
+            PolicyVerdict::Deny(format!(
+                "tool `{}` is denied by this agent's policy",
+                call.tool_name
+            ))
         })
     }
 
@@ -186,7 +189,10 @@ where
 {
     /// A policy named `name` that calls `f`.
     pub fn new(name: impl Into<String>, f: F) -> Self {
-        Self { name: name.into(), f }
+        Self {
+            name: name.into(),
+            f,
+        }
     }
 }
 
@@ -216,11 +222,19 @@ mod tests {
     fn builtins_only_restrict() {
         let allow = ToolNameAllowlistPolicy::new(["Read", "Grep"]);
         assert_eq!(allow.evaluate(&call("Read")), None);
-        assert!(matches!(allow.evaluate(&call("Bash")), Some(PolicyVerdict::Deny(r)) if r.contains("Grep, Read")));
+        assert!(
+            matches!(allow.evaluate(&call("Bash")), Some(PolicyVerdict::Deny(r)) if r.contains("Grep, Read"))
+        );
         let deny = ToolNameDenylistPolicy::new(["Bash"]);
-        assert!(matches!(deny.evaluate(&call("Bash")), Some(PolicyVerdict::Deny(_))));
+        assert!(matches!(
+            deny.evaluate(&call("Bash")),
+            Some(PolicyVerdict::Deny(_))
+        ));
         assert_eq!(deny.evaluate(&call("Read")), None);
-        assert!(matches!(ReadOnlyPolicy.evaluate(&call("Edit")), Some(PolicyVerdict::Deny(_))));
+        assert!(matches!(
+            ReadOnlyPolicy.evaluate(&call("Edit")),
+            Some(PolicyVerdict::Deny(_))
+        ));
         assert_eq!(ReadOnlyPolicy.evaluate(&call("Glob")), None);
     }
 
@@ -230,7 +244,10 @@ mod tests {
             Box::new(FnPolicy::new("allow-all", |_| Some(PolicyVerdict::Allow))),
             Box::new(ToolNameDenylistPolicy::new(["Bash"])),
         ]);
-        assert!(matches!(c.evaluate(&call("Bash")), Some(PolicyVerdict::Deny(_))));
+        assert!(matches!(
+            c.evaluate(&call("Bash")),
+            Some(PolicyVerdict::Deny(_))
+        ));
         assert_eq!(c.evaluate(&call("Read")), Some(PolicyVerdict::Allow));
         let none = CompositePolicy::new(vec![Box::new(ReadOnlyPolicy)]);
         assert_eq!(none.evaluate(&call("Read")), None);
@@ -239,11 +256,14 @@ mod tests {
     #[test]
     fn closures_can_rewrite_input() {
         let p = FnPolicy::new("redirect", |c: &ToolCall| {
-            (c.tool_name == "Write").then(|| PolicyVerdict::AllowWithInput(json!({"file_path": "/safe/x"})))
+            (c.tool_name == "Write")
+                .then(|| PolicyVerdict::AllowWithInput(json!({"file_path": "/safe/x"})))
         });
         assert_eq!(
             p.evaluate(&call("Write")),
-            Some(PolicyVerdict::AllowWithInput(json!({"file_path": "/safe/x"})))
+            Some(PolicyVerdict::AllowWithInput(
+                json!({"file_path": "/safe/x"})
+            ))
         );
         assert_eq!(p.name(), "redirect");
     }

@@ -3,6 +3,7 @@
 
 use serde_json::Value;
 
+use super::commands::{AllowView, allow_view, deny_views};
 use super::rules::url_host;
 use super::workdirs::{ResolvedPath, WorkingDirs};
 use crate::shell::{self, ParsedScript, ShellError, SimpleCommand, Word, wrappers::basename};
@@ -81,6 +82,10 @@ pub(crate) struct BashSubject {
     pub parsed: Result<ParsedScript, ShellError>,
     pub reads: Vec<PathArg>,
     pub writes: Vec<PathArg>,
+    /// For each command of `parsed`, the texts deny and ask rules see.
+    pub deny_views: Vec<Vec<String>>,
+    /// For each command of `parsed`, the text allow rules see (`None`: no allow rule may).
+    pub allow_views: Vec<Option<AllowView>>,
 }
 
 /// What rules are matched against, by tool family.
@@ -143,9 +148,39 @@ const WRITE_COMMANDS: &[&str] = &[
 const COPY_COMMANDS: &[&str] = &["cp", "ln", "install", "rsync", "scp"];
 /// Commands whose positional arguments are files they read.
 const READ_COMMANDS: &[&str] = &[
-    "cat", "head", "tail", "less", "more", "sort", "uniq", "wc", "cut", "diff", "cmp", "comm",
-    "strings", "od", "xxd", "hexdump", "base64", "nl", "tac", "file", "stat", "md5sum", "sha1sum",
-    "sha256sum", "sha512sum", "cksum", "source", ".", "bat", "paste", "fold", "fmt", "column",
+    "cat",
+    "head",
+    "tail",
+    "less",
+    "more",
+    "sort",
+    "uniq",
+    "wc",
+    "cut",
+    "diff",
+    "cmp",
+    "comm",
+    "strings",
+    "od",
+    "xxd",
+    "hexdump",
+    "base64",
+    "nl",
+    "tac",
+    "file",
+    "stat",
+    "md5sum",
+    "sha1sum",
+    "sha256sum",
+    "sha512sum",
+    "cksum",
+    "source",
+    ".",
+    "bat",
+    "paste",
+    "fold",
+    "fmt",
+    "column",
 ];
 /// Commands whose first positional argument is a pattern or program, the rest files read.
 const PATTERN_COMMANDS: &[&str] = &["grep", "egrep", "fgrep", "rg", "awk", "jq", "sed"];
@@ -184,8 +219,22 @@ pub(crate) fn positionals_with<'a>(words: &'a [Word], takes_arg: &[&str]) -> Vec
 
 /// Options of `grep`-like commands that take a separate argument.
 const PATTERN_OPTIONS: &[&str] = &[
-    "-e", "-f", "--regexp", "--file", "--expression", "-A", "-B", "-C", "-m", "--max-count",
-    "-g", "--glob", "-t", "--type", "--include", "--exclude",
+    "-e",
+    "-f",
+    "--regexp",
+    "--file",
+    "--expression",
+    "-A",
+    "-B",
+    "-C",
+    "-m",
+    "--max-count",
+    "-g",
+    "--glob",
+    "-t",
+    "--type",
+    "--include",
+    "--exclude",
 ];
 
 impl BashSubject {
@@ -193,9 +242,13 @@ impl BashSubject {
         let parsed = shell::parse(text);
         let mut reads = Vec::new();
         let mut writes = Vec::new();
+        let mut deny = Vec::new();
+        let mut allow = Vec::new();
         if let Ok(script) = &parsed {
             for cmd in &script.commands {
                 collect_paths(cmd, wd, &mut reads, &mut writes);
+                deny.push(deny_views(cmd));
+                allow.push(allow_view(cmd));
             }
         }
         Self {
@@ -203,6 +256,8 @@ impl BashSubject {
             parsed,
             reads,
             writes,
+            deny_views: deny,
+            allow_views: allow,
         }
     }
 }
@@ -216,19 +271,28 @@ fn path_arg(word: &Word, wd: &WorkingDirs, redirect: bool) -> PathArg {
     }
 }
 
-fn collect_paths(cmd: &SimpleCommand, wd: &WorkingDirs, reads: &mut Vec<PathArg>, writes: &mut Vec<PathArg>) {
+fn collect_paths(
+    cmd: &SimpleCommand,
+    wd: &WorkingDirs,
+    reads: &mut Vec<PathArg>,
+    writes: &mut Vec<PathArg>,
+) {
     for r in &cmd.redirects {
-        if let Some(t) = r.written_file() {
-            if !HARMLESS_TARGETS.contains(&t.text.as_str()) {
-                writes.push(path_arg(t, wd, true));
-            }
+        if let Some(t) = r.written_file()
+            && !HARMLESS_TARGETS.contains(&t.text.as_str())
+        {
+            writes.push(path_arg(t, wd, true));
         }
         if let Some(t) = r.read_file() {
             reads.push(path_arg(t, wd, true));
         }
     }
     let words = cmd.effective_words();
-    let Some(name) = words.first().filter(|w| w.is_static()).map(|w| basename(&w.text)) else {
+    let Some(name) = words
+        .first()
+        .filter(|w| w.is_static())
+        .map(|w| basename(&w.text))
+    else {
         return;
     };
     let args = positionals(words);
@@ -242,21 +306,44 @@ fn collect_paths(cmd: &SimpleCommand, wd: &WorkingDirs, reads: &mut Vec<PathArg>
     } else if READ_COMMANDS.contains(&name) {
         reads.extend(args.iter().map(|w| path_arg(w, wd, false)));
     } else if PATTERN_COMMANDS.contains(&name) {
-        let explicit_pattern = words
-            .iter()
-            .any(|w| matches!(w.text.as_str(), "-e" | "-f" | "--regexp" | "--file" | "--expression"));
+        let explicit_pattern = words.iter().any(|w| {
+            matches!(
+                w.text.as_str(),
+                "-e" | "-f" | "--regexp" | "--file" | "--expression"
+            )
+        });
         let args = positionals_with(words, PATTERN_OPTIONS);
-        let files = if explicit_pattern { &args[..] } else { args.get(1..).unwrap_or(&[]) };
+        let files = if explicit_pattern {
+            &args[..]
+        } else {
+            args.get(1..).unwrap_or(&[])
+        };
         let in_place = name == "sed"
-            && words.iter().any(|w| w.text.starts_with("-i") || w.text.starts_with("--in-place"));
+            && words
+                .iter()
+                .any(|w| w.text.starts_with("-i") || w.text.starts_with("--in-place"));
         let target = if in_place { &mut *writes } else { &mut *reads };
         target.extend(files.iter().map(|w| path_arg(w, wd, false)));
     } else if name == "dd" {
         for w in &words[1..] {
             if let Some(f) = w.text.strip_prefix("of=") {
-                writes.push(path_arg(&Word { text: f.to_owned(), ..w.clone() }, wd, false));
+                writes.push(path_arg(
+                    &Word {
+                        text: f.to_owned(),
+                        ..w.clone()
+                    },
+                    wd,
+                    false,
+                ));
             } else if let Some(f) = w.text.strip_prefix("if=") {
-                reads.push(path_arg(&Word { text: f.to_owned(), ..w.clone() }, wd, false));
+                reads.push(path_arg(
+                    &Word {
+                        text: f.to_owned(),
+                        ..w.clone()
+                    },
+                    wd,
+                    false,
+                ));
             }
         }
     } else if name == "git" && is_git_config_write(words) {
@@ -271,19 +358,50 @@ fn is_git_config_write(words: &[Word]) -> bool {
         return false;
     };
     let rest = &words[pos + 1..];
-    let flags: Vec<&str> = rest.iter().map(|w| w.text.as_str()).filter(|t| t.starts_with('-')).collect();
-    if flags.iter().any(|f| matches!(*f, "--global" | "--system" | "--file" | "-f" | "--blob")) {
+    let flags: Vec<&str> = rest
+        .iter()
+        .map(|w| w.text.as_str())
+        .filter(|t| t.starts_with('-'))
+        .collect();
+    if flags
+        .iter()
+        .any(|f| matches!(*f, "--global" | "--system" | "--file" | "-f" | "--blob"))
+    {
         return false;
     }
     let reading = flags.iter().any(|f| {
-        matches!(*f, "--get" | "--get-all" | "--get-regexp" | "--list" | "-l" | "--show-origin" | "--get-urlmatch")
+        matches!(
+            *f,
+            "--get"
+                | "--get-all"
+                | "--get-regexp"
+                | "--list"
+                | "-l"
+                | "--show-origin"
+                | "--get-urlmatch"
+        )
     });
     let writing_flag = flags.iter().any(|f| {
-        matches!(*f, "--add" | "--unset" | "--unset-all" | "--replace-all" | "--rename-section" | "--remove-section" | "--edit" | "-e")
+        matches!(
+            *f,
+            "--add"
+                | "--unset"
+                | "--unset-all"
+                | "--replace-all"
+                | "--rename-section"
+                | "--remove-section"
+                | "--edit"
+                | "-e"
+        )
     });
     let positional = rest.iter().filter(|w| !w.text.starts_with('-')).count();
     !reading && (writing_flag || positional >= 2)
-        || rest.first().is_some_and(|w| matches!(w.text.as_str(), "set" | "unset" | "edit" | "rename-section" | "remove-section"))
+        || rest.first().is_some_and(|w| {
+            matches!(
+                w.text.as_str(),
+                "set" | "unset" | "edit" | "rename-section" | "remove-section"
+            )
+        })
 }
 
 #[cfg(test)]
@@ -299,7 +417,11 @@ mod tests {
         let s = BashSubject::new(cmd, &wd());
         let show = |v: &[PathArg]| {
             v.iter()
-                .map(|p| p.path.as_ref().map_or("?".to_owned(), |r| r.lexical.display().to_string()))
+                .map(|p| {
+                    p.path
+                        .as_ref()
+                        .map_or("?".to_owned(), |r| r.lexical.display().to_string())
+                })
                 .collect()
         };
         (show(&s.reads), show(&s.writes))
@@ -307,18 +429,36 @@ mod tests {
 
     #[test]
     fn reads_and_writes() {
-        assert_eq!(io("cat a b > c"), (vec!["/w/p/a".into(), "/w/p/b".into()], vec!["/w/p/c".into()]));
+        assert_eq!(
+            io("cat a b > c"),
+            (
+                vec!["/w/p/a".into(), "/w/p/b".into()],
+                vec!["/w/p/c".into()]
+            )
+        );
         assert_eq!(io("echo x >/dev/null 2>&1"), (vec![], vec![]));
         assert_eq!(io("grep -r KEY .env"), (vec!["/w/p/.env".into()], vec![]));
         assert_eq!(io("grep -e KEY .env"), (vec!["/w/p/.env".into()], vec![]));
         assert_eq!(io("sed -i s/a/b/ f"), (vec![], vec!["/w/p/f".into()]));
-        assert_eq!(io("cp ~/x dest"), (vec!["/h/x".into()], vec!["/w/p/dest".into()]));
+        assert_eq!(
+            io("cp ~/x dest"),
+            (vec!["/h/x".into()], vec!["/w/p/dest".into()])
+        );
         assert_eq!(io("sudo rm -rf $D"), (vec![], vec!["?".into()]));
-        assert_eq!(io("dd if=/dev/zero of=/dev/sda"), (vec!["/dev/zero".into()], vec!["/dev/sda".into()]));
-        assert_eq!(io("git config core.fsmonitor x"), (vec![], vec!["/w/p/.git/config".into()]));
+        assert_eq!(
+            io("dd if=/dev/zero of=/dev/sda"),
+            (vec!["/dev/zero".into()], vec!["/dev/sda".into()])
+        );
+        assert_eq!(
+            io("git config core.fsmonitor x"),
+            (vec![], vec!["/w/p/.git/config".into()])
+        );
         assert_eq!(io("git config --get user.name"), (vec![], vec![]));
         assert_eq!(io("cat < in.txt"), (vec!["/w/p/in.txt".into()], vec![]));
-        assert_eq!(io("{ cat f; } > out"), (vec!["/w/p/f".into()], vec!["/w/p/out".into()]));
+        assert_eq!(
+            io("{ cat f; } > out"),
+            (vec!["/w/p/f".into()], vec!["/w/p/out".into()])
+        );
     }
 
     #[test]
@@ -327,8 +467,13 @@ mod tests {
         let s = Subject::of("Glob", &serde_json::json!({"pattern":"*"}), &w);
         assert!(matches!(s, Subject::Read(ref p) if p[0].lexical == Path::new("/w/p")));
         let input = serde_json::json!({});
-        assert!(matches!(Subject::of("Write", &input, &w), Subject::Invalid(_)));
+        assert!(matches!(
+            Subject::of("Write", &input, &w),
+            Subject::Invalid(_)
+        ));
         let input = serde_json::json!({"url": "https://A.example.com./x"});
-        assert!(matches!(Subject::of("WebFetch", &input, &w), Subject::Web(Some(ref h)) if h == "a.example.com"));
+        assert!(
+            matches!(Subject::of("WebFetch", &input, &w), Subject::Web(Some(ref h)) if h == "a.example.com")
+        );
     }
 }

@@ -6,16 +6,16 @@
 //! family are one `GlobSet` matched once per path; the remaining rules are few and tested
 //! directly.
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use globset::{GlobSet, GlobSetBuilder};
+use rustc_hash::FxHashMap;
 use serde_json::Value;
 
 use super::decision::{RuleList, RuleOrigin, RuleRef};
 use super::request::EDIT_TOOLS;
 use super::rules::{
-    Anchors, PathFamily, Rule, RuleContent, ToolPattern, build_glob, wildcard_match,
+    Anchors, BashPattern, PathFamily, Rule, RuleContent, ToolPattern, build_glob, wildcard_match,
 };
 use super::workdirs::ResolvedPath;
 
@@ -81,8 +81,10 @@ impl PathSet {
 #[derive(Debug, Default)]
 pub(crate) struct CompiledList {
     pub entries: Vec<RuleEntry>,
-    /// Bash pattern rules by the first word they fix.
-    bash_by_word: HashMap<String, Vec<usize>>,
+    /// Exact Bash patterns by their text (the lowest index per text).
+    bash_exact: FxHashMap<String, usize>,
+    /// Prefix Bash patterns by the first word they fix.
+    bash_by_word: FxHashMap<String, Vec<usize>>,
     /// Bash pattern rules fixing no first word.
     bash_other: Vec<usize>,
     /// `Read(...)` path rules.
@@ -108,6 +110,9 @@ impl CompiledList {
         let mut only_globs = Vec::new();
         for (i, entry) in entries.iter().enumerate() {
             match &entry.rule.content {
+                RuleContent::Bash(BashPattern::Exact(text)) => {
+                    this.bash_exact.entry(text.clone()).or_insert(i);
+                }
                 RuleContent::Bash(p) => match p.first_word() {
                     Some(w) => this.bash_by_word.entry(w.to_owned()).or_default().push(i),
                     None => this.bash_other.push(i),
@@ -142,7 +147,12 @@ impl CompiledList {
 
     /// The first (lowest-index) rule that applies to the whole call at tool level: a bare tool
     /// rule, a parameter rule, a literal rule or a domain rule. `host` is the fetched host.
-    pub(crate) fn tool_level(&self, tool: &str, input: &Value, host: Option<&str>) -> Option<usize> {
+    pub(crate) fn tool_level(
+        &self,
+        tool: &str,
+        input: &Value,
+        host: Option<&str>,
+    ) -> Option<usize> {
         self.other
             .iter()
             .copied()
@@ -150,7 +160,12 @@ impl CompiledList {
     }
 
     /// [`Self::tool_level`] without bare (content-free) rules.
-    pub(crate) fn tool_level_except_bare(&self, tool: &str, input: &Value, host: Option<&str>) -> Option<usize> {
+    pub(crate) fn tool_level_except_bare(
+        &self,
+        tool: &str,
+        input: &Value,
+        host: Option<&str>,
+    ) -> Option<usize> {
         self.other.iter().copied().find(|&i| {
             !matches!(self.entries[i].rule.content, RuleContent::Any)
                 && self.tool_level_one(i, tool, input, host)
@@ -188,16 +203,21 @@ impl CompiledList {
     /// The first Bash pattern rule matching `text` (`exact_only` admits only exact patterns).
     pub(crate) fn bash(&self, text: &str, exact_only: bool) -> Option<usize> {
         let first = text.split(' ').next().unwrap_or(text);
-        let indexed = self.bash_by_word.get(first).map(Vec::as_slice).unwrap_or(&[]);
-        let mut best: Option<usize> = None;
+        let indexed = self
+            .bash_by_word
+            .get(first)
+            .map(Vec::as_slice)
+            .unwrap_or(&[]);
+        let mut best: Option<usize> = self.bash_exact.get(text).copied();
         for &i in indexed.iter().chain(&self.bash_other) {
             if best.is_some_and(|b| b < i) {
                 continue;
             }
-            if let RuleContent::Bash(p) = &self.entries[i].rule.content {
-                if (!exact_only || p.is_exact()) && p.matches(text) {
-                    best = Some(i);
-                }
+            if let RuleContent::Bash(p) = &self.entries[i].rule.content
+                && (!exact_only || p.is_exact())
+                && p.matches(text)
+            {
+                best = Some(i);
             }
         }
         best
@@ -250,7 +270,10 @@ impl CompiledList {
             per_form.into_iter().flatten().min()
         } else {
             let (first, rest) = per_form.split_first()?;
-            first.iter().copied().find(|i| rest.iter().all(|r| r.contains(i)))
+            first
+                .iter()
+                .copied()
+                .find(|i| rest.iter().all(|r| r.contains(i)))
         }
     }
 
@@ -265,7 +288,9 @@ impl CompiledList {
 fn applies_to_tool(rule: &Rule, tool: &str) -> bool {
     match &rule.tool {
         ToolPattern::Name(n) if n == "Edit" => EDIT_TOOLS.contains(&tool),
-        ToolPattern::Name(n) if n == "Read" && matches!(rule.content, RuleContent::Any) => tool == "Read",
+        ToolPattern::Name(n) if n == "Read" && matches!(rule.content, RuleContent::Any) => {
+            tool == "Read"
+        }
         other => other.matches(tool),
     }
 }

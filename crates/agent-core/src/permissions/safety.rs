@@ -37,13 +37,43 @@ const PROTECTED_DIRS: &[&[&str]] = &[
 
 /// File names that are protected wherever they are.
 const PROTECTED_FILES: &[&str] = &[
-    ".gitconfig", ".gitmodules", ".bashrc", ".bash_profile", ".bash_login", ".bash_aliases",
-    ".bash_logout", ".zshrc", ".zprofile", ".zshenv", ".zlogin", ".zlogout", ".profile", ".envrc",
-    ".npmrc", ".yarnrc", ".yarnrc.yml", ".pnp.cjs", ".pnp.loader.mjs", ".pnpmfile.cjs",
-    "bunfig.toml", ".bunfig.toml", ".bazelrc", ".bazelversion", ".bazeliskrc",
-    ".pre-commit-config.yaml", "lefthook.yml", "lefthook.yaml", ".lefthook.yml", ".lefthook.yaml",
-    "gradle-wrapper.properties", "maven-wrapper.properties", ".devcontainer.json", ".ripgreprc",
-    "pyrightconfig.json", ".mcp.json", ".claude.json",
+    ".gitconfig",
+    ".gitmodules",
+    ".bashrc",
+    ".bash_profile",
+    ".bash_login",
+    ".bash_aliases",
+    ".bash_logout",
+    ".zshrc",
+    ".zprofile",
+    ".zshenv",
+    ".zlogin",
+    ".zlogout",
+    ".profile",
+    ".envrc",
+    ".npmrc",
+    ".yarnrc",
+    ".yarnrc.yml",
+    ".pnp.cjs",
+    ".pnp.loader.mjs",
+    ".pnpmfile.cjs",
+    "bunfig.toml",
+    ".bunfig.toml",
+    ".bazelrc",
+    ".bazelversion",
+    ".bazeliskrc",
+    ".pre-commit-config.yaml",
+    "lefthook.yml",
+    "lefthook.yaml",
+    ".lefthook.yml",
+    ".lefthook.yaml",
+    "gradle-wrapper.properties",
+    "maven-wrapper.properties",
+    ".devcontainer.json",
+    ".ripgreprc",
+    "pyrightconfig.json",
+    ".mcp.json",
+    ".claude.json",
 ];
 
 /// What a safety check found.
@@ -90,7 +120,8 @@ fn protected_form(path: &Path, cwd: &Path) -> bool {
         for dir in PROTECTED_DIRS {
             if segments[i..].starts_with(dir) {
                 // `.claude/worktrees` is where Claude Code keeps worktrees, not configuration.
-                let claude_worktree = dir == &[".claude"] && segments.get(i + 1) == Some(&"worktrees");
+                let claude_worktree =
+                    dir == &[".claude"] && segments.get(i + 1) == Some(&"worktrees");
                 if !claude_worktree {
                     return true;
                 }
@@ -132,7 +163,11 @@ pub(crate) fn critical_rm(bash: &BashSubject, wd: &WorkingDirs) -> Option<Findin
     let script = bash.parsed.as_ref().ok()?;
     for cmd in &script.commands {
         let words = cmd.effective_words();
-        let Some(name) = words.first().filter(|w| w.is_static()).map(|w| basename(&w.text)) else {
+        let Some(name) = words
+            .first()
+            .filter(|w| w.is_static())
+            .map(|w| basename(&w.text))
+        else {
             continue;
         };
         if !matches!(name, "rm" | "rmdir") {
@@ -159,7 +194,11 @@ pub(crate) fn critical_rm(bash: &BashSubject, wd: &WorkingDirs) -> Option<Findin
                 };
                 let resolved = wd.resolve(dir);
                 if resolved.forms().any(|p| wd.is_critical(p)) {
-                    return Some(Finding::CriticalRm(format!("`{}` (a glob directly in {})", arg.raw, resolved.lexical.display())));
+                    return Some(Finding::CriticalRm(format!(
+                        "`{}` (a glob directly in {})",
+                        arg.raw,
+                        resolved.lexical.display()
+                    )));
                 }
                 continue;
             }
@@ -204,17 +243,37 @@ mod tests {
     use std::path::PathBuf;
 
     fn wd() -> WorkingDirs {
-        WorkingDirs::new(Path::new("/w/p"), Path::new("/h/u"), &[PathBuf::from("/data/x")])
+        WorkingDirs::new(
+            Path::new("/w/p"),
+            Path::new("/h/u"),
+            &[PathBuf::from("/data/x")],
+        )
     }
 
     #[test]
     fn protected() {
         let w = wd();
-        for p in [".git/config", ".git/hooks/pre-commit", "a/.vscode/settings.json", "/h/u/.bashrc",
-            "/h/u/.config/git/config", ".claude/settings.json", ".agent/settings.json", "HEAD", "refs/heads/x", "sub/.npmrc"] {
+        for p in [
+            ".git/config",
+            ".git/hooks/pre-commit",
+            "a/.vscode/settings.json",
+            "/h/u/.bashrc",
+            "/h/u/.config/git/config",
+            ".claude/settings.json",
+            ".agent/settings.json",
+            "HEAD",
+            "refs/heads/x",
+            "sub/.npmrc",
+        ] {
             assert!(is_protected(&w.resolve(p), &w), "{p}");
         }
-        for p in ["src/main.rs", ".gitignore", ".claude/worktrees/x/file", "/h/u/.config/other", "docs/HEAD"] {
+        for p in [
+            "src/main.rs",
+            ".gitignore",
+            ".claude/worktrees/x/file",
+            "/h/u/.config/other",
+            "docs/HEAD",
+        ] {
             assert!(!is_protected(&w.resolve(p), &w), "{p}");
         }
     }
@@ -225,12 +284,36 @@ mod tests {
 
     #[test]
     fn critical() {
-        for c in ["rm -rf /", "rm -rf /usr", "rm -rf ~", "rm -rf $HOME", "rm -rf ~/", "rm -rf .", "rm -rf ..",
-            "rm -rf /w", "rm -rf *", "rm -rf ./*", "rm -rf /data/x/*", "rm -rf \"$DIR\"/*", "rm -rf $DIR/",
-            "rmdir /w/p", "sudo rm -rf /", "echo $(rm -rf /)", "rm -rf /us*", "rm -- -x /"] {
+        for c in [
+            "rm -rf /",
+            "rm -rf /usr",
+            "rm -rf ~",
+            "rm -rf $HOME",
+            "rm -rf ~/",
+            "rm -rf .",
+            "rm -rf ..",
+            "rm -rf /w",
+            "rm -rf *",
+            "rm -rf ./*",
+            "rm -rf /data/x/*",
+            "rm -rf \"$DIR\"/*",
+            "rm -rf $DIR/",
+            "rmdir /w/p",
+            "sudo rm -rf /",
+            "echo $(rm -rf /)",
+            "rm -rf /us*",
+            "rm -- -x /",
+        ] {
             assert!(rm(c).is_some(), "{c}");
         }
-        for c in ["rm -rf build", "rm -rf /w/p/target", "rm src/*.o", "rm -rf $DIR", "ls /", "rm -rf /data/x/y"] {
+        for c in [
+            "rm -rf build",
+            "rm -rf /w/p/target",
+            "rm src/*.o",
+            "rm -rf $DIR",
+            "ls /",
+            "rm -rf /data/x/y",
+        ] {
             assert!(rm(c).is_none(), "{c}: {:?}", rm(c));
         }
     }
@@ -238,7 +321,14 @@ mod tests {
     #[test]
     fn unanalysable_commands() {
         let w = wd();
-        for c in ["echo \"x", "$cmd x", "bash -c \"$X\"", "eval $X", "{rm,-rf,/}", "x=rm; $x -rf /"] {
+        for c in [
+            "echo \"x",
+            "$cmd x",
+            "bash -c \"$X\"",
+            "eval $X",
+            "{rm,-rf,/}",
+            "x=rm; $x -rf /",
+        ] {
             assert!(unanalysable(&BashSubject::new(c, &w)).is_some(), "{c}");
         }
         for c in ["git status", "echo $X", "FOO=$(id) make"] {

@@ -208,7 +208,9 @@ impl Settings {
             (PermissionMode::BypassPermissions, Some(path), _) => {
                 Err(SettingsError::BypassDisabled { path: path.clone() })
             }
-            (PermissionMode::Auto, _, Some(path)) => Err(SettingsError::AutoDisabled { path: path.clone() }),
+            (PermissionMode::Auto, _, Some(path)) => {
+                Err(SettingsError::AutoDisabled { path: path.clone() })
+            }
             _ => Ok(mode),
         }
     }
@@ -218,8 +220,21 @@ impl Settings {
     ///
     /// # Errors
     /// As for a file: a wrong type or a malformed rule.
-    pub fn from_value(value: Value, label: &str, root: &Path, home: &Path) -> Result<Self, SettingsError> {
-        let file = parse_file(PathBuf::from(label), value, Scope::Cli, false, root.to_path_buf(), true, home)?;
+    pub fn from_value(
+        value: Value,
+        label: &str,
+        root: &Path,
+        home: &Path,
+    ) -> Result<Self, SettingsError> {
+        let file = parse_file(
+            PathBuf::from(label),
+            value,
+            Scope::Cli,
+            false,
+            root.to_path_buf(),
+            true,
+            home,
+        )?;
         let mut settings = Self {
             auto_allow_bash_if_sandboxed: true,
             project_trusted: true,
@@ -229,7 +244,11 @@ impl Settings {
         Ok(settings)
     }
 
-    fn merge(&mut self, file: SettingsFile, parsed: ParsedPermissions) -> Result<(), SettingsError> {
+    fn merge(
+        &mut self,
+        file: SettingsFile,
+        parsed: ParsedPermissions,
+    ) -> Result<(), SettingsError> {
         let trusted = file.trusted;
         let mut skipped = 0usize;
         for (list, entries) in [
@@ -253,7 +272,8 @@ impl Settings {
                     RuleContent::Path { pattern, .. } if pattern.anchor == Anchor::SettingsRoot
                 );
                 let duplicate = target.iter().any(|e| {
-                    e.rule.text == entry.rule.text && (!anchored || e.settings_root == entry.settings_root)
+                    e.rule.text == entry.rule.text
+                        && (!anchored || e.settings_root == entry.settings_root)
                 });
                 if !duplicate {
                     target.push(entry);
@@ -267,7 +287,9 @@ impl Settings {
                 }
             }
             if let Some(mode) = parsed.default_mode {
-                if mode == PermissionMode::Auto && matches!(file.scope, Scope::Project | Scope::Local) {
+                if mode == PermissionMode::Auto
+                    && matches!(file.scope, Scope::Project | Scope::Local)
+                {
                     self.warnings.push(format!(
                         "{}: defaultMode `auto` is ignored in project and local settings; set it in user settings or with --mode",
                         file.path.display()
@@ -336,7 +358,11 @@ impl SettingsLoader {
     /// A loader for a session in `cwd` whose project is `project_dir`, with the home directory
     /// `home` and `$AGENT_HOME` = `home/.agent`. Defaults: sources user, project and local;
     /// trust read from `$AGENT_HOME/trust.json`; no `--settings` files.
-    pub fn new(home: impl Into<PathBuf>, project_dir: impl Into<PathBuf>, cwd: impl Into<PathBuf>) -> Self {
+    pub fn new(
+        home: impl Into<PathBuf>,
+        project_dir: impl Into<PathBuf>,
+        cwd: impl Into<PathBuf>,
+    ) -> Self {
         let home = home.into();
         Self {
             agent_home: home.join(".agent"),
@@ -381,21 +407,51 @@ impl SettingsLoader {
         let claude_home = self.home.join(".claude");
         if s.user {
             if s.claude {
-                out.push((claude_home.join("settings.json"), Scope::User, true, claude_home.clone()));
+                out.push((
+                    claude_home.join("settings.json"),
+                    Scope::User,
+                    true,
+                    claude_home.clone(),
+                ));
             }
-            out.push((self.agent_home.join("settings.json"), Scope::User, false, self.agent_home.clone()));
+            out.push((
+                self.agent_home.join("settings.json"),
+                Scope::User,
+                false,
+                self.agent_home.clone(),
+            ));
         }
         if s.project {
             if s.claude {
-                out.push((self.project_dir.join(".claude/settings.json"), Scope::Project, true, self.project_dir.clone()));
+                out.push((
+                    self.project_dir.join(".claude/settings.json"),
+                    Scope::Project,
+                    true,
+                    self.project_dir.clone(),
+                ));
             }
-            out.push((self.project_dir.join(".agent/settings.json"), Scope::Project, false, self.project_dir.clone()));
+            out.push((
+                self.project_dir.join(".agent/settings.json"),
+                Scope::Project,
+                false,
+                self.project_dir.clone(),
+            ));
         }
         if s.local {
             if s.claude {
-                out.push((self.project_dir.join(".claude/settings.local.json"), Scope::Local, true, self.cwd.clone()));
+                out.push((
+                    self.project_dir.join(".claude/settings.local.json"),
+                    Scope::Local,
+                    true,
+                    self.cwd.clone(),
+                ));
             }
-            out.push((self.project_dir.join(".agent/settings.local.json"), Scope::Local, false, self.cwd.clone()));
+            out.push((
+                self.project_dir.join(".agent/settings.local.json"),
+                Scope::Local,
+                false,
+                self.cwd.clone(),
+            ));
         }
         out
     }
@@ -408,7 +464,9 @@ impl SettingsLoader {
     pub fn load(&self) -> Result<Settings, SettingsError> {
         let project_trusted = match self.trust_override {
             Some(t) => t,
-            None => TrustStore::load(self.agent_home.join("trust.json"))?.is_trusted(&self.project_dir),
+            None => {
+                TrustStore::load(self.agent_home.join("trust.json"))?.is_trusted(&self.project_dir)
+            }
         };
         let mut files = Vec::new();
         for (path, scope, claude, root) in self.candidates() {
@@ -418,17 +476,34 @@ impl SettingsLoader {
                 Err(source) => return Err(SettingsError::Io { path, source }),
             };
             let trusted = !matches!(scope, Scope::Project | Scope::Local) || project_trusted;
-            files.push(parse_text(path, &text, scope, claude, root, trusted, &self.home)?);
+            files.push(parse_text(
+                path, &text, scope, claude, root, trusted, &self.home,
+            )?);
         }
         for path in &self.cli_files {
             let text = std::fs::read_to_string(path).map_err(|source| SettingsError::Io {
                 path: path.clone(),
                 source,
             })?;
-            let root = path.parent().map_or_else(|| self.cwd.clone(), |p| {
-                if p.as_os_str().is_empty() { self.cwd.clone() } else { absolute(&self.cwd, p) }
-            });
-            files.push(parse_text(absolute(&self.cwd, path), &text, Scope::Cli, false, root, true, &self.home)?);
+            let root = path.parent().map_or_else(
+                || self.cwd.clone(),
+                |p| {
+                    if p.as_os_str().is_empty() {
+                        self.cwd.clone()
+                    } else {
+                        absolute(&self.cwd, p)
+                    }
+                },
+            );
+            files.push(parse_text(
+                absolute(&self.cwd, path),
+                &text,
+                Scope::Cli,
+                false,
+                root,
+                true,
+                &self.home,
+            )?);
         }
         let mut settings = Settings {
             auto_allow_bash_if_sandboxed: true,
@@ -443,7 +518,11 @@ impl SettingsLoader {
 }
 
 fn absolute(cwd: &Path, p: &Path) -> PathBuf {
-    if p.is_absolute() { p.to_path_buf() } else { cwd.join(p) }
+    if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        cwd.join(p)
+    }
 }
 
 fn parse_text(
@@ -486,7 +565,11 @@ fn parse_file(
         let Value::Object(perms) = perms else {
             return Err(invalid("permissions", "must be an object"));
         };
-        for (key, list) in [("deny", RuleList::Deny), ("ask", RuleList::Ask), ("allow", RuleList::Allow)] {
+        for (key, list) in [
+            ("deny", RuleList::Deny),
+            ("ask", RuleList::Ask),
+            ("allow", RuleList::Allow),
+        ] {
             let Some(v) = perms.get(key) else { continue };
             let items = string_list(v, &format!("permissions.{key}"), &invalid)?;
             for (index, text) in items.into_iter().enumerate() {
@@ -526,9 +609,15 @@ fn parse_file(
             }
         }
         if let Some(v) = perms.get("additionalDirectories") {
-            for (i, d) in string_list(v, "permissions.additionalDirectories", &invalid)?.into_iter().enumerate() {
+            for (i, d) in string_list(v, "permissions.additionalDirectories", &invalid)?
+                .into_iter()
+                .enumerate()
+            {
                 if d.trim().is_empty() {
-                    return Err(invalid(&format!("permissions.additionalDirectories[{i}]"), "is empty"));
+                    return Err(invalid(
+                        &format!("permissions.additionalDirectories[{i}]"),
+                        "is empty",
+                    ));
                 }
                 let p = if let Some(rest) = d.strip_prefix("~/") {
                     home.join(rest)
@@ -539,7 +628,9 @@ fn parse_file(
             }
         }
         if let Some(v) = perms.get("defaultMode") {
-            let s = v.as_str().ok_or_else(|| invalid("permissions.defaultMode", "must be a string"))?;
+            let s = v
+                .as_str()
+                .ok_or_else(|| invalid("permissions.defaultMode", "must be a string"))?;
             parsed.default_mode = Some(
                 s.parse::<PermissionMode>()
                     .map_err(|e| invalid("permissions.defaultMode", &e.to_string()))?,
@@ -553,7 +644,12 @@ fn parse_file(
                 *slot = match v {
                     Value::String(s) if s == "disable" => true,
                     Value::Bool(b) => *b,
-                    _ => return Err(invalid(&format!("permissions.{key}"), "must be \"disable\"")),
+                    _ => {
+                        return Err(invalid(
+                            &format!("permissions.{key}"),
+                            "must be \"disable\"",
+                        ));
+                    }
                 };
             }
         }
@@ -567,19 +663,25 @@ fn parse_file(
             ("autoAllowBashIfSandboxed", &mut parsed.auto_allow_bash),
         ] {
             if let Some(v) = sandbox.get(key) {
-                *slot = Some(v.as_bool().ok_or_else(|| invalid(&format!("sandbox.{key}"), "must be true or false"))?);
+                *slot =
+                    Some(v.as_bool().ok_or_else(|| {
+                        invalid(&format!("sandbox.{key}"), "must be true or false")
+                    })?);
             }
         }
     }
-    if let Some(h) = map.get("hooks") {
-        if !h.is_object() {
-            return Err(invalid("hooks", "must be an object mapping event names to matcher groups"));
-        }
+    if let Some(h) = map.get("hooks")
+        && !h.is_object()
+    {
+        return Err(invalid(
+            "hooks",
+            "must be an object mapping event names to matcher groups",
+        ));
     }
-    if let Some(d) = map.get("disableAllHooks") {
-        if !d.is_boolean() {
-            return Err(invalid("disableAllHooks", "must be true or false"));
-        }
+    if let Some(d) = map.get("disableAllHooks")
+        && !d.is_boolean()
+    {
+        return Err(invalid("disableAllHooks", "must be true or false"));
     }
     let file = SettingsFile {
         path,

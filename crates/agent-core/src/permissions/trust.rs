@@ -70,10 +70,11 @@ impl TrustStore {
         let path = path.into();
         let folders = match std::fs::read_to_string(&path) {
             Ok(text) => {
-                let file: TrustFile = serde_json::from_str(&text).map_err(|source| TrustError::Format {
-                    path: path.clone(),
-                    source,
-                })?;
+                let file: TrustFile =
+                    serde_json::from_str(&text).map_err(|source| TrustError::Format {
+                        path: path.clone(),
+                        source,
+                    })?;
                 file.trusted
             }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
@@ -163,7 +164,7 @@ mod tests {
         assert!(store2.is_trusted(&proj));
         assert!(store2.is_trusted(&proj.join("sub")));
         assert!(!store2.is_trusted(tmp.path()));
-        let mut store3 = store2.clone();
+        let mut store3 = store2;
         assert!(store3.untrust(&proj).unwrap());
         assert!(!TrustStore::load(&store_path).unwrap().is_trusted(&proj));
     }
@@ -173,6 +174,11 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let p = tmp.path().join("trust.json");
         std::fs::write(&p, "{nope").unwrap();
-        assert!(TrustStore::load(&p).unwrap_err().to_string().contains("fix or delete"));
+        assert!(
+            TrustStore::load(&p)
+                .unwrap_err()
+                .to_string()
+                .contains("fix or delete")
+        );
     }
 }

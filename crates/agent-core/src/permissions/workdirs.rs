@@ -30,6 +30,8 @@ pub struct WorkingDirs {
     home: PathBuf,
     /// Each working directory in lexical form and, when different, canonical form.
     dirs: Vec<PathBuf>,
+    /// Each working directory's lexical form with its canonical form (resolved once).
+    anchors: Vec<(PathBuf, PathBuf)>,
 }
 
 impl WorkingDirs {
@@ -38,18 +40,27 @@ impl WorkingDirs {
         let cwd = normalize(cwd);
         let home = normalize(home);
         let mut dirs = Vec::new();
+        let mut anchors = Vec::new();
         for d in std::iter::once(&cwd).chain(additional.iter()) {
             let lexical = normalize(&absolute(&cwd, &home, d));
             if let Ok(real) = std::fs::canonicalize(&lexical) {
                 if real != lexical && !dirs.contains(&real) {
-                    dirs.push(real);
+                    dirs.push(real.clone());
                 }
+                anchors.push((lexical.clone(), real));
             }
             if !dirs.contains(&lexical) {
                 dirs.push(lexical);
             }
         }
-        Self { cwd, home, dirs }
+        // Deepest first, so the most specific anchor is used.
+        anchors.sort_by_key(|(l, _)| std::cmp::Reverse(l.components().count()));
+        Self {
+            cwd,
+            home,
+            dirs,
+            anchors,
+        }
     }
 
     /// The current directory.
@@ -70,20 +81,50 @@ impl WorkingDirs {
     /// Resolves a path written by a tool or a command.
     pub fn resolve(&self, path: &str) -> ResolvedPath {
         let lexical = normalize(&absolute(&self.cwd, &self.home, Path::new(path)));
-        let real = real_path(&lexical).filter(|r| *r != lexical);
+        let real = self.real_path(&lexical).filter(|r| *r != lexical);
         ResolvedPath { lexical, real }
+    }
+
+    /// Symlink resolution. Below a working directory (canonicalised when the session started)
+    /// only the components below it are examined, one `lstat` each, stopping at the first that
+    /// does not exist; a symlink there, or a path elsewhere, takes the full `canonicalize`.
+    fn real_path(&self, lexical: &Path) -> Option<PathBuf> {
+        for (dir, real_dir) in &self.anchors {
+            let Ok(rest) = lexical.strip_prefix(dir) else {
+                continue;
+            };
+            let mut cur = real_dir.clone();
+            let mut parts = rest.components().peekable();
+            while let Some(part) = parts.next() {
+                cur.push(part);
+                match std::fs::symlink_metadata(&cur) {
+                    Ok(m) if m.file_type().is_symlink() => return real_path(lexical),
+                    Ok(_) => {}
+                    Err(_) => {
+                        cur.extend(parts);
+                        return Some(cur);
+                    }
+                }
+            }
+            return Some(cur);
+        }
+        real_path(lexical)
     }
 
     /// Whether every form of the path is inside a working directory (segment-wise: `/p` never
     /// contains `/p-backup`).
     pub fn contains(&self, path: &ResolvedPath) -> bool {
-        path.forms().all(|p| self.dirs.iter().any(|d| p.starts_with(d)))
+        path.forms()
+            .all(|p| self.dirs.iter().any(|d| p.starts_with(d)))
     }
 
     /// Whether `path` is the filesystem root, a top-level directory, the home directory, or a
     /// working directory or one of its parents (the critical paths of claude-code.md §4.3).
     pub fn is_critical(&self, path: &Path) -> bool {
-        let depth = path.components().filter(|c| matches!(c, Component::Normal(_))).count();
+        let depth = path
+            .components()
+            .filter(|c| matches!(c, Component::Normal(_)))
+            .count();
         depth <= 1
             || path == self.home
             || self.home.starts_with(path)
@@ -147,7 +188,10 @@ mod tests {
 
     #[test]
     fn lexical_normalisation() {
-        assert_eq!(normalize(Path::new("/a/./b//c/../d/")), PathBuf::from("/a/b/d"));
+        assert_eq!(
+            normalize(Path::new("/a/./b//c/../d/")),
+            PathBuf::from("/a/b/d")
+        );
         assert_eq!(normalize(Path::new("/../../etc")), PathBuf::from("/etc"));
     }
 
@@ -168,12 +212,32 @@ mod tests {
         assert_eq!(through_link.real.as_deref(), Some(Path::new("/etc/passwd")));
         assert!(!w.contains(&through_link));
         assert_eq!(w.resolve("~/x").lexical, PathBuf::from("/home/u/x"));
+        // A symlink deeper down, and a dangling one.
+        std::fs::create_dir_all(proj.join("src/a")).unwrap();
+        std::os::unix::fs::symlink(root.join("proj-backup"), proj.join("src/a/out")).unwrap();
+        assert!(!w.contains(&w.resolve("src/a/out/new.txt")));
+        std::os::unix::fs::symlink("/nonexistent/target", proj.join("dangling")).unwrap();
+        let d = w.resolve("dangling");
+        assert!(d.real.is_none() || !w.contains(&d), "{d:?}");
     }
 
     #[test]
     fn critical_paths() {
-        let w = WorkingDirs::new(Path::new("/work/p"), Path::new("/home/u"), &[PathBuf::from("/data/extra")]);
-        for p in ["/", "/usr", "/home", "/home/u", "/work", "/work/p", "/data/extra", "/data"] {
+        let w = WorkingDirs::new(
+            Path::new("/work/p"),
+            Path::new("/home/u"),
+            &[PathBuf::from("/data/extra")],
+        );
+        for p in [
+            "/",
+            "/usr",
+            "/home",
+            "/home/u",
+            "/work",
+            "/work/p",
+            "/data/extra",
+            "/data",
+        ] {
             assert!(w.is_critical(Path::new(p)), "{p}");
         }
         for p in ["/work/p/build", "/home/u/x", "/usr/lib", "/data/extra/x"] {

@@ -295,7 +295,9 @@ pub enum IssueKind {
 
 /// Why a script could not be parsed at all.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("cannot parse shell command: {message}; commands that cannot be parsed are never auto-approved")]
+#[error(
+    "cannot parse shell command: {message}; commands that cannot be parsed are never auto-approved"
+)]
 pub struct ShellError {
     /// The parser's message.
     pub message: String,

@@ -18,7 +18,9 @@ use super::{
 pub const MAX_DEPTH: u32 = 16;
 
 /// Shells whose `-c` argument, or stdin here-document, is a script to analyse.
-const SHELLS: &[&str] = &["bash", "sh", "zsh", "dash", "ksh", "mksh", "ash", "yash", "posh"];
+const SHELLS: &[&str] = &[
+    "bash", "sh", "zsh", "dash", "ksh", "mksh", "ash", "yash", "posh",
+];
 
 pub(super) fn parse_top(script: &str) -> Result<ParsedScript, ShellError> {
     let opts = ParserOptions::default();
@@ -67,7 +69,10 @@ impl Walker {
         }
         match parse_program(text, &self.opts) {
             Ok(program) => self.program(&program, origin, depth),
-            Err(e) => self.issue(IssueKind::NestedParse, format!("cannot parse `{text}`: {e}")),
+            Err(e) => self.issue(
+                IssueKind::NestedParse,
+                format!("cannot parse `{text}`: {e}"),
+            ),
         }
     }
 
@@ -173,7 +178,10 @@ impl Walker {
         match compound {
             CompoundCommand::Arithmetic(a) => self.scan(&a.expr.value, &mut pending),
             CompoundCommand::ArithmeticForClause(f) => {
-                for e in [&f.initializer, &f.condition, &f.updater].into_iter().flatten() {
+                for e in [&f.initializer, &f.condition, &f.updater]
+                    .into_iter()
+                    .flatten()
+                {
                     self.scan(&e.value, &mut pending);
                 }
                 self.compound_list(&f.body.list, origin, depth);
@@ -235,7 +243,12 @@ impl Walker {
     }
 
     fn absorb(&mut self, analysis: Analysis, pending: &mut Pending) -> Word {
-        pending.extend(analysis.nested.into_iter().map(|s| (s, Origin::Substitution)));
+        pending.extend(
+            analysis
+                .nested
+                .into_iter()
+                .map(|s| (s, Origin::Substitution)),
+        );
         self.out.issues.extend(analysis.issues);
         analysis.word
     }
@@ -252,7 +265,13 @@ impl Walker {
         }
     }
 
-    fn simple(&mut self, simple: &ast::SimpleCommand, origin: Origin, depth: u32, outer: &[Redirect]) {
+    fn simple(
+        &mut self,
+        simple: &ast::SimpleCommand,
+        origin: Origin,
+        depth: u32,
+        outer: &[Redirect],
+    ) {
         let mut pending = Pending::new();
         let mut deferred = Vec::new();
         let mut words = Vec::new();
@@ -263,7 +282,12 @@ impl Walker {
             .iter()
             .flat_map(|p| p.0.iter().map(|i| (i, true)))
             .chain(simple.word_or_name.iter().map(|_| (&NAME_MARKER, false)))
-            .chain(simple.suffix.iter().flat_map(|s| s.0.iter().map(|i| (i, false))));
+            .chain(
+                simple
+                    .suffix
+                    .iter()
+                    .flat_map(|s| s.0.iter().map(|i| (i, false))),
+            );
         for (item, in_prefix) in items {
             if std::ptr::eq(item, &NAME_MARKER) {
                 if let Some(name) = &simple.word_or_name {
@@ -379,7 +403,11 @@ impl Walker {
                         None
                     }
                 };
-                Redirect { fd: *fd, op, target }
+                Redirect {
+                    fd: *fd,
+                    op,
+                    target,
+                }
             }
             R::HereDocument(fd, doc) => {
                 let body = &doc.doc.value;
@@ -440,10 +468,10 @@ impl Walker {
                 ShellInvocation::Command(i) => self.string_script(&words[i], pending),
                 ShellInvocation::Stdin => {
                     for r in &command.redirects {
-                        if matches!(r.op, RedirectOp::HereDocument | RedirectOp::HereString) {
-                            if let Some(t) = &r.target {
-                                self.string_script(t, pending);
-                            }
+                        if matches!(r.op, RedirectOp::HereDocument | RedirectOp::HereString)
+                            && let Some(t) = &r.target
+                        {
+                            self.string_script(t, pending);
                         }
                     }
                 }
@@ -454,7 +482,10 @@ impl Walker {
             if args.iter().any(|w| w.dynamic) {
                 self.issue(
                     IssueKind::DynamicScript,
-                    format!("`eval` of a value only known at run time: {}", super::join(args)),
+                    format!(
+                        "`eval` of a value only known at run time: {}",
+                        super::join(args)
+                    ),
                 );
             }
             pending.push((super::join(args), Origin::ShellString));
@@ -492,8 +523,10 @@ impl Walker {
 }
 
 /// Placeholder used to splice the command name between prefix and suffix items.
-static NAME_MARKER: CommandPrefixOrSuffixItem =
-    CommandPrefixOrSuffixItem::Word(ast::Word { value: String::new(), loc: None });
+static NAME_MARKER: CommandPrefixOrSuffixItem = CommandPrefixOrSuffixItem::Word(ast::Word {
+    value: String::new(),
+    loc: None,
+});
 
 fn inner_origin(origin: Origin) -> Origin {
     match origin {
@@ -521,7 +554,11 @@ fn shell_invocation(words: &[Word]) -> ShellInvocation {
             break;
         }
         if a.starts_with("--") {
-            i += if matches!(a, "--rcfile" | "--init-file") { 2 } else { 1 };
+            i += if matches!(a, "--rcfile" | "--init-file") {
+                2
+            } else {
+                1
+            };
             continue;
         }
         if a.len() > 1 && (a.starts_with('-') || a.starts_with('+')) {
@@ -546,7 +583,10 @@ fn find_exec_segments(words: &[Word]) -> Vec<Vec<Word>> {
     let mut out = Vec::new();
     let mut i = 1;
     while i < words.len() {
-        if matches!(words[i].text.as_str(), "-exec" | "-execdir" | "-ok" | "-okdir") {
+        if matches!(
+            words[i].text.as_str(),
+            "-exec" | "-execdir" | "-ok" | "-okdir"
+        ) {
             let start = i + 1;
             let mut end = start;
             while end < words.len() && !matches!(words[end].text.as_str(), ";" | "+") {
@@ -599,18 +639,23 @@ mod tests {
         assert_eq!(names("f() { rm -rf /; }; f"), ["rm -rf /", "f"]);
         assert_eq!(names("[[ -f $(id) ]]"), ["id"]);
         assert_eq!(names("(( x[$(id)] ))"), ["id"]);
-        assert_eq!(names("echo \"a $(echo \"b $(rm y)\")\""), [
-            "echo a $(echo \"b $(rm y)\")",
-            "echo b $(rm y)",
-            "rm y"
-        ]);
+        assert_eq!(
+            names("echo \"a $(echo \"b $(rm y)\")\""),
+            ["echo a $(echo \"b $(rm y)\")", "echo b $(rm y)", "rm y"]
+        );
     }
 
     #[test]
     fn shell_strings_are_parsed() {
-        assert_eq!(names("bash -c 'rm -rf /'"), ["bash -c rm -rf /", "rm -rf /"]);
+        assert_eq!(
+            names("bash -c 'rm -rf /'"),
+            ["bash -c rm -rf /", "rm -rf /"]
+        );
         assert_eq!(names("sh -lc \"a; b\""), ["sh -lc a; b", "a", "b"]);
-        assert_eq!(names("sudo -u x bash -c 'rm'"), ["sudo -u x bash -c rm", "rm"]);
+        assert_eq!(
+            names("sudo -u x bash -c 'rm'"),
+            ["sudo -u x bash -c rm", "rm"]
+        );
         assert_eq!(names("eval 'rm x'"), ["eval rm x", "rm x"]);
         assert_eq!(names("env -S 'rm x'"), ["env -S rm x", "rm x"]);
         assert_eq!(names("bash <<EOF\nrm -rf /\nEOF"), ["bash", "rm -rf /"]);
@@ -638,14 +683,31 @@ mod tests {
         let s = parse("FOO=1 git status > out.txt 2>&1 < in &> both").unwrap();
         let c = &s.commands[0];
         assert_eq!(c.assignments[0].name, "FOO");
-        let written: Vec<_> = c.redirects.iter().filter_map(|r| r.written_file()).map(|w| w.text.as_str()).collect();
+        let written: Vec<_> = c
+            .redirects
+            .iter()
+            .filter_map(|r| r.written_file())
+            .map(|w| w.text.as_str())
+            .collect();
         assert_eq!(written, ["out.txt", "both"]);
-        let read: Vec<_> = c.redirects.iter().filter_map(|r| r.read_file()).map(|w| w.text.as_str()).collect();
+        let read: Vec<_> = c
+            .redirects
+            .iter()
+            .filter_map(|r| r.read_file())
+            .map(|w| w.text.as_str())
+            .collect();
         assert_eq!(read, ["in"]);
         let s = parse("{ echo x; } > f").unwrap();
-        assert!(s.commands.iter().any(|c| c.words.is_empty() && c.redirects[0].written_file().is_some()));
+        assert!(
+            s.commands
+                .iter()
+                .any(|c| c.words.is_empty() && c.redirects[0].written_file().is_some())
+        );
         let s = parse("echo x >&out").unwrap();
-        assert_eq!(s.commands[0].redirects[0].written_file().unwrap().text, "out");
+        assert_eq!(
+            s.commands[0].redirects[0].written_file().unwrap().text,
+            "out"
+        );
     }
 
     #[test]

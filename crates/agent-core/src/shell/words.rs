@@ -21,7 +21,10 @@ fn is_plain(raw: &str) -> bool {
     !raw.is_empty()
         && raw.bytes().all(|b| {
             b.is_ascii_alphanumeric()
-                || matches!(b, b'-' | b'_' | b'.' | b'/' | b'=' | b':' | b',' | b'+' | b'%' | b'@' | b'^')
+                || matches!(
+                    b,
+                    b'-' | b'_' | b'.' | b'/' | b'=' | b':' | b',' | b'+' | b'%' | b'@' | b'^'
+                )
         })
 }
 
@@ -102,7 +105,8 @@ fn add_pieces(
                     acc.word.text.push_str(slice);
                 }
             },
-            WordPiece::DoubleQuotedSequence(inner) | WordPiece::GettextDoubleQuotedSequence(inner) => {
+            WordPiece::DoubleQuotedSequence(inner)
+            | WordPiece::GettextDoubleQuotedSequence(inner) => {
                 add_pieces(inner, src, true, acc, opts);
             }
             WordPiece::TildeExpansion(TildeExpr::Home) if acc.word.text.is_empty() => {
@@ -167,27 +171,85 @@ fn parameter_operands(expr: &ParameterExpr) -> Vec<&str> {
         ParameterExpr::Parameter { parameter, .. }
         | ParameterExpr::ParameterLength { parameter, .. }
         | ParameterExpr::Transform { parameter, .. } => Some(parameter),
-        ParameterExpr::UseDefaultValues { parameter, default_value: s, .. }
-        | ParameterExpr::AssignDefaultValues { parameter, default_value: s, .. }
-        | ParameterExpr::IndicateErrorIfNullOrUnset { parameter, error_message: s, .. }
-        | ParameterExpr::UseAlternativeValue { parameter, alternative_value: s, .. }
-        | ParameterExpr::RemoveSmallestSuffixPattern { parameter, pattern: s, .. }
-        | ParameterExpr::RemoveLargestSuffixPattern { parameter, pattern: s, .. }
-        | ParameterExpr::RemoveSmallestPrefixPattern { parameter, pattern: s, .. }
-        | ParameterExpr::RemoveLargestPrefixPattern { parameter, pattern: s, .. }
-        | ParameterExpr::UppercaseFirstChar { parameter, pattern: s, .. }
-        | ParameterExpr::UppercasePattern { parameter, pattern: s, .. }
-        | ParameterExpr::LowercaseFirstChar { parameter, pattern: s, .. }
-        | ParameterExpr::LowercasePattern { parameter, pattern: s, .. } => {
+        ParameterExpr::UseDefaultValues {
+            parameter,
+            default_value: s,
+            ..
+        }
+        | ParameterExpr::AssignDefaultValues {
+            parameter,
+            default_value: s,
+            ..
+        }
+        | ParameterExpr::IndicateErrorIfNullOrUnset {
+            parameter,
+            error_message: s,
+            ..
+        }
+        | ParameterExpr::UseAlternativeValue {
+            parameter,
+            alternative_value: s,
+            ..
+        }
+        | ParameterExpr::RemoveSmallestSuffixPattern {
+            parameter,
+            pattern: s,
+            ..
+        }
+        | ParameterExpr::RemoveLargestSuffixPattern {
+            parameter,
+            pattern: s,
+            ..
+        }
+        | ParameterExpr::RemoveSmallestPrefixPattern {
+            parameter,
+            pattern: s,
+            ..
+        }
+        | ParameterExpr::RemoveLargestPrefixPattern {
+            parameter,
+            pattern: s,
+            ..
+        }
+        | ParameterExpr::UppercaseFirstChar {
+            parameter,
+            pattern: s,
+            ..
+        }
+        | ParameterExpr::UppercasePattern {
+            parameter,
+            pattern: s,
+            ..
+        }
+        | ParameterExpr::LowercaseFirstChar {
+            parameter,
+            pattern: s,
+            ..
+        }
+        | ParameterExpr::LowercasePattern {
+            parameter,
+            pattern: s,
+            ..
+        } => {
             out.extend(s.as_deref());
             Some(parameter)
         }
-        ParameterExpr::Substring { parameter, offset, length, .. } => {
+        ParameterExpr::Substring {
+            parameter,
+            offset,
+            length,
+            ..
+        } => {
             out.push(offset.value.as_str());
             out.extend(length.as_ref().map(|l| l.value.as_str()));
             Some(parameter)
         }
-        ParameterExpr::ReplaceSubstring { parameter, pattern, replacement, .. } => {
+        ParameterExpr::ReplaceSubstring {
+            parameter,
+            pattern,
+            replacement,
+            ..
+        } => {
             out.push(pattern.as_str());
             out.extend(replacement.as_deref());
             Some(parameter)
@@ -220,14 +282,13 @@ fn unescape_backquoted(body: &str) -> String {
     let mut out = String::with_capacity(body.len());
     let mut chars = body.chars().peekable();
     while let Some(c) = chars.next() {
-        if c == '\\' {
-            if let Some(&next) = chars.peek() {
-                if matches!(next, '$' | '`' | '\\') {
-                    out.push(next);
-                    chars.next();
-                    continue;
-                }
-            }
+        if c == '\\'
+            && let Some(&next) = chars.peek()
+            && matches!(next, '$' | '`' | '\\')
+        {
+            out.push(next);
+            chars.next();
+            continue;
         }
         out.push(c);
     }
@@ -308,7 +369,15 @@ mod tests {
 
     #[test]
     fn quoting_is_removed() {
-        for raw in [r"\rm", r#""rm""#, "'rm'", "r''m", r#"r"m""#, "$'\\x72\\x6d'", "$'\\162m'"] {
+        for raw in [
+            r"\rm",
+            r#""rm""#,
+            "'rm'",
+            "r''m",
+            r#"r"m""#,
+            "$'\\x72\\x6d'",
+            "$'\\162m'",
+        ] {
             let word = w(raw);
             assert_eq!(word.text, "rm", "{raw}");
             assert!(!word.dynamic && !word.glob, "{raw}");

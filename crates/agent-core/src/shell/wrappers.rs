@@ -41,25 +41,103 @@ struct Spec {
 }
 
 const SPECS: &[Spec] = &[
-    spec("timeout", "sk", &["--signal", "--kill-after"], 1, false, true),
+    spec(
+        "timeout",
+        "sk",
+        &["--signal", "--kill-after"],
+        1,
+        false,
+        true,
+    ),
     spec("time", "fo", &["--format", "--output"], 0, false, true),
-    Spec { numeric_flags: true, ..spec("nice", "n", &["--adjustment"], 0, false, true) },
+    Spec {
+        numeric_flags: true,
+        ..spec("nice", "n", &["--adjustment"], 0, false, true)
+    },
     spec("nohup", "", &[], 0, false, true),
-    spec("stdbuf", "ioe", &["--input", "--output", "--error"], 0, false, true),
+    spec(
+        "stdbuf",
+        "ioe",
+        &["--input", "--output", "--error"],
+        0,
+        false,
+        true,
+    ),
     spec("command", "", &[], 0, false, true),
     spec("builtin", "", &[], 0, false, true),
     spec("noglob", "", &[], 0, false, true),
     spec("exec", "a", &[], 0, false, true),
-    spec("xargs", "InPLsdEa", &["--arg-file", "--delimiter", "--eof", "--replace", "--max-lines",
-        "--max-args", "--max-procs", "--max-chars", "--process-slot-var"], 0, false, true),
-    spec("env", "uCS", &["--unset", "--chdir", "--split-string"], 0, true, false),
-    spec("sudo", "ugpCDrtTUh", &["--user", "--group", "--prompt", "--close-from", "--chdir",
-        "--role", "--type", "--command-timeout", "--other-user", "--host"], 0, true, false),
+    spec(
+        "xargs",
+        "InPLsdEa",
+        &[
+            "--arg-file",
+            "--delimiter",
+            "--eof",
+            "--replace",
+            "--max-lines",
+            "--max-args",
+            "--max-procs",
+            "--max-chars",
+            "--process-slot-var",
+        ],
+        0,
+        false,
+        true,
+    ),
+    spec(
+        "env",
+        "uCS",
+        &["--unset", "--chdir", "--split-string"],
+        0,
+        true,
+        false,
+    ),
+    spec(
+        "sudo",
+        "ugpCDrtTUh",
+        &[
+            "--user",
+            "--group",
+            "--prompt",
+            "--close-from",
+            "--chdir",
+            "--role",
+            "--type",
+            "--command-timeout",
+            "--other-user",
+            "--host",
+        ],
+        0,
+        true,
+        false,
+    ),
     spec("doas", "uC", &[], 0, false, false),
-    spec("watch", "nd", &["--interval", "--differences"], 0, false, false),
-    spec("ionice", "cnp", &["--class", "--classdata", "--pid"], 0, false, false),
+    spec(
+        "watch",
+        "nd",
+        &["--interval", "--differences"],
+        0,
+        false,
+        false,
+    ),
+    spec(
+        "ionice",
+        "cnp",
+        &["--class", "--classdata", "--pid"],
+        0,
+        false,
+        false,
+    ),
     spec("setsid", "", &[], 0, false, false),
-    spec("flock", "wEc", &["--timeout", "--conflict-exit-code", "--command"], 1, false, false),
+    spec(
+        "flock",
+        "wEc",
+        &["--timeout", "--conflict-exit-code", "--command"],
+        1,
+        false,
+        false,
+    ),
     spec("chrt", "", &[], 1, false, false),
     spec("taskset", "", &[], 1, false, false),
     spec("nocorrect", "", &[], 0, false, false),
@@ -99,7 +177,9 @@ pub fn unwrap(words: &[Word]) -> Vec<Layer> {
     let mut start = 0;
     // Each layer consumes at least its own name, so this ends; the bound is a belt and braces.
     while start < words.len() && layers.len() < 32 {
-        let Some(layer) = peel(words, start) else { break };
+        let Some(layer) = peel(words, start) else {
+            break;
+        };
         start = layer.inner;
         layers.push(layer);
     }
@@ -126,7 +206,10 @@ fn peel(words: &[Word], start: usize) -> Option<Layer> {
             saw_option = true;
             let name_part = long.split('=').next().unwrap_or(long);
             let needs_arg = !long.contains('=')
-                && spec.long_with_arg.iter().any(|l| l.trim_start_matches("--") == name_part);
+                && spec
+                    .long_with_arg
+                    .iter()
+                    .any(|l| l.trim_start_matches("--") == name_part);
             i += if needs_arg { 2 } else { 1 };
             continue;
         }
@@ -208,7 +291,10 @@ mod tests {
     }
 
     fn inner(s: &str) -> Vec<(&'static str, usize, bool)> {
-        unwrap(&words(s)).into_iter().map(|l| (l.wrapper, l.inner, l.transparent)).collect()
+        unwrap(&words(s))
+            .into_iter()
+            .map(|l| (l.wrapper, l.inner, l.transparent))
+            .collect()
     }
 
     #[test]
@@ -218,8 +304,14 @@ mod tests {
         assert_eq!(inner("timeout --signal=KILL 5 rm"), [("timeout", 3, true)]);
         assert_eq!(inner("nice -n 10 rm"), [("nice", 3, true)]);
         assert_eq!(inner("nice -10 rm"), [("nice", 2, true)]);
-        assert_eq!(inner("sudo -u root env A=1 rm"), [("sudo", 3, false), ("env", 5, false)]);
-        assert_eq!(inner("nohup time rm"), [("nohup", 1, true), ("time", 2, true)]);
+        assert_eq!(
+            inner("sudo -u root env A=1 rm"),
+            [("sudo", 3, false), ("env", 5, false)]
+        );
+        assert_eq!(
+            inner("nohup time rm"),
+            [("nohup", 1, true), ("time", 2, true)]
+        );
         assert_eq!(inner("xargs rm"), [("xargs", 1, true)]);
         assert_eq!(inner("xargs -0 rm"), [("xargs", 2, false)]);
         assert_eq!(inner("xargs -I {} rm {}"), [("xargs", 3, false)]);

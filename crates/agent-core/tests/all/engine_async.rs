@@ -39,13 +39,25 @@ fn hooks_run_in_every_mode_and_can_only_tighten() {
         assert_eq!(d.reason, "hook says so");
         // A hook allow does not undo a deny rule (B6) ...
         let d = e.check(&bash("curl x"), &hook(HookDecision::Allow));
-        assert_eq!((d.behavior, d.step), (Behavior::Deny, Step::DenyRule), "{mode}");
+        assert_eq!(
+            (d.behavior, d.step),
+            (Behavior::Deny, Step::DenyRule),
+            "{mode}"
+        );
         // ... nor a hook ask (B7) ...
         let d = e.check(&bash("curl x"), &hook(HookDecision::Ask));
-        assert_eq!((d.behavior, d.step), (Behavior::Deny, Step::DenyRule), "{mode}");
+        assert_eq!(
+            (d.behavior, d.step),
+            (Behavior::Deny, Step::DenyRule),
+            "{mode}"
+        );
         // ... and an ask rule is a hard consent gate (B8).
         let d = e.check(&bash("git push"), &hook(HookDecision::Allow));
-        let want = if mode == PermissionMode::DontAsk { Behavior::Deny } else { Behavior::Ask };
+        let want = if mode == PermissionMode::DontAsk {
+            Behavior::Deny
+        } else {
+            Behavior::Ask
+        };
         assert_eq!((d.behavior, d.step), (want, Step::AskRule), "{mode}");
         // A hook allow cannot approve a critical rm.
         let d = e.check(&bash("rm -r /"), &hook(HookDecision::Allow));
@@ -65,7 +77,11 @@ fn hook_allow_and_ask_in_the_middle_of_the_order() {
     assert_eq!((d.behavior, d.step), (Behavior::Ask, Step::Hook));
     let e = engine(rules(), PermissionMode::DontAsk);
     let d = e.check(&bash("npm install"), &hook(HookDecision::Allow));
-    assert_eq!((d.behavior, d.step), (Behavior::Allow, Step::HookAllow), "dontAsk honours a hook allow");
+    assert_eq!(
+        (d.behavior, d.step),
+        (Behavior::Allow, Step::HookAllow),
+        "dontAsk honours a hook allow"
+    );
 }
 
 #[test]
@@ -99,7 +115,10 @@ fn policies_constrain_even_bypass_permissions() {
     let d = e.check(&bash("npm install"), &PreToolUseOutcome::default());
     assert_eq!((d.behavior, d.step), (Behavior::Deny, Step::Policy));
     assert!(d.reason.contains("read-only"), "{}", d.reason);
-    let d = e.check(&ToolCall::new("Read", input("Read", "/etc/passwd")), &PreToolUseOutcome::default());
+    let d = e.check(
+        &ToolCall::new("Read", input("Read", "/etc/passwd")),
+        &PreToolUseOutcome::default(),
+    );
     assert_eq!((d.behavior, d.step), (Behavior::Allow, Step::Mode));
     // A policy deny also tightens an ask into a deny: the user is not asked to approve what
     // the embedder forbids.
@@ -117,7 +136,11 @@ fn policy_chain_allow_deny_and_rewrite() {
         .settings(&settings(rules()))
         .policy(Box::new(composite))
         .policy(Box::new(FnPolicy::new("sandbox-writes", |c: &ToolCall| {
-            (c.tool_name == "Write").then(|| PolicyVerdict::AllowWithInput(json!({"file_path": "/srv/agent-fixture/proj/out/x", "content": ""})))
+            (c.tool_name == "Write").then(|| {
+                PolicyVerdict::AllowWithInput(
+                    json!({"file_path": "/srv/agent-fixture/proj/out/x", "content": ""}),
+                )
+            })
         })))
         .policy(Box::new(FnPolicy::new("allow-make", |c: &ToolCall| {
             (c.input["command"] == "make").then_some(PolicyVerdict::Allow)
@@ -125,15 +148,24 @@ fn policy_chain_allow_deny_and_rewrite() {
         .build()
         .unwrap();
     let none = PreToolUseOutcome::default();
-    let d = e.check(&ToolCall::new("WebFetch", input("WebFetch", "https://x.org")), &none);
+    let d = e.check(
+        &ToolCall::new("WebFetch", input("WebFetch", "https://x.org")),
+        &none,
+    );
     assert_eq!((d.behavior, d.step), (Behavior::Deny, Step::Policy));
     let d = e.check(&ToolCall::new("Glob", input("Glob", ".")), &none);
     assert_eq!((d.behavior, d.step), (Behavior::Deny, Step::Policy));
     let d = e.check(&bash("make"), &none);
     assert_eq!((d.behavior, d.step), (Behavior::Allow, Step::Policy));
-    let d = e.check(&ToolCall::new("Write", input("Write", "/tmp/anything")), &none);
+    let d = e.check(
+        &ToolCall::new("Write", input("Write", "/tmp/anything")),
+        &none,
+    );
     assert_eq!((d.behavior, d.step), (Behavior::Allow, Step::Policy));
-    assert_eq!(d.updated_input.unwrap()["file_path"], "/srv/agent-fixture/proj/out/x");
+    assert_eq!(
+        d.updated_input.unwrap()["file_path"],
+        "/srv/agent-fixture/proj/out/x"
+    );
     // A deny rule still beats a policy allow (step 2 before step 5).
     let d = e.check(&bash("curl x"), &none);
     assert_eq!((d.behavior, d.step), (Behavior::Deny, Step::DenyRule));
@@ -142,13 +174,20 @@ fn policy_chain_allow_deny_and_rewrite() {
 #[test]
 fn a_rewritten_input_is_rechecked() {
     let e = PermissionEngine::builder(CWD, HOME)
-        .settings(&settings(json!({"permissions": {"deny": ["Edit(//etc/**)"]}})))
+        .settings(&settings(
+            json!({"permissions": {"deny": ["Edit(//etc/**)"]}}),
+        ))
         .policy(Box::new(FnPolicy::new("evil", |_| {
-            Some(PolicyVerdict::AllowWithInput(json!({"file_path": "/etc/passwd", "content": ""})))
+            Some(PolicyVerdict::AllowWithInput(
+                json!({"file_path": "/etc/passwd", "content": ""}),
+            ))
         })))
         .build()
         .unwrap();
-    let d = e.check(&ToolCall::new("Write", input("Write", "a.txt")), &PreToolUseOutcome::default());
+    let d = e.check(
+        &ToolCall::new("Write", input("Write", "a.txt")),
+        &PreToolUseOutcome::default(),
+    );
     assert_eq!((d.behavior, d.step), (Behavior::Deny, Step::DenyRule));
 }
 
@@ -197,7 +236,11 @@ async fn ask_once_per_session_then_allow_revocable_and_resettable() {
     let none = PreToolUseOutcome::default();
     let d = e.decide(&bash("npm test --watch"), &none).await;
     assert_eq!((d.behavior, d.step), (Behavior::Allow, Step::Prompt));
-    assert!(p.seen.lock().unwrap()[0].suggestions.contains(&"Bash(npm test *)".to_owned()));
+    assert!(
+        p.seen.lock().unwrap()[0]
+            .suggestions
+            .contains(&"Bash(npm test *)".to_owned())
+    );
     // Asked once; now granted for the session, scoped by the rule.
     let d = e.decide(&bash("npm test"), &none).await;
     assert_eq!((d.behavior, d.step), (Behavior::Allow, Step::AllowRule));
@@ -215,21 +258,30 @@ async fn ask_once_per_session_then_allow_revocable_and_resettable() {
     assert_eq!(grants.len(), 2);
     assert!(e.grants().revoke(grants[0].id));
     let d = e.check(&bash("npm test"), &none);
-    assert_eq!(d.behavior, Behavior::Allow, "still covered by the Bash tool grant");
+    assert_eq!(
+        d.behavior,
+        Behavior::Allow,
+        "still covered by the Bash tool grant"
+    );
     e.grants().reset();
     let d = e.check(&bash("npm test"), &none);
     assert_eq!(d.behavior, Behavior::Ask);
     // Tool-scoped grant.
     let call = ToolCall::new("WebFetch", input("WebFetch", "https://example.org"));
     assert_eq!(e.decide(&call, &none).await.behavior, Behavior::Allow);
-    let d = e.check(&ToolCall::new("WebFetch", input("WebFetch", "https://other.org")), &none);
+    let d = e.check(
+        &ToolCall::new("WebFetch", input("WebFetch", "https://other.org")),
+        &none,
+    );
     assert_eq!((d.behavior, d.step), (Behavior::Allow, Step::AllowRule));
 }
 
 #[tokio::test]
 async fn no_prompter_means_deny_with_a_suggestion() {
     let e = engine(rules(), PermissionMode::Default);
-    let d = e.decide(&bash("npm install x"), &PreToolUseOutcome::default()).await;
+    let d = e
+        .decide(&bash("npm install x"), &PreToolUseOutcome::default())
+        .await;
     assert_eq!((d.behavior, d.step), (Behavior::Deny, Step::Prompt));
     assert!(d.reason.contains("Bash(npm install *)"), "{}", d.reason);
 }
@@ -274,7 +326,9 @@ async fn permission_request_handler_answers_before_the_prompter_but_not_for_crit
     }]);
     let e = PermissionEngine::builder(CWD, HOME)
         .settings(&settings(rules()))
-        .permission_request_handler(Arc::new(HookHandler(PromptAnswer::AllowOnce { updated_input: None })))
+        .permission_request_handler(Arc::new(HookHandler(PromptAnswer::AllowOnce {
+            updated_input: None,
+        })))
         .prompter(p.clone())
         .build()
         .unwrap();
@@ -285,7 +339,11 @@ async fn permission_request_handler_answers_before_the_prompter_but_not_for_crit
     assert!(p.seen.lock().unwrap().is_empty());
     let d = e.decide(&bash("rm -r /"), &none).await;
     assert_eq!(d.behavior, Behavior::Deny);
-    assert!(d.reason.contains("user said no"), "the prompter, not the hook, decided: {}", d.reason);
+    assert!(
+        d.reason.contains("user said no"),
+        "the prompter, not the hook, decided: {}",
+        d.reason
+    );
 }
 
 #[test]
@@ -302,12 +360,25 @@ fn sandbox_auto_allow_for_bash() {
     let none = PreToolUseOutcome::default();
     let e = sandboxed(PermissionMode::Default);
     let d = e.check(&bash("npm install"), &none);
-    assert_eq!((d.behavior, d.step), (Behavior::Allow, Step::Prompt), "bare Bash ask skipped: {}", d.reason);
-    assert_eq!(e.check(&bash("git push"), &none).step, Step::AskRule, "content ask rules still apply");
+    assert_eq!(
+        (d.behavior, d.step),
+        (Behavior::Allow, Step::Prompt),
+        "bare Bash ask skipped: {}",
+        d.reason
+    );
+    assert_eq!(
+        e.check(&bash("git push"), &none).step,
+        Step::AskRule,
+        "content ask rules still apply"
+    );
     assert_eq!(e.check(&bash("curl x"), &none).behavior, Behavior::Deny);
     assert_eq!(e.check(&bash("rm -r /"), &none).step, Step::Safety);
     let e = sandboxed(PermissionMode::Plan);
-    assert_eq!(e.check(&bash("npm install"), &none).step, Step::AskRule, "plan keeps the bare ask");
+    assert_eq!(
+        e.check(&bash("npm install"), &none).step,
+        Step::AskRule,
+        "plan keeps the bare ask"
+    );
 }
 
 #[test]
@@ -317,7 +388,11 @@ fn code_rules_and_relative_cwd() {
         .unwrap()
         .build()
         .unwrap();
-    assert_eq!(e.check(&bash("make all"), &PreToolUseOutcome::default()).behavior, Behavior::Allow);
+    assert_eq!(
+        e.check(&bash("make all"), &PreToolUseOutcome::default())
+            .behavior,
+        Behavior::Allow
+    );
     assert!(PermissionEngine::builder("relative", HOME).build().is_err());
     assert!(
         PermissionEngine::builder(CWD, HOME)

@@ -7,9 +7,13 @@ const LOG: &str = include_str!("fixtures/future-session.jsonl");
 
 #[test]
 fn future_log_round_trips_byte_for_byte() {
-    let events: Vec<_> = JsonlReader::new(LOG.as_bytes()).collect::<Result<_, _>>().unwrap();
+    let events: Vec<_> = JsonlReader::new(LOG.as_bytes())
+        .collect::<Result<_, _>>()
+        .unwrap();
     assert_eq!(events.len(), 7);
-    assert!(matches!(&events[2].payload, EventPayload::Unknown { type_name } if type_name == "assistant.thinking"));
+    assert!(
+        matches!(&events[2].payload, EventPayload::Unknown { type_name } if type_name == "assistant.thinking")
+    );
     assert_eq!(events[1].extra.keys().collect::<Vec<_>>(), ["attachments"]);
     assert_eq!(events[6].v, 2);
     for (event, line) in events.iter().zip(LOG.lines()) {
@@ -22,23 +26,89 @@ fn every_known_type_round_trips() {
     use agent_core::events::*;
     use serde_json::json;
     let payloads = vec![
-        EventPayload::SystemInit(SystemInit { session_id: "s".into(), cwd: Some("/r".into()), model: None, tools: vec!["Bash".into()], permission_mode: None }),
+        EventPayload::SystemInit(SystemInit {
+            session_id: "s".into(),
+            cwd: Some("/r".into()),
+            model: None,
+            tools: vec!["Bash".into()],
+            permission_mode: None,
+        }),
         EventPayload::UserMessage(UserMessage { text: "hi".into() }),
-        EventPayload::AssistantDelta(AssistantDelta { text_delta: "h".into() }),
-        EventPayload::AssistantMessage(AssistantMessage { text: "hello".into() }),
-        EventPayload::ToolUse(ToolUse { tool_use_id: "t".into(), name: "Bash".into(), input: json!({"command": "ls"}) }),
-        EventPayload::ToolResult(ToolResultEvent { tool_use_id: "t".into(), output: json!("ok"), is_error: true, error_type: Some("timeout".into()), error_message: Some("slow".into()) }),
-        EventPayload::PermissionQuestion(PermissionQuestion { question_id: "q".into(), tool_name: "Bash".into(), prompt: "ok?".into() }),
-        EventPayload::PermissionDecision(PermissionDecisionEvent { question_id: "q".into(), allowed: false, decision: Some("deny".into()), step: Some("deny_rule".into()), rule: Some("Bash(rm *)".into()), rule_source: Some("f#permissions.deny[0]".into()), reason: Some("no".into()) }),
-        EventPayload::HookRun(HookRun { event: "PreToolUse".into(), matcher: Some("Bash".into()), outcome: "deny".into(), duration_ms: 12, command: Some("x.sh".into()) }),
-        EventPayload::WorkspaceImport(WorkspaceImport { root: "/r".into(), files: Some(3) }),
-        EventPayload::WorkspaceDiff(WorkspaceDiff { added: vec!["a".into()], modified: vec![], deleted: vec!["b".into()] }),
-        EventPayload::WorkspaceCommit(WorkspaceCommit { applied: vec!["a".into()], conflicts: vec!["c".into()] }),
-        EventPayload::Compaction(Compaction { summary: "s".into(), from_seq: 1, to_seq: 9 }),
-        EventPayload::SubagentStart(SubagentStart { agent_id: "a".into(), agent_type: Some("Explore".into()), prompt: None }),
-        EventPayload::SubagentStop(SubagentStop { agent_id: "a".into(), final_text: Some("done".into()) }),
-        EventPayload::Error(ErrorEvent { message: "boom".into(), error_type: None }),
-        EventPayload::Result(ResultEvent { final_text: "done".into(), stop_reason: Some("end_turn".into()), usage: Some(json!({"input_tokens": 1})) }),
+        EventPayload::AssistantDelta(AssistantDelta {
+            text_delta: "h".into(),
+        }),
+        EventPayload::AssistantMessage(AssistantMessage {
+            text: "hello".into(),
+        }),
+        EventPayload::ToolUse(ToolUse {
+            tool_use_id: "t".into(),
+            name: "Bash".into(),
+            input: json!({"command": "ls"}),
+        }),
+        EventPayload::ToolResult(ToolResultEvent {
+            tool_use_id: "t".into(),
+            output: json!("ok"),
+            is_error: true,
+            error_type: Some("timeout".into()),
+            error_message: Some("slow".into()),
+        }),
+        EventPayload::PermissionQuestion(PermissionQuestion {
+            question_id: "q".into(),
+            tool_name: "Bash".into(),
+            prompt: "ok?".into(),
+        }),
+        EventPayload::PermissionDecision(PermissionDecisionEvent {
+            question_id: "q".into(),
+            allowed: false,
+            decision: Some("deny".into()),
+            step: Some("deny_rule".into()),
+            rule: Some("Bash(rm *)".into()),
+            rule_source: Some("f#permissions.deny[0]".into()),
+            reason: Some("no".into()),
+        }),
+        EventPayload::HookRun(HookRun {
+            event: "PreToolUse".into(),
+            matcher: Some("Bash".into()),
+            outcome: "deny".into(),
+            duration_ms: 12,
+            command: Some("x.sh".into()),
+        }),
+        EventPayload::WorkspaceImport(WorkspaceImport {
+            root: "/r".into(),
+            files: Some(3),
+        }),
+        EventPayload::WorkspaceDiff(WorkspaceDiff {
+            added: vec!["a".into()],
+            modified: vec![],
+            deleted: vec!["b".into()],
+        }),
+        EventPayload::WorkspaceCommit(WorkspaceCommit {
+            applied: vec!["a".into()],
+            conflicts: vec!["c".into()],
+        }),
+        EventPayload::Compaction(Compaction {
+            summary: "s".into(),
+            from_seq: 1,
+            to_seq: 9,
+        }),
+        EventPayload::SubagentStart(SubagentStart {
+            agent_id: "a".into(),
+            agent_type: Some("Explore".into()),
+            prompt: None,
+        }),
+        EventPayload::SubagentStop(SubagentStop {
+            agent_id: "a".into(),
+            final_text: Some("done".into()),
+        }),
+        EventPayload::Error(ErrorEvent {
+            message: "boom".into(),
+            error_type: None,
+        }),
+        EventPayload::Result(ResultEvent {
+            final_text: "done".into(),
+            stop_reason: Some("end_turn".into()),
+            usage: Some(json!({"input_tokens": 1})),
+        }),
     ];
     assert_eq!(payloads.len(), EventPayload::KNOWN_TYPES.len());
     for (i, p) in payloads.into_iter().enumerate() {

@@ -1,5 +1,11 @@
 //! Integration tests of agent-core (one binary, modules by concept).
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test and bench code: a panic is a failure report"
+)]
+
 mod engine_async;
 mod events_compat;
 mod permissions_table;

@@ -37,7 +37,13 @@ const CASES: &[Case] = &[
     // --- default mode: Bash allow rules and compound commands ---
     ("default", "Bash", "git status", Allow, AllowRule),
     ("default", "Bash", "git status; rm x", Ask, Prompt),
-    ("default", "Bash", "git status && curl x | sh", Deny, DenyRule),
+    (
+        "default",
+        "Bash",
+        "git status && curl x | sh",
+        Deny,
+        DenyRule,
+    ),
     ("default", "Bash", "git status $(rm x)", Ask, Prompt),
     ("default", "Bash", "git status $(rm -rf x)", Deny, DenyRule),
     ("default", "Bash", "git status; rm -rf /", Deny, DenyRule),
@@ -47,7 +53,13 @@ const CASES: &[Case] = &[
     ("default", "Bash", "npm run test", Allow, AllowRule),
     ("default", "Bash", "npm run test --watch", Allow, AllowRule),
     ("default", "Bash", "npm run test:unit", Ask, Prompt),
-    ("default", "Bash", "npm run test -- --watch", Allow, AllowRule),
+    (
+        "default",
+        "Bash",
+        "npm run test -- --watch",
+        Allow,
+        AllowRule,
+    ),
     ("default", "Bash", "lsof -i", Allow, AllowRule),
     ("default", "Bash", "ls -la", Allow, AllowRule),
     ("default", "Bash", "ls /", Allow, AllowRule),
@@ -57,9 +69,21 @@ const CASES: &[Case] = &[
     ("default", "Bash", "echo hello", Allow, AllowRule),
     ("default", "Bash", "echo $(whoami)", Allow, AllowRule),
     ("default", "Bash", "echo ok &", Allow, AllowRule),
-    ("default", "Bash", "ls && git status && echo done", Allow, AllowRule),
+    (
+        "default",
+        "Bash",
+        "ls && git status && echo done",
+        Allow,
+        AllowRule,
+    ),
     ("default", "Bash", "ls | grep x | wc -l", Allow, AllowRule),
-    ("default", "Bash", "git status || echo failed", Allow, AllowRule),
+    (
+        "default",
+        "Bash",
+        "git status || echo failed",
+        Allow,
+        AllowRule,
+    ),
     ("default", "Bash", "git status\nls", Allow, AllowRule),
     ("default", "Bash", "(ls; git status)", Allow, AllowRule),
     ("default", "Bash", "ls $(pwd)", Allow, AllowRule),
@@ -73,11 +97,23 @@ const CASES: &[Case] = &[
     ("default", "Bash", "grep -r foo src", Allow, AllowRule),
     ("default", "Bash", "git log --oneline -5", Allow, AllowRule),
     ("default", "Bash", "git -c core.pager=sh log", Ask, Prompt),
-    ("default", "Bash", "find . -name '*.rs' -delete", Ask, Prompt),
+    (
+        "default",
+        "Bash",
+        "find . -name '*.rs' -delete",
+        Ask,
+        Prompt,
+    ),
     ("default", "Bash", "cd src && ls", Allow, AllowRule),
     ("default", "Bash", "cd /tmp && ls", Ask, Prompt),
     ("default", "Bash", "cat /etc/hosts", Ask, Prompt),
-    ("default", "Bash", "git status > /dev/null 2>&1", Allow, AllowRule),
+    (
+        "default",
+        "Bash",
+        "git status > /dev/null 2>&1",
+        Allow,
+        AllowRule,
+    ),
     // --- redirects are writes ---
     ("default", "Bash", "echo hi > out.txt", Ask, Prompt),
     ("default", "Bash", "echo hi > src/out.txt", Allow, AllowRule),
@@ -85,7 +121,13 @@ const CASES: &[Case] = &[
     ("default", "Bash", "echo hi > /etc/x", Deny, DenyRule),
     ("default", "Bash", "echo hi >> .env", Deny, DenyRule),
     ("default", "Bash", "git status 2> err.log", Ask, Prompt),
-    ("default", "Bash", "echo x &> src/both.log", Allow, AllowRule),
+    (
+        "default",
+        "Bash",
+        "echo x &> src/both.log",
+        Allow,
+        AllowRule,
+    ),
     ("default", "Bash", "echo x > ~/src/x", Ask, Prompt),
     ("default", "Bash", "echo x > src/*.txt", Ask, Prompt),
     ("default", "Bash", "echo x | tee src/out.txt", Ask, Prompt),
@@ -96,7 +138,13 @@ const CASES: &[Case] = &[
     ("default", "Bash", "{ cat .env; }", Deny, DenyRule),
     ("default", "Bash", "cat <(ls) .env", Deny, DenyRule),
     ("default", "Bash", "grep KEY .env", Deny, DenyRule),
-    ("default", "Bash", "head -n 1 private/key.pem", Deny, DenyRule),
+    (
+        "default",
+        "Bash",
+        "head -n 1 private/key.pem",
+        Deny,
+        DenyRule,
+    ),
     // --- wrappers and assignments for deny ---
     ("default", "Bash", "timeout 5 curl x", Deny, DenyRule),
     ("default", "Bash", "sudo curl x", Deny, DenyRule),
@@ -119,27 +167,81 @@ const CASES: &[Case] = &[
     ("default", "Bash", "command curl x", Deny, DenyRule),
     // --- nesting for deny ---
     ("default", "Bash", "bash -c 'curl x'", Deny, DenyRule),
-    ("default", "Bash", "sh -c \"git status; curl x\"", Deny, DenyRule),
+    (
+        "default",
+        "Bash",
+        "sh -c \"git status; curl x\"",
+        Deny,
+        DenyRule,
+    ),
     ("default", "Bash", "bash -lc 'curl x'", Deny, DenyRule),
     ("default", "Bash", "sudo bash -c 'curl x'", Deny, DenyRule),
     ("default", "Bash", "eval \"curl x\"", Deny, DenyRule),
     ("default", "Bash", "echo $(curl x)", Deny, DenyRule),
     ("default", "Bash", "echo `curl x`", Deny, DenyRule),
-    ("default", "Bash", "echo \"$(echo \"$(curl x)\")\"", Deny, DenyRule),
+    (
+        "default",
+        "Bash",
+        "echo \"$(echo \"$(curl x)\")\"",
+        Deny,
+        DenyRule,
+    ),
     ("default", "Bash", "(curl x)", Deny, DenyRule),
     ("default", "Bash", "{ curl x; }", Deny, DenyRule),
-    ("default", "Bash", "if true; then curl x; fi", Deny, DenyRule),
-    ("default", "Bash", "for i in 1; do curl x; done", Deny, DenyRule),
-    ("default", "Bash", "while false; do curl x; done", Deny, DenyRule),
-    ("default", "Bash", "case a in a) curl x;; esac", Deny, DenyRule),
+    (
+        "default",
+        "Bash",
+        "if true; then curl x; fi",
+        Deny,
+        DenyRule,
+    ),
+    (
+        "default",
+        "Bash",
+        "for i in 1; do curl x; done",
+        Deny,
+        DenyRule,
+    ),
+    (
+        "default",
+        "Bash",
+        "while false; do curl x; done",
+        Deny,
+        DenyRule,
+    ),
+    (
+        "default",
+        "Bash",
+        "case a in a) curl x;; esac",
+        Deny,
+        DenyRule,
+    ),
     ("default", "Bash", "f() { curl x; }; f", Deny, DenyRule),
-    ("default", "Bash", "find . -exec curl {} \\;", Deny, DenyRule),
+    (
+        "default",
+        "Bash",
+        "find . -exec curl {} \\;",
+        Deny,
+        DenyRule,
+    ),
     ("default", "Bash", "bash <<EOF\ncurl x\nEOF", Deny, DenyRule),
-    ("default", "Bash", "cat <<EOF\n$(curl x)\nEOF", Deny, DenyRule),
+    (
+        "default",
+        "Bash",
+        "cat <<EOF\n$(curl x)\nEOF",
+        Deny,
+        DenyRule,
+    ),
     ("default", "Bash", "diff <(curl a) <(ls)", Deny, DenyRule),
     ("default", "Bash", "echo ${X:-$(curl x)}", Deny, DenyRule),
     ("default", "Bash", "git clean -fd", Deny, DenyRule),
-    ("default", "Bash", "git fetch && git clean -fd", Deny, DenyRule),
+    (
+        "default",
+        "Bash",
+        "git fetch && git clean -fd",
+        Deny,
+        DenyRule,
+    ),
     ("default", "Bash", "git cleanup", Ask, Prompt),
     // --- ask rules ---
     ("default", "Bash", "git push origin main", Ask, AskRule),
@@ -147,7 +249,13 @@ const CASES: &[Case] = &[
     ("default", "Bash", "npm publish", Ask, AskRule),
     ("default", "Bash", "git push; curl x", Deny, DenyRule),
     // --- assignments and wrappers for allow ---
-    ("default", "Bash", "NODE_ENV=test npm test", Allow, AllowRule),
+    (
+        "default",
+        "Bash",
+        "NODE_ENV=test npm test",
+        Allow,
+        AllowRule,
+    ),
     ("default", "Bash", "LANG=C ls", Allow, AllowRule),
     ("default", "Bash", "EVIL=1 npm test", Ask, Prompt),
     ("default", "Bash", "PATH=/tmp npm test", Ask, Prompt),
@@ -169,8 +277,20 @@ const CASES: &[Case] = &[
     ("default", "Bash", "flock /tmp/l ls", Ask, Prompt),
     ("default", "Bash", "bash -c 'git status'", Ask, Prompt),
     // --- parameter rules ---
-    ("default", "Bash", r#"{"command":"ls","run_in_background":true}"#, Deny, DenyRule),
-    ("default", "Bash", r#"{"command":"ls","run_in_background":false}"#, Allow, AllowRule),
+    (
+        "default",
+        "Bash",
+        r#"{"command":"ls","run_in_background":true}"#,
+        Deny,
+        DenyRule,
+    ),
+    (
+        "default",
+        "Bash",
+        r#"{"command":"ls","run_in_background":false}"#,
+        Allow,
+        AllowRule,
+    ),
     // --- safety: unanalysable, critical rm, protected paths ---
     ("default", "Bash", "x=rm; $x -rf /", Ask, Safety),
     ("default", "Bash", "echo \"unterminated", Ask, Safety),
@@ -191,20 +311,38 @@ const CASES: &[Case] = &[
     ("default", "Bash", "echo x > .git/config", Ask, Safety),
     ("default", "Bash", "echo x > ~/.bashrc", Ask, Safety),
     ("default", "Bash", "echo x >> src/.npmrc", Ask, Safety),
-    ("default", "Bash", "touch .vscode/settings.json", Ask, Safety),
+    (
+        "default",
+        "Bash",
+        "touch .vscode/settings.json",
+        Ask,
+        Safety,
+    ),
     ("default", "Bash", "git config core.pager evil", Ask, Safety),
     ("default", "Bash", "mkdir x", Ask, Prompt),
     ("default", "Bash", "sudo rm -rf x", Deny, DenyRule),
     // --- default mode: read tools ---
     ("default", "Read", "src/main.rs", Allow, Mode),
-    ("default", "Read", "/srv/agent-fixture/proj/README.md", Allow, Mode),
+    (
+        "default",
+        "Read",
+        "/srv/agent-fixture/proj/README.md",
+        Allow,
+        Mode,
+    ),
     ("default", "Read", ".env", Deny, DenyRule),
     ("default", "Read", "a/b/.env", Deny, DenyRule),
     ("default", "Read", "/etc/hosts", Allow, AllowRule),
     ("default", "Read", "/etc/passwd", Ask, Prompt),
     ("default", "Read", "/var/log/syslog", Ask, AskRule),
     ("default", "Read", "../other/x", Ask, Prompt),
-    ("default", "Read", "/srv/agent-fixture/proj-backup/x", Ask, Prompt),
+    (
+        "default",
+        "Read",
+        "/srv/agent-fixture/proj-backup/x",
+        Ask,
+        Prompt,
+    ),
     ("default", "Read", "private/key", Deny, DenyRule),
     ("default", "Read", "sub/private/key", Deny, DenyRule),
     ("default", "Read", "~/notes.txt", Ask, Prompt),
@@ -231,7 +369,13 @@ const CASES: &[Case] = &[
     ("default", "Write", "src/../README.md", Ask, Prompt),
     // --- default mode: network, MCP, other tools ---
     ("default", "WebFetch", "https://docs.rs/x", Allow, AllowRule),
-    ("default", "WebFetch", "https://api.github.com/x", Allow, AllowRule),
+    (
+        "default",
+        "WebFetch",
+        "https://api.github.com/x",
+        Allow,
+        AllowRule,
+    ),
     ("default", "WebFetch", "https://github.com/x", Ask, Prompt),
     ("default", "WebFetch", "https://evil.com/", Deny, DenyRule),
     ("default", "WebFetch", "https://EVIL.com./a", Deny, DenyRule),
@@ -243,10 +387,34 @@ const CASES: &[Case] = &[
     ("default", "mcp__danger__x", "{}", Deny, DenyRule),
     ("default", "mcp__gh__delete_repo", "{}", Ask, AskRule),
     ("default", "TodoWrite", "{}", Allow, AllowRule),
-    ("default", "Agent", r#"{"subagent_type":"Explore"}"#, Deny, DenyRule),
-    ("default", "Task", r#"{"subagent_type":"Explore"}"#, Deny, DenyRule),
-    ("default", "Agent", r#"{"subagent_type":"general","model":"opus"}"#, Ask, AskRule),
-    ("default", "Agent", r#"{"subagent_type":"general"}"#, Allow, AllowRule),
+    (
+        "default",
+        "Agent",
+        r#"{"subagent_type":"Explore"}"#,
+        Deny,
+        DenyRule,
+    ),
+    (
+        "default",
+        "Task",
+        r#"{"subagent_type":"Explore"}"#,
+        Deny,
+        DenyRule,
+    ),
+    (
+        "default",
+        "Agent",
+        r#"{"subagent_type":"general","model":"opus"}"#,
+        Ask,
+        AskRule,
+    ),
+    (
+        "default",
+        "Agent",
+        r#"{"subagent_type":"general"}"#,
+        Allow,
+        AllowRule,
+    ),
     ("default", "UnknownTool", "{}", Ask, Prompt),
     // --- plan ---
     ("plan", "Bash", "git status", Allow, Mode),
@@ -274,9 +442,30 @@ const CASES: &[Case] = &[
     ("acceptEdits", "Bash", "mkdir -p build/x", Allow, Mode),
     ("acceptEdits", "Bash", "rm -rf build", Deny, DenyRule),
     ("acceptEdits", "Bash", "rm build.log", Allow, Mode),
-    ("acceptEdits", "Bash", "mv a b && git status", Allow, Mode),
-    ("acceptEdits", "Bash", "echo hi > out.txt", Allow, Mode),
-    ("acceptEdits", "Bash", "touch a && cargo build", Allow, AllowRule),
+    (
+        "acceptEdits",
+        "Bash",
+        "mv a b && git status",
+        Allow,
+        AllowRule,
+    ),
+    (
+        "acceptEdits",
+        "Bash",
+        "mv a b && ls -d src",
+        Allow,
+        AllowRule,
+    ),
+    ("acceptEdits", "Bash", "mv a b && pwd", Allow, Mode),
+    ("acceptEdits", "Bash", "echo hi > out.txt", Allow, AllowRule),
+    ("acceptEdits", "Bash", "pwd > out.txt", Allow, Mode),
+    (
+        "acceptEdits",
+        "Bash",
+        "touch a && cargo build",
+        Allow,
+        AllowRule,
+    ),
     ("acceptEdits", "Bash", "cp /etc/passwd x", Ask, Prompt),
     ("acceptEdits", "Bash", "sed -i 's/a/b/' f.txt", Allow, Mode),
     ("acceptEdits", "Bash", "sed -i 's/a/b/e' f.txt", Ask, Prompt),
@@ -284,7 +473,13 @@ const CASES: &[Case] = &[
     ("acceptEdits", "Bash", "rm -r ..", Ask, Safety),
     ("acceptEdits", "Read", "src/a.rs", Allow, Mode),
     ("acceptEdits", "Read", ".env", Deny, DenyRule),
-    ("acceptEdits", "WebFetch", "https://example.org", Ask, Prompt),
+    (
+        "acceptEdits",
+        "WebFetch",
+        "https://example.org",
+        Ask,
+        Prompt,
+    ),
     ("acceptEdits", "mcp__gh__x", "{}", Allow, AllowRule),
     // --- bypassPermissions ---
     ("bypassPermissions", "Bash", "npm install", Allow, Mode),
@@ -295,9 +490,21 @@ const CASES: &[Case] = &[
     ("bypassPermissions", "Bash", "echo x > .bashrc", Allow, Mode),
     ("bypassPermissions", "Bash", "$X foo", Ask, Safety),
     ("bypassPermissions", "Write", "/etc/x", Deny, DenyRule),
-    ("bypassPermissions", "WebFetch", "https://example.org", Allow, Mode),
+    (
+        "bypassPermissions",
+        "WebFetch",
+        "https://example.org",
+        Allow,
+        Mode,
+    ),
     ("bypassPermissions", "Read", ".env", Deny, DenyRule),
-    ("bypassPermissions", "Agent", r#"{"subagent_type":"Explore"}"#, Deny, DenyRule),
+    (
+        "bypassPermissions",
+        "Agent",
+        r#"{"subagent_type":"Explore"}"#,
+        Deny,
+        DenyRule,
+    ),
     ("bypassPermissions", "Read", "/etc/passwd", Allow, Mode),
     ("bypassPermissions", "mcp__danger__x", "{}", Deny, DenyRule),
     ("bypassPermissions", "UnknownTool", "{}", Allow, Mode),
@@ -348,15 +555,30 @@ fn permission_matrix() {
             ));
         }
     }
-    assert!(CASES.len() >= 200, "the matrix must keep at least 200 cases");
-    assert!(failures.is_empty(), "{} of {} cases failed:\n{}", failures.len(), CASES.len(), failures.join("\n"));
+    assert!(
+        CASES.len() >= 200,
+        "the matrix must keep at least 200 cases"
+    );
+    assert!(
+        failures.is_empty(),
+        "{} of {} cases failed:\n{}",
+        failures.len(),
+        CASES.len(),
+        failures.join("\n")
+    );
 }
 
 #[test]
 fn every_mode_meets_every_tool_kind() {
     use agent_core::tools::ToolKind;
     for mode in PermissionMode::ALL {
-        for kind in [ToolKind::Read, ToolKind::Edit, ToolKind::Execute, ToolKind::Network, ToolKind::Other] {
+        for kind in [
+            ToolKind::Read,
+            ToolKind::Edit,
+            ToolKind::Execute,
+            ToolKind::Network,
+            ToolKind::Other,
+        ] {
             let covered = CASES.iter().any(|c| {
                 c.0 == mode.as_str() && ToolKind::of_builtin(c.1).unwrap_or(ToolKind::Other) == kind
             });
@@ -383,5 +605,9 @@ fn dont_ask_deny_names_a_rule_that_would_allow() {
     let d = check(&e, "Bash", "npm install left-pad");
     assert!(d.reason.contains("Bash(npm install *)"), "{}", d.reason);
     let d = check(&e, "WebFetch", "https://example.org/x");
-    assert!(d.reason.contains("WebFetch(domain:example.org)"), "{}", d.reason);
+    assert!(
+        d.reason.contains("WebFetch(domain:example.org)"),
+        "{}",
+        d.reason
+    );
 }

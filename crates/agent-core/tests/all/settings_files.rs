@@ -22,11 +22,19 @@ impl Fixture {
         let project = root.join("proj");
         std::fs::create_dir_all(home.join(".agent")).unwrap();
         std::fs::create_dir_all(project.join(".agent")).unwrap();
-        Self { _tmp: tmp, home, project }
+        Self {
+            _tmp: tmp,
+            home,
+            project,
+        }
     }
 
     fn write(&self, rel: &str, value: serde_json::Value) -> PathBuf {
-        let path = if let Some(r) = rel.strip_prefix("~/") { self.home.join(r) } else { self.project.join(rel) };
+        let path = if let Some(r) = rel.strip_prefix("~/") {
+            self.home.join(r)
+        } else {
+            self.project.join(rel)
+        };
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(&path, serde_json::to_string_pretty(&value).unwrap()).unwrap();
         path
@@ -46,21 +54,45 @@ impl Fixture {
 }
 
 fn bash(e: &PermissionEngine, cmd: &str) -> (Behavior, Step) {
-    let d = e.check(&ToolCall::new("Bash", json!({"command": cmd})), &PreToolUseOutcome::default());
+    let d = e.check(
+        &ToolCall::new("Bash", json!({"command": cmd})),
+        &PreToolUseOutcome::default(),
+    );
     (d.behavior, d.step)
 }
 
 #[test]
 fn deny_anywhere_beats_allow_anywhere() {
     let f = Fixture::new();
-    f.write("~/.agent/settings.json", json!({"permissions": {"deny": ["Bash(npm publish)"], "allow": ["Bash(git push *)"]}}));
-    f.write(".agent/settings.json", json!({"permissions": {"allow": ["Bash(npm publish)"], "deny": ["Bash(git push *)"]}}));
-    f.write(".agent/settings.local.json", json!({"permissions": {"allow": ["Bash(npm *)"], "ask": ["Bash(npm test)"]}}));
+    f.write(
+        "~/.agent/settings.json",
+        json!({"permissions": {"deny": ["Bash(npm publish)"], "allow": ["Bash(git push *)"]}}),
+    );
+    f.write(
+        ".agent/settings.json",
+        json!({"permissions": {"allow": ["Bash(npm publish)"], "deny": ["Bash(git push *)"]}}),
+    );
+    f.write(
+        ".agent/settings.local.json",
+        json!({"permissions": {"allow": ["Bash(npm *)"], "ask": ["Bash(npm test)"]}}),
+    );
     let s = f.loader().trusted(true).load().unwrap();
     let e = f.engine(&s);
-    assert_eq!(bash(&e, "npm publish"), (Behavior::Deny, Step::DenyRule), "user deny beats project allow");
-    assert_eq!(bash(&e, "git push x"), (Behavior::Deny, Step::DenyRule), "project deny beats user allow");
-    assert_eq!(bash(&e, "npm test"), (Behavior::Ask, Step::AskRule), "local allow does not outrank an ask");
+    assert_eq!(
+        bash(&e, "npm publish"),
+        (Behavior::Deny, Step::DenyRule),
+        "user deny beats project allow"
+    );
+    assert_eq!(
+        bash(&e, "git push x"),
+        (Behavior::Deny, Step::DenyRule),
+        "project deny beats user allow"
+    );
+    assert_eq!(
+        bash(&e, "npm test"),
+        (Behavior::Ask, Step::AskRule),
+        "local allow does not outrank an ask"
+    );
     assert_eq!(bash(&e, "npm install"), (Behavior::Allow, Step::AllowRule));
 }
 
@@ -69,34 +101,59 @@ fn lists_concatenate_without_duplicates_and_scalars_follow_precedence() {
     let f = Fixture::new();
     f.write("~/.agent/settings.json", json!({"permissions": {"allow": ["Bash(make *)"], "defaultMode": "plan"}, "sandbox": {"enabled": true}}));
     f.write(".agent/settings.json", json!({"permissions": {"allow": ["Bash(make *)", "Bash(ls)"], "defaultMode": "acceptEdits"}}));
-    let cli = f.write("cli.json", json!({"permissions": {"defaultMode": "dontAsk"}, "sandbox": {"enabled": false}}));
+    let cli = f.write(
+        "cli.json",
+        json!({"permissions": {"defaultMode": "dontAsk"}, "sandbox": {"enabled": false}}),
+    );
     let s = f.loader().trusted(true).load().unwrap();
     assert_eq!(s.allow.len(), 2, "duplicates across files collapse");
-    assert_eq!(s.mode(None).unwrap(), PermissionMode::AcceptEdits, "project beats user");
+    assert_eq!(
+        s.mode(None).unwrap(),
+        PermissionMode::AcceptEdits,
+        "project beats user"
+    );
     assert!(s.sandbox_enabled);
     let s = f.loader().trusted(true).settings_file(&cli).load().unwrap();
-    assert_eq!(s.mode(None).unwrap(), PermissionMode::DontAsk, "--settings beats project");
+    assert_eq!(
+        s.mode(None).unwrap(),
+        PermissionMode::DontAsk,
+        "--settings beats project"
+    );
     assert!(!s.sandbox_enabled);
-    assert_eq!(s.mode(Some(PermissionMode::Default)).unwrap(), PermissionMode::Default, "an explicit mode wins");
+    assert_eq!(
+        s.mode(Some(PermissionMode::Default)).unwrap(),
+        PermissionMode::Default,
+        "an explicit mode wins"
+    );
     assert_eq!(s.files.len(), 3);
 }
 
 #[test]
 fn untrusted_project_keeps_its_denies_but_not_its_allows() {
     let f = Fixture::new();
-    f.write(".agent/settings.json", json!({"permissions": {
+    f.write(
+        ".agent/settings.json",
+        json!({"permissions": {
         "allow": ["Bash(curl *)"], "deny": ["Bash(rm *)"], "ask": ["Bash(git push *)"],
-        "additionalDirectories": ["../shared"], "defaultMode": "bypassPermissions"}}));
+        "additionalDirectories": ["../shared"], "defaultMode": "bypassPermissions"}}),
+    );
     let s = f.loader().load().unwrap();
     assert!(!s.project_trusted);
     assert!(s.allow.is_empty() && s.additional_directories.is_empty() && s.default_mode.is_none());
-    assert!(s.warnings.iter().any(|w| w.contains("not trusted")), "{:?}", s.warnings);
+    assert!(
+        s.warnings.iter().any(|w| w.contains("not trusted")),
+        "{:?}",
+        s.warnings
+    );
     let e = f.engine(&s);
     assert_eq!(bash(&e, "curl x").0, Behavior::Ask);
     assert_eq!(bash(&e, "rm x").0, Behavior::Deny);
     assert_eq!(bash(&e, "git push").1, Step::AskRule);
     // Trusting the folder through the store applies the rest.
-    TrustStore::load(f.home.join(".agent/trust.json")).unwrap().trust(&f.project).unwrap();
+    TrustStore::load(f.home.join(".agent/trust.json"))
+        .unwrap()
+        .trust(&f.project)
+        .unwrap();
     let s = f.loader().load().unwrap();
     assert!(s.project_trusted);
     assert_eq!(s.allow.len(), 1);
@@ -107,33 +164,75 @@ fn untrusted_project_keeps_its_denies_but_not_its_allows() {
 #[test]
 fn malformed_files_are_refused_whole_with_file_index_and_reason() {
     let f = Fixture::new();
-    let p = f.write(".agent/settings.json", json!({"permissions": {"deny": ["Bash(rm *)", "Read(src/[a)"]}}));
+    let p = f.write(
+        ".agent/settings.json",
+        json!({"permissions": {"deny": ["Bash(rm *)", "Read(src/[a)"]}}),
+    );
     let err = f.loader().load().unwrap_err();
     let msg = err.to_string();
     assert!(matches!(err, SettingsError::Rule { index: 1, .. }));
-    assert!(msg.contains(&p.display().to_string()) && msg.contains("permissions.deny[1]") && msg.contains("invalid glob"), "{msg}");
+    assert!(
+        msg.contains(&p.display().to_string())
+            && msg.contains("permissions.deny[1]")
+            && msg.contains("invalid glob"),
+        "{msg}"
+    );
 
-    f.write(".agent/settings.json", json!({"permissions": {"allow": ["Bash(ls)", 7]}}));
+    f.write(
+        ".agent/settings.json",
+        json!({"permissions": {"allow": ["Bash(ls)", 7]}}),
+    );
     let msg = f.loader().load().unwrap_err().to_string();
-    assert!(msg.contains("permissions.allow[1]") && msg.contains("must be a string"), "{msg}");
+    assert!(
+        msg.contains("permissions.allow[1]") && msg.contains("must be a string"),
+        "{msg}"
+    );
 
-    std::fs::write(f.project.join(".agent/settings.json"), "{\n  \"permissions\": {,\n}").unwrap();
+    std::fs::write(
+        f.project.join(".agent/settings.json"),
+        "{\n  \"permissions\": {,\n}",
+    )
+    .unwrap();
     let msg = f.loader().load().unwrap_err().to_string();
-    assert!(msg.contains(":2:") && msg.contains("not valid JSON"), "{msg}");
+    assert!(
+        msg.contains(":2:") && msg.contains("not valid JSON"),
+        "{msg}"
+    );
 
-    f.write(".agent/settings.json", json!({"permissions": {"defaultMode": "yolo"}}));
+    f.write(
+        ".agent/settings.json",
+        json!({"permissions": {"defaultMode": "yolo"}}),
+    );
     let msg = f.loader().load().unwrap_err().to_string();
-    assert!(msg.contains("permissions.defaultMode") && msg.contains("acceptEdits"), "{msg}");
+    assert!(
+        msg.contains("permissions.defaultMode") && msg.contains("acceptEdits"),
+        "{msg}"
+    );
 
     f.write(".agent/settings.json", json!({"permissions": []}));
-    assert!(f.loader().load().unwrap_err().to_string().contains("must be an object"));
+    assert!(
+        f.loader()
+            .load()
+            .unwrap_err()
+            .to_string()
+            .contains("must be an object")
+    );
 
     f.write(".agent/settings.json", json!({"hooks": []}));
-    assert!(f.loader().load().unwrap_err().to_string().contains("`hooks`"));
+    assert!(
+        f.loader()
+            .load()
+            .unwrap_err()
+            .to_string()
+            .contains("`hooks`")
+    );
 
     f.write(".agent/settings.json", json!({}));
     let missing = f.project.join("nope.json");
-    assert!(matches!(f.loader().settings_file(&missing).load(), Err(SettingsError::Io { .. })));
+    assert!(matches!(
+        f.loader().settings_file(&missing).load(),
+        Err(SettingsError::Io { .. })
+    ));
 }
 
 #[test]
@@ -153,16 +252,29 @@ fn ignored_rules_warn_instead_of_failing() {
 #[test]
 fn claude_sources_load_below_agent_files() {
     let f = Fixture::new();
-    f.write("~/.claude/settings.json", json!({"permissions": {"deny": ["Bash(curl *)"], "defaultMode": "plan"}}));
-    f.write(".claude/settings.json", json!({"permissions": {"allow": ["Bash(make)"]}}));
-    f.write(".agent/settings.json", json!({"permissions": {"defaultMode": "acceptEdits"}}));
+    f.write(
+        "~/.claude/settings.json",
+        json!({"permissions": {"deny": ["Bash(curl *)"], "defaultMode": "plan"}}),
+    );
+    f.write(
+        ".claude/settings.json",
+        json!({"permissions": {"allow": ["Bash(make)"]}}),
+    );
+    f.write(
+        ".agent/settings.json",
+        json!({"permissions": {"defaultMode": "acceptEdits"}}),
+    );
     let s = f.loader().trusted(true).load().unwrap();
     assert!(s.deny.is_empty(), "claude files are off by default");
     let sources: SettingSources = "user,project,local,claude".parse().unwrap();
     let s = f.loader().trusted(true).sources(sources).load().unwrap();
     assert_eq!(s.deny.len(), 1);
     assert_eq!(s.allow.len(), 1);
-    assert_eq!(s.mode(None).unwrap(), PermissionMode::AcceptEdits, ".agent wins over .claude at the same scope");
+    assert_eq!(
+        s.mode(None).unwrap(),
+        PermissionMode::AcceptEdits,
+        ".agent wins over .claude at the same scope"
+    );
     assert!(s.files.iter().any(|f| f.claude));
     assert!("user,bogus".parse::<SettingSources>().is_err());
 }
@@ -170,13 +282,34 @@ fn claude_sources_load_below_agent_files() {
 #[test]
 fn slash_paths_anchor_at_the_settings_source() {
     let f = Fixture::new();
-    f.write("~/.agent/settings.json", json!({"permissions": {"deny": ["Read(/secrets/**)"]}}));
-    f.write(".agent/settings.json", json!({"permissions": {"deny": ["Edit(/locked/**)"]}}));
-    let cli = f.write("conf/cli.json", json!({"permissions": {"deny": ["Read(/cli-only/**)"]}}));
+    f.write(
+        "~/.agent/settings.json",
+        json!({"permissions": {"deny": ["Read(/secrets/**)"]}}),
+    );
+    f.write(
+        ".agent/settings.json",
+        json!({"permissions": {"deny": ["Edit(/locked/**)"]}}),
+    );
+    let cli = f.write(
+        "conf/cli.json",
+        json!({"permissions": {"deny": ["Read(/cli-only/**)"]}}),
+    );
     let s = f.loader().trusted(true).settings_file(&cli).load().unwrap();
     let e = f.engine(&s);
-    let read = |p: &Path| e.check(&ToolCall::new("Read", json!({"file_path": p})), &PreToolUseOutcome::default()).behavior;
-    let write = |p: &Path| e.check(&ToolCall::new("Write", json!({"file_path": p, "content": ""})), &PreToolUseOutcome::default()).behavior;
+    let read = |p: &Path| {
+        e.check(
+            &ToolCall::new("Read", json!({"file_path": p})),
+            &PreToolUseOutcome::default(),
+        )
+        .behavior
+    };
+    let write = |p: &Path| {
+        e.check(
+            &ToolCall::new("Write", json!({"file_path": p, "content": ""})),
+            &PreToolUseOutcome::default(),
+        )
+        .behavior
+    };
     assert_eq!(read(&f.home.join(".agent/secrets/k")), Behavior::Deny);
     assert_ne!(read(&f.project.join("secrets/k")), Behavior::Deny);
     assert_eq!(write(&f.project.join("locked/x")), Behavior::Deny);
@@ -188,9 +321,17 @@ fn disabled_modes_are_refused() {
     let f = Fixture::new();
     f.write("~/.agent/settings.json", json!({"permissions": {"disableBypassPermissionsMode": "disable", "disableAutoMode": "disable"}}));
     let s = f.loader().load().unwrap();
-    assert!(s.mode(Some(PermissionMode::BypassPermissions)).unwrap_err().to_string().contains("disableBypassPermissionsMode"));
+    assert!(
+        s.mode(Some(PermissionMode::BypassPermissions))
+            .unwrap_err()
+            .to_string()
+            .contains("disableBypassPermissionsMode")
+    );
     assert!(s.mode(Some(PermissionMode::Auto)).is_err());
-    assert_eq!(s.mode(Some(PermissionMode::Plan)).unwrap(), PermissionMode::Plan);
+    assert_eq!(
+        s.mode(Some(PermissionMode::Plan)).unwrap(),
+        PermissionMode::Plan
+    );
 }
 
 #[test]
@@ -206,16 +347,57 @@ fn symlinks_need_both_forms_for_allow_and_either_for_deny() {
         "x", &f.project, &f.home,
     )
     .unwrap();
-    let e = PermissionEngine::builder(&f.project, &f.home).settings(&s).build().unwrap();
+    let e = PermissionEngine::builder(&f.project, &f.home)
+        .settings(&s)
+        .build()
+        .unwrap();
     let none = PreToolUseOutcome::default();
-    let d = e.check(&ToolCall::new("Read", json!({"file_path": "src/link/secret.txt"})), &none);
-    assert_eq!(d.behavior, Behavior::Deny, "deny fires on the target: {}", d.reason);
-    let d = e.check(&ToolCall::new("Edit", json!({"file_path": "src/link/new.txt"})), &none);
-    assert_eq!(d.behavior, Behavior::Deny, "Read deny on the target blocks the edit too");
-    let s2 = Settings::from_value(json!({"permissions": {"allow": ["Edit(./src/**)"]}}), "x", &f.project, &f.home).unwrap();
-    let e2 = PermissionEngine::builder(&f.project, &f.home).settings(&s2).build().unwrap();
-    let d = e2.check(&ToolCall::new("Edit", json!({"file_path": "src/link/new.txt"})), &none);
-    assert_eq!(d.behavior, Behavior::Ask, "the allow matches the link path only, not the target");
-    let d = e2.check(&ToolCall::new("Read", json!({"file_path": "src/link/secret.txt"})), &none);
-    assert_eq!(d.behavior, Behavior::Ask, "a read through a symlink leaving the project is not inside it");
+    let d = e.check(
+        &ToolCall::new("Read", json!({"file_path": "src/link/secret.txt"})),
+        &none,
+    );
+    assert_eq!(
+        d.behavior,
+        Behavior::Deny,
+        "deny fires on the target: {}",
+        d.reason
+    );
+    let d = e.check(
+        &ToolCall::new("Edit", json!({"file_path": "src/link/new.txt"})),
+        &none,
+    );
+    assert_eq!(
+        d.behavior,
+        Behavior::Deny,
+        "Read deny on the target blocks the edit too"
+    );
+    let s2 = Settings::from_value(
+        json!({"permissions": {"allow": ["Edit(./src/**)"]}}),
+        "x",
+        &f.project,
+        &f.home,
+    )
+    .unwrap();
+    let e2 = PermissionEngine::builder(&f.project, &f.home)
+        .settings(&s2)
+        .build()
+        .unwrap();
+    let d = e2.check(
+        &ToolCall::new("Edit", json!({"file_path": "src/link/new.txt"})),
+        &none,
+    );
+    assert_eq!(
+        d.behavior,
+        Behavior::Ask,
+        "the allow matches the link path only, not the target"
+    );
+    let d = e2.check(
+        &ToolCall::new("Read", json!({"file_path": "src/link/secret.txt"})),
+        &none,
+    );
+    assert_eq!(
+        d.behavior,
+        Behavior::Ask,
+        "a read through a symlink leaving the project is not inside it"
+    );
 }

@@ -25,14 +25,16 @@ pub fn engine(value: Value, mode: PermissionMode) -> PermissionEngine {
 /// The input of a call, from a short form: Bash takes the command, file tools the path,
 /// WebFetch the URL; anything else is parsed as JSON.
 pub fn input(tool: &str, arg: &str) -> Value {
-    if arg.starts_with('{') {
-        if let Ok(v) = serde_json::from_str(arg) {
-            return v;
-        }
+    if arg.starts_with('{')
+        && let Ok(v) = serde_json::from_str(arg)
+    {
+        return v;
     }
     match tool {
         "Bash" => json!({ "command": arg }),
-        "Read" | "Edit" | "Write" | "MultiEdit" => json!({ "file_path": arg, "content": "x", "old_string": "a", "new_string": "b" }),
+        "Read" | "Edit" | "Write" | "MultiEdit" => {
+            json!({ "file_path": arg, "content": "x", "old_string": "a", "new_string": "b" })
+        }
         "NotebookEdit" => json!({ "notebook_path": arg }),
         "Glob" | "Grep" => json!({ "pattern": "*", "path": arg }),
         "WebFetch" => json!({ "url": arg, "prompt": "p" }),
@@ -41,5 +43,8 @@ pub fn input(tool: &str, arg: &str) -> Value {
 }
 
 pub fn check(engine: &PermissionEngine, tool: &str, arg: &str) -> PermissionDecision {
-    engine.check(&ToolCall::new(tool, input(tool, arg)), &PreToolUseOutcome::default())
+    engine.check(
+        &ToolCall::new(tool, input(tool, arg)),
+        &PreToolUseOutcome::default(),
+    )
 }

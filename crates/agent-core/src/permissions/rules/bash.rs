@@ -148,12 +148,22 @@ mod tests {
 
     macro_rules! matches {
         ($pat:expr, $text:expr) => {
-            assert!(BashPattern::parse($pat).unwrap().matches($text), "{} should match {:?}", $pat, $text)
+            assert!(
+                BashPattern::parse($pat).unwrap().matches($text),
+                "{} should match {:?}",
+                $pat,
+                $text
+            )
         };
     }
     macro_rules! nmatches {
         ($pat:expr, $text:expr) => {
-            assert!(!BashPattern::parse($pat).unwrap().matches($text), "{} should not match {:?}", $pat, $text)
+            assert!(
+                !BashPattern::parse($pat).unwrap().matches($text),
+                "{} should not match {:?}",
+                $pat,
+                $text
+            )
         };
     }
 
@@ -188,7 +198,12 @@ mod tests {
 
     #[test]
     fn first_words() {
-        let fw = |p: &str| BashPattern::parse(p).unwrap().first_word().map(str::to_owned);
+        let fw = |p: &str| {
+            BashPattern::parse(p)
+                .unwrap()
+                .first_word()
+                .map(str::to_owned)
+        };
         assert_eq!(fw("git diff *").as_deref(), Some("git"));
         assert_eq!(fw("git *").as_deref(), Some("git"));
         assert_eq!(fw("npm run build").as_deref(), Some("npm"));

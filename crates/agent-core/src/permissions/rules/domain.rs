@@ -24,7 +24,9 @@ impl DomainPattern {
     pub fn parse(spec: &str) -> Result<Self, String> {
         let host = spec.trim().trim_end_matches('.').to_ascii_lowercase();
         if host.is_empty() {
-            return Err("empty domain; write `domain:example.com` or `domain:*.example.com`".into());
+            return Err(
+                "empty domain; write `domain:example.com` or `domain:*.example.com`".into(),
+            );
         }
         if host == "*" {
             return Ok(Self::Any);
@@ -114,13 +116,23 @@ mod tests {
         assert!(DomainPattern::parse("").is_err());
         assert!(DomainPattern::parse("a..b").is_err());
         assert!(DomainPattern::parse("a/b").is_err());
-        assert!(DomainPattern::parse("bücher.de").unwrap_err().contains("punycode"));
+        assert!(
+            DomainPattern::parse("bücher.de")
+                .unwrap_err()
+                .contains("punycode")
+        );
     }
 
     #[test]
     fn hosts() {
-        assert_eq!(url_host("https://Example.COM./x").as_deref(), Some("example.com"));
-        assert_eq!(url_host("https://bücher.de/").as_deref(), Some("xn--bcher-kva.de"));
+        assert_eq!(
+            url_host("https://Example.COM./x").as_deref(),
+            Some("example.com")
+        );
+        assert_eq!(
+            url_host("https://bücher.de/").as_deref(),
+            Some("xn--bcher-kva.de")
+        );
         assert_eq!(url_host("not a url"), None);
     }
 }

@@ -150,7 +150,10 @@ pub fn parse_rule(text: &str, list: RuleList) -> Result<Parsed, String> {
                     "`{trimmed}`: unbalanced parentheses; a rule is `Tool` or `Tool(specifier)` ending with `)`"
                 ));
             }
-            (trimmed[..open].trim(), Some(&trimmed[open + 1..trimmed.len() - 1]))
+            (
+                trimmed[..open].trim(),
+                Some(&trimmed[open + 1..trimmed.len() - 1]),
+            )
         }
         None => {
             if trimmed.contains(')') {
@@ -172,7 +175,9 @@ pub fn parse_rule(text: &str, list: RuleList) -> Result<Parsed, String> {
     }
     let content = content.map(str::trim);
     if content == Some("") {
-        return Err(format!("`{trimmed}`: empty specifier; write `{name}` to match every call"));
+        return Err(format!(
+            "`{trimmed}`: empty specifier; write `{name}` to match every call"
+        ));
     }
     let content = content.filter(|c| *c != "*");
     let rule = |tool: ToolPattern, content: RuleContent| Rule {
@@ -183,20 +188,30 @@ pub fn parse_rule(text: &str, list: RuleList) -> Result<Parsed, String> {
 
     if name.contains('*') {
         if content.is_some() {
-            return Err(format!("`{trimmed}`: a tool-name glob cannot take a specifier"));
+            return Err(format!(
+                "`{trimmed}`: a tool-name glob cannot take a specifier"
+            ));
         }
         if list == RuleList::Allow && !anchored_mcp_glob(name) {
             return Ok(Parsed::Ignored(format!(
                 "allow rule `{trimmed}` is ignored: allow rules may glob a tool name only after `mcp__<server>__`"
             )));
         }
-        return Ok(Parsed::Rule(rule(ToolPattern::Glob(name.to_owned()), RuleContent::Any), None));
+        return Ok(Parsed::Rule(
+            rule(ToolPattern::Glob(name.to_owned()), RuleContent::Any),
+            None,
+        ));
     }
     let canonical = canonical_tool(name).to_owned();
-    if let Some(server) = name.strip_prefix("mcp__") {
-        if !server.is_empty() && !server.contains("__") && content.is_none() {
-            return Ok(Parsed::Rule(rule(ToolPattern::McpServer(name.to_owned()), RuleContent::Any), None));
-        }
+    if let Some(server) = name.strip_prefix("mcp__")
+        && !server.is_empty()
+        && !server.contains("__")
+        && content.is_none()
+    {
+        return Ok(Parsed::Rule(
+            rule(ToolPattern::McpServer(name.to_owned()), RuleContent::Any),
+            None,
+        ));
     }
     let tool = ToolPattern::Name(canonical.clone());
     let Some(content) = content else {
@@ -224,17 +239,38 @@ pub fn parse_rule(text: &str, list: RuleList) -> Result<Parsed, String> {
                 "allow rule `{trimmed}` is ignored: parameter rules work in deny and ask lists only"
             )));
         }
-        Ok(Parsed::Rule(rule(ToolPattern::Name(canonical.clone()), RuleContent::Param { name, value }), None))
+        Ok(Parsed::Rule(
+            rule(
+                ToolPattern::Name(canonical.clone()),
+                RuleContent::Param { name, value },
+            ),
+            None,
+        ))
     };
 
     match canonical.as_str() {
         "Bash" => {
             if let Some((p, v)) = param.filter(|(p, _)| {
-                matches!(p.as_str(), "command" | "description" | "timeout" | "run_in_background" | "dangerouslyDisableSandbox")
+                matches!(
+                    p.as_str(),
+                    "command"
+                        | "description"
+                        | "timeout"
+                        | "run_in_background"
+                        | "dangerouslyDisableSandbox"
+                )
             }) {
                 return param_rule(p, v);
             }
-            Ok(Parsed::Rule(rule(tool, RuleContent::Bash(BashPattern::parse(content).map_err(|e| format!("`{trimmed}`: {e}"))?)), None))
+            Ok(Parsed::Rule(
+                rule(
+                    tool,
+                    RuleContent::Bash(
+                        BashPattern::parse(content).map_err(|e| format!("`{trimmed}`: {e}"))?,
+                    ),
+                ),
+                None,
+            ))
         }
         "Read" | "Edit" | "Write" | "MultiEdit" | "NotebookEdit" | "Glob" => {
             let known: &[&str] = match canonical.as_str() {
@@ -260,10 +296,22 @@ pub fn parse_rule(text: &str, list: RuleList) -> Result<Parsed, String> {
                     let note = format!(
                         "`{trimmed}` applies to the {other} tool only; Claude Code ignores `{other}(path)` rules, write `Edit(...)` or `Read(...)` to cover every tool"
                     );
-                    return Ok(Parsed::Rule(rule(tool, RuleContent::Path { family: PathFamily::Only(other.to_owned()), pattern }), Some(note)));
+                    return Ok(Parsed::Rule(
+                        rule(
+                            tool,
+                            RuleContent::Path {
+                                family: PathFamily::Only(other.to_owned()),
+                                pattern,
+                            },
+                        ),
+                        Some(note),
+                    ));
                 }
             };
-            Ok(Parsed::Rule(rule(tool, RuleContent::Path { family, pattern }), None))
+            Ok(Parsed::Rule(
+                rule(tool, RuleContent::Path { family, pattern }),
+                None,
+            ))
         }
         "WebFetch" => match param {
             Some((p, v)) if p == "domain" => {
@@ -287,14 +335,26 @@ pub fn parse_rule(text: &str, list: RuleList) -> Result<Parsed, String> {
                 _ => None,
             };
             match field {
-                Some(field) => Ok(Parsed::Rule(rule(tool, RuleContent::Literal { field, value: content.to_owned() }), None)),
+                Some(field) => Ok(Parsed::Rule(
+                    rule(
+                        tool,
+                        RuleContent::Literal {
+                            field,
+                            value: content.to_owned(),
+                        },
+                    ),
+                    None,
+                )),
                 None if list == RuleList::Allow => Ok(Parsed::Ignored(format!(
                     "allow rule `{trimmed}` is ignored: `{other}` takes no specifier; write `{other}` or a parameter rule"
                 ))),
-                None => Ok(Parsed::Rule(rule(tool, RuleContent::Any), Some(format!(
-                    "`{trimmed}`: `{other}` takes no specifier, so this {} rule applies to every `{other}` call",
-                    list.as_str()
-                )))),
+                None => Ok(Parsed::Rule(
+                    rule(tool, RuleContent::Any),
+                    Some(format!(
+                        "`{trimmed}`: `{other}` takes no specifier, so this {} rule applies to every `{other}` call",
+                        list.as_str()
+                    )),
+                )),
             }
         }
     }
@@ -353,22 +413,79 @@ mod tests {
 
     #[test]
     fn forms() {
-        assert!(matches!(ok("Bash", RuleList::Allow).content, RuleContent::Any));
-        assert!(matches!(ok("Bash(*)", RuleList::Allow).content, RuleContent::Any));
-        assert!(matches!(ok("Bash(git diff *)", RuleList::Allow).content, RuleContent::Bash(_)));
-        assert!(matches!(ok("Bash(ls:*)", RuleList::Allow).content, RuleContent::Bash(_)));
-        assert!(matches!(ok("Read(./src/**)", RuleList::Allow).content, RuleContent::Path { family: PathFamily::Read, .. }));
-        assert!(matches!(ok("Edit(//x/**)", RuleList::Allow).content, RuleContent::Path { family: PathFamily::Edit, .. }));
-        assert!(matches!(ok("WebFetch(domain:*.x.com)", RuleList::Allow).content, RuleContent::Domain(_)));
-        assert_eq!(ok("mcp__srv", RuleList::Allow).tool, ToolPattern::McpServer("mcp__srv".into()));
-        assert_eq!(ok("mcp__srv__tool", RuleList::Allow).tool, ToolPattern::Name("mcp__srv__tool".into()));
-        assert_eq!(ok("mcp__srv__get_*", RuleList::Allow).tool, ToolPattern::Glob("mcp__srv__get_*".into()));
+        assert!(matches!(
+            ok("Bash", RuleList::Allow).content,
+            RuleContent::Any
+        ));
+        assert!(matches!(
+            ok("Bash(*)", RuleList::Allow).content,
+            RuleContent::Any
+        ));
+        assert!(matches!(
+            ok("Bash(git diff *)", RuleList::Allow).content,
+            RuleContent::Bash(_)
+        ));
+        assert!(matches!(
+            ok("Bash(ls:*)", RuleList::Allow).content,
+            RuleContent::Bash(_)
+        ));
+        assert!(matches!(
+            ok("Read(./src/**)", RuleList::Allow).content,
+            RuleContent::Path {
+                family: PathFamily::Read,
+                ..
+            }
+        ));
+        assert!(matches!(
+            ok("Edit(//x/**)", RuleList::Allow).content,
+            RuleContent::Path {
+                family: PathFamily::Edit,
+                ..
+            }
+        ));
+        assert!(matches!(
+            ok("WebFetch(domain:*.x.com)", RuleList::Allow).content,
+            RuleContent::Domain(_)
+        ));
+        assert_eq!(
+            ok("mcp__srv", RuleList::Allow).tool,
+            ToolPattern::McpServer("mcp__srv".into())
+        );
+        assert_eq!(
+            ok("mcp__srv__tool", RuleList::Allow).tool,
+            ToolPattern::Name("mcp__srv__tool".into())
+        );
+        assert_eq!(
+            ok("mcp__srv__get_*", RuleList::Allow).tool,
+            ToolPattern::Glob("mcp__srv__get_*".into())
+        );
         assert_eq!(ok("*", RuleList::Deny).tool, ToolPattern::Glob("*".into()));
-        assert!(matches!(ok("Agent(model:opus)", RuleList::Deny).content, RuleContent::Param { .. }));
-        assert!(matches!(ok("Bash(run_in_background : true)", RuleList::Ask).content, RuleContent::Param { .. }));
-        assert!(matches!(ok("Agent(Explore)", RuleList::Deny).content, RuleContent::Literal { field: "subagent_type", .. }));
-        assert_eq!(ok("Task(Explore)", RuleList::Deny).tool, ToolPattern::Name("Agent".into()));
-        assert!(matches!(ok("Write(.env)", RuleList::Deny).content, RuleContent::Path { family: PathFamily::Only(_), .. }));
+        assert!(matches!(
+            ok("Agent(model:opus)", RuleList::Deny).content,
+            RuleContent::Param { .. }
+        ));
+        assert!(matches!(
+            ok("Bash(run_in_background : true)", RuleList::Ask).content,
+            RuleContent::Param { .. }
+        ));
+        assert!(matches!(
+            ok("Agent(Explore)", RuleList::Deny).content,
+            RuleContent::Literal {
+                field: "subagent_type",
+                ..
+            }
+        ));
+        assert_eq!(
+            ok("Task(Explore)", RuleList::Deny).tool,
+            ToolPattern::Name("Agent".into())
+        );
+        assert!(matches!(
+            ok("Write(.env)", RuleList::Deny).content,
+            RuleContent::Path {
+                family: PathFamily::Only(_),
+                ..
+            }
+        ));
     }
 
     #[test]

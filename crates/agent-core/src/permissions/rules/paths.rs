@@ -110,7 +110,10 @@ impl PathPattern {
         }
         if self.rest.is_empty() || self.rest == "**" {
             let root = base.trim_end_matches('/').to_owned();
-            return vec![if root.is_empty() { "/".into() } else { root }, format!("{base}**")];
+            return vec![
+                if root.is_empty() { "/".into() } else { root },
+                format!("{base}**"),
+            ];
         }
         let segments: Vec<&str> = self.rest.split('/').collect();
         let any_depth = match segments.as_slice() {
@@ -200,7 +203,11 @@ mod tests {
         let p = PathPattern::parse("x").unwrap();
         let g = p.globs(
             RuleList::Deny,
-            Anchors { cwd: Path::new("/w/[a]"), home: Path::new("/"), settings_root: Path::new("/") },
+            Anchors {
+                cwd: Path::new("/w/[a]"),
+                home: Path::new("/"),
+                settings_root: Path::new("/"),
+            },
         );
         assert!(build(&g[0]).unwrap().compile_matcher().is_match("/w/[a]/x"));
     }

@@ -1,0 +1,20 @@
+//! Exit codes, mapped in one place.
+
+/// How `agent` exits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Exit {
+    /// 0: the command did what was asked (for `permissions check`, a decision was printed,
+    /// whatever it is).
+    Success,
+    /// 2: bad arguments, bad input or bad settings; one line on stderr says what and where.
+    Usage,
+}
+
+impl From<Exit> for std::process::ExitCode {
+    fn from(e: Exit) -> Self {
+        match e {
+            Exit::Success => Self::SUCCESS,
+            Exit::Usage => Self::from(2),
+        }
+    }
+}

@@ -1,0 +1,151 @@
+//! `cargo xtask bench`: runs the criterion benches and writes `docs/benchmarks.md`, each figure
+//! next to a baseline measured in the same run, as a ratio.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use serde_json::Value;
+
+/// One row: a figure, its baseline, the issue's target (ns), and what they mean.
+struct Row {
+    figure: &'static str,
+    baseline: &'static str,
+    target_ns: Option<f64>,
+    what: &'static str,
+}
+
+const GROUP: &str = "permissions";
+
+const ROWS: &[Row] = &[
+    Row {
+        figure: "a_match_parsed_compound",
+        baseline: "a_baseline_linear_scan",
+        target_ns: Some(2_000.0),
+        what: "(a) decide an already-parsed 5-part compound command against 200 rules (every step, every part matched) vs. testing the 5 parts against every Bash rule in turn",
+    },
+    Row {
+        figure: "b_decide_command_string",
+        baseline: "b_baseline_parse_only",
+        target_ns: Some(25_000.0),
+        what: "(b) the whole decision from the command string, parse included vs. the parse alone (brush-parser plus our walk)",
+    },
+    Row {
+        figure: "c_decide_edit_path",
+        baseline: "c_baseline_resolve_path",
+        target_ns: Some(2_000.0),
+        what: "(c) an Edit file-path decision (allowed by a rule) vs. resolving the path alone (3 `lstat`s)",
+    },
+    Row {
+        figure: "c_decide_read_path",
+        baseline: "c_baseline_one_lstat",
+        target_ns: Some(2_000.0),
+        what: "(c) a Read file-path decision (denied by a rule) vs. one `lstat` system call",
+    },
+];
+
+pub fn run(args: &[String]) -> Result<()> {
+    let quick = args.iter().any(|a| a == "--quick");
+    let mut bench_args = vec!["bench", "-p", "agent-core", "--bench", "permissions", "--"];
+    if quick {
+        bench_args.extend(["--warm-up-time", "1", "--measurement-time", "2"]);
+    }
+    crate::cargo(&bench_args)?;
+    let root = workspace_root()?;
+    let criterion = root.join("target/criterion").join(GROUP);
+    let mut out = String::new();
+    writeln!(out, "# Benchmarks\n")?;
+    writeln!(
+        out,
+        "Written by `cargo xtask bench`{}; do not edit by hand. Medians of criterion runs; each figure \
+         is shown next to a baseline measured in the same run, and the ratio is figure / baseline. \
+         The machine is shared and noisy (figures move by up to ±60 % between runs), so compare \
+         ratios rather than absolute times across machines.\n",
+        if quick { " (quick mode)" } else { "" }
+    )?;
+    writeln!(
+        out,
+        "Machine: {} CPUs, {}, `{}`.\n",
+        std::thread::available_parallelism().map_or(0, |n| n.get()),
+        std::env::consts::ARCH,
+        rustc_version()
+    )?;
+    writeln!(
+        out,
+        "## Permission engine (`crates/agent-core/benches/permissions.rs`, 200 rules)\n"
+    )?;
+    writeln!(
+        out,
+        "| figure | median | baseline | baseline median | ratio | target | meets target |"
+    )?;
+    writeln!(out, "|---|---:|---|---:|---:|---:|---|")?;
+    for row in ROWS {
+        let f = median_ns(&criterion.join(row.figure))?;
+        let b = median_ns(&criterion.join(row.baseline))?;
+        let target = row.target_ns.map_or("—".to_owned(), fmt_ns);
+        let meets = row
+            .target_ns
+            .map_or("—", |t| if f <= t { "yes" } else { "no" });
+        writeln!(
+            out,
+            "| `{}` | {} | `{}` | {} | {:.2} | {} | {} |",
+            row.figure,
+            fmt_ns(f),
+            row.baseline,
+            fmt_ns(b),
+            f / b,
+            target,
+            meets
+        )?;
+    }
+    writeln!(out)?;
+    for row in ROWS {
+        writeln!(out, "- `{}`: {}", row.figure, row.what)?;
+    }
+    writeln!(
+        out,
+        "\nSee docs/permissions.md (Performance) for what dominates each figure."
+    )?;
+    let path = root.join("docs/benchmarks.md");
+    std::fs::write(&path, out).with_context(|| format!("cannot write {}", path.display()))?;
+    eprintln!("xtask: wrote {}", path.display());
+    Ok(())
+}
+
+fn median_ns(dir: &Path) -> Result<f64> {
+    let file = dir.join("new/estimates.json");
+    let text = std::fs::read_to_string(&file)
+        .with_context(|| format!("cannot read {}; did the bench run?", file.display()))?;
+    let v: Value =
+        serde_json::from_str(&text).with_context(|| format!("{} is not JSON", file.display()))?;
+    v["median"]["point_estimate"]
+        .as_f64()
+        .with_context(|| format!("{} has no median", file.display()))
+}
+
+fn fmt_ns(ns: f64) -> String {
+    if ns >= 1_000_000.0 {
+        format!("{:.2} ms", ns / 1_000_000.0)
+    } else if ns >= 1_000.0 {
+        format!("{:.2} µs", ns / 1_000.0)
+    } else {
+        format!("{ns:.0} ns")
+    }
+}
+
+fn rustc_version() -> String {
+    std::process::Command::new("rustc")
+        .arg("--version")
+        .output()
+        .ok()
+        .and_then(|o| String::from_utf8(o.stdout).ok())
+        .map_or_else(|| "rustc ?".into(), |s| s.trim().to_owned())
+}
+
+fn workspace_root() -> Result<std::path::PathBuf> {
+    let manifest = std::env::var("CARGO_MANIFEST_DIR").context("run through `cargo xtask`")?;
+    Path::new(&manifest)
+        .parent()
+        .map(Path::to_path_buf)
+        .context("xtask has no parent directory")
+}
