@@ -7,7 +7,7 @@
 //! only known-safe assignments before it. A prefix allow rule never approves an exec wrapper
 //! (`watch`, `setsid`, `ionice`, `flock`) or `find -exec` / `-delete`; only an exact rule does.
 
-use super::request::positionals;
+use super::request::{PATTERN_OPTIONS, positionals, positionals_with};
 use super::workdirs::WorkingDirs;
 use crate::shell::wrappers::{EXEC_WRAPPERS, basename};
 use crate::shell::{SimpleCommand, Word, join};
@@ -203,15 +203,18 @@ pub(crate) fn is_read_only(cmd: &SimpleCommand, wd: &WorkingDirs) -> bool {
         if name == "find" && args.iter().any(|w| is_find_action(&w.text)) {
             return false;
         }
-        let files = positionals(words);
-        let files = if matches!(name, "grep" | "egrep" | "fgrep" | "rg")
-            && !args
+        let files = if matches!(name, "grep" | "egrep" | "fgrep" | "rg") {
+            let files = positionals_with(words, PATTERN_OPTIONS);
+            let explicit = args
                 .iter()
-                .any(|w| matches!(w.text.as_str(), "-e" | "-f" | "--regexp" | "--file"))
-        {
-            files.get(1..).unwrap_or(&[]).to_vec()
+                .any(|w| matches!(w.text.as_str(), "-e" | "-f" | "--regexp" | "--file"));
+            if explicit {
+                files
+            } else {
+                files.get(1..).unwrap_or(&[]).to_vec()
+            }
         } else {
-            files
+            positionals(words)
         };
         return files.iter().all(|w| inside(w, wd));
     }
@@ -409,6 +412,8 @@ mod tests {
             "ls -la src",
             "cat README.md",
             "grep -r foo src",
+            "grep -A 3 foo src",
+            "rg -g '*.rs' foo",
             "grep /etc src",
             "git status",
             "git --no-pager log -5",

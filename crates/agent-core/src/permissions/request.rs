@@ -218,7 +218,7 @@ pub(crate) fn positionals_with<'a>(words: &'a [Word], takes_arg: &[&str]) -> Vec
 }
 
 /// Options of `grep`-like commands that take a separate argument.
-const PATTERN_OPTIONS: &[&str] = &[
+pub(crate) const PATTERN_OPTIONS: &[&str] = &[
     "-e",
     "-f",
     "--regexp",

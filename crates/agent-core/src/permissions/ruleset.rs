@@ -8,7 +8,7 @@
 
 use std::path::{Path, PathBuf};
 
-use globset::{GlobSet, GlobSetBuilder};
+use globset::{Candidate, GlobSet, GlobSetBuilder};
 use rustc_hash::FxHashMap;
 use serde_json::Value;
 
@@ -66,14 +66,13 @@ impl PathSet {
         Ok(Self { set, owners })
     }
 
-    /// Indices of the rules matching `path`.
-    fn matching(&self, path: &Path, out: &mut Vec<usize>) {
+    /// Indices of the rules matching the candidate path.
+    fn matching(&self, path: &Candidate<'_>, scratch: &mut Vec<usize>, out: &mut Vec<usize>) {
         if self.owners.is_empty() {
             return;
         }
-        for i in self.set.matches(path) {
-            out.push(self.owners[i]);
-        }
+        self.set.matches_candidate_into(path, scratch);
+        out.extend(scratch.iter().map(|&i| self.owners[i]));
     }
 }
 
@@ -244,20 +243,28 @@ impl CompiledList {
         read_rules_cover_writes: bool,
     ) -> Option<usize> {
         let mut per_form: Vec<Vec<usize>> = Vec::new();
+        let mut scratch = Vec::new();
         for form in path.forms() {
+            // One candidate per form (globset normalises the path once for every set).
+            let candidate = Candidate::new(form);
             let mut hits = Vec::new();
             match use_ {
-                PathUse::Read => self.read_paths.matching(form, &mut hits),
+                PathUse::Read => self
+                    .read_paths
+                    .matching(&candidate, &mut scratch, &mut hits),
                 PathUse::Write => {
-                    self.edit_paths.matching(form, &mut hits);
+                    self.edit_paths
+                        .matching(&candidate, &mut scratch, &mut hits);
                     if read_rules_cover_writes {
-                        self.read_paths.matching(form, &mut hits);
+                        self.read_paths
+                            .matching(&candidate, &mut scratch, &mut hits);
                     }
                 }
             }
             if let Some(tool) = tool {
                 let mut only = Vec::new();
-                self.only_paths.matching(form, &mut only);
+                self.only_paths
+                    .matching(&candidate, &mut scratch, &mut only);
                 hits.extend(only.into_iter().filter(|&i| {
                     matches!(&self.entries[i].rule.content, RuleContent::Path { family: PathFamily::Only(t), .. } if t == tool)
                 }));

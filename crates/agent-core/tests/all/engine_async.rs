@@ -400,3 +400,36 @@ fn code_rules_and_relative_cwd() {
             .is_err()
     );
 }
+
+#[test]
+fn prepared_calls_decide_like_fresh_ones() {
+    let e = engine(rules(), PermissionMode::Default);
+    for cmd in [
+        "git status",
+        "git status; curl x",
+        "npm install",
+        "git push",
+        "rm -r /",
+        "echo \"x",
+    ] {
+        let call = bash(cmd);
+        let prepared = e.prepare(call.clone());
+        let none = PreToolUseOutcome::default();
+        assert_eq!(
+            e.check_prepared(&prepared, &none),
+            e.check(&call, &none),
+            "{cmd}"
+        );
+        // A hook's updatedInput is prepared anew rather than using the stale parse.
+        let rewrite = PreToolUseOutcome {
+            decision: None,
+            reason: None,
+            updated_input: Some(json!({"command": "curl x"})),
+        };
+        assert_eq!(
+            e.check_prepared(&prepared, &rewrite).step,
+            Step::DenyRule,
+            "{cmd}"
+        );
+    }
+}
