@@ -863,7 +863,7 @@ impl PermissionEngine {
         subject: &Subject,
     ) -> Option<PermissionDecision> {
         let grants = self.grant_list();
-        let lists: [(&CompiledList, &str); 2] =
+        let lists: [(&CompiledList, &'static str); 2] =
             [(&self.allow, "allow rule"), (&grants, "session grant")];
         if let Subject::Bash(b) = subject {
             return self.bash_allowed(b, &lists);
@@ -890,7 +890,7 @@ impl PermissionEngine {
     fn bash_allowed(
         &self,
         b: &BashSubject,
-        lists: &[(&CompiledList, &str); 2],
+        lists: &[(&CompiledList, &'static str); 2],
     ) -> Option<PermissionDecision> {
         let script = b.parsed.as_ref().ok()?;
         let mut first_rule: Option<(RuleRef, &str)> = None;
@@ -921,15 +921,7 @@ impl PermissionEngine {
             if let Some(view) = view {
                 for (list, what) in lists {
                     if let Some(i) = list.bash(&view.text, view.exact_only) {
-                        note(
-                            list.entry(i),
-                            if *what == "allow rule" {
-                                "allow rule"
-                            } else {
-                                "session grant"
-                            },
-                            &mut first_rule,
-                        );
+                        note(list.entry(i), what, &mut first_rule);
                         continue 'commands;
                     }
                 }
@@ -954,15 +946,7 @@ impl PermissionEngine {
             }
             for (list, what) in lists {
                 if let Some(i) = list.path(p, PathUse::Write, None, false, false) {
-                    note(
-                        list.entry(i),
-                        if *what == "allow rule" {
-                            "allow rule"
-                        } else {
-                            "session grant"
-                        },
-                        &mut first_rule,
-                    );
+                    note(list.entry(i), what, &mut first_rule);
                     continue 'writes;
                 }
             }
