@@ -458,24 +458,9 @@ impl PermissionEngine {
             d.updated_input = updated.clone();
             d
         };
-        if let Subject::Invalid(reason) = subject {
-            return done(PermissionDecision::new(
-                Behavior::Deny,
-                Step::Safety,
-                reason.clone(),
-            ));
-        }
-        // Step 2: deny rules.
-        if let Some(i) = self.first_match(&self.deny, canonical, input, subject, true, false) {
-            let e = self.deny.entry(i);
-            return done(
-                PermissionDecision::new(
-                    Behavior::Deny,
-                    Step::DenyRule,
-                    format!("denied by rule `{}` ({})", e.rule.text, e.origin),
-                )
-                .with_rule(Some(e.to_ref())),
-            );
+        // Step 2: deny rules (and an input the tool cannot take).
+        if let Some(d) = self.deny_step(canonical, input, subject) {
+            return done(d);
         }
         let effective_call = self.call_with_input(call, input);
         // Step 1 (continued): a hook's ask or defer, now that deny rules have had their say.
@@ -494,41 +479,9 @@ impl PermissionEngine {
                 false,
             ));
         }
-        // Step 3: ask rules.
-        let skip_bare_bash = canonical == "Bash"
-            && self.sandbox.active
-            && self.sandbox.auto_allow_bash
-            && self.mode != PermissionMode::Plan;
-        if let Some(i) =
-            self.first_match(&self.ask, canonical, input, subject, false, skip_bare_bash)
-        {
-            let e = self.ask.entry(i);
-            let why = format!(
-                "rule `{}` ({}) asks for confirmation",
-                e.rule.text, e.origin
-            );
-            return done(self.ask_or_deny(
-                &effective_call,
-                canonical,
-                subject,
-                Step::AskRule,
-                why,
-                Some(e.to_ref()),
-                false,
-            ));
-        }
-        // Step 4: safety checks.
-        if let Some(f) = self.safety(subject) {
-            let hard = matches!(f, Finding::CriticalRm(_));
-            return done(self.ask_or_deny(
-                &effective_call,
-                canonical,
-                subject,
-                Step::Safety,
-                f.reason(),
-                None,
-                hard,
-            ));
+        // Steps 3 and 4: ask rules, safety checks.
+        if let Some(d) = self.ask_and_safety_steps(&effective_call, canonical, input, subject) {
+            return done(d);
         }
         // Step 5: policies.
         for p in &self.policies {
@@ -624,51 +577,79 @@ impl PermissionEngine {
     fn recheck(&self, call: &ToolCall, input: &Value) -> Option<PermissionDecision> {
         let canonical = canonical_tool(&call.tool_name);
         let subject = Subject::of(canonical, input, &self.wd);
-        if let Subject::Invalid(reason) = &subject {
+        let mut c = call.clone();
+        c.input = input.clone();
+        self.deny_step(canonical, input, &subject)
+            .or_else(|| self.ask_and_safety_steps(&c, canonical, input, &subject))
+            .map(|mut d| {
+                d.reason = format!("the rewritten input: {}", d.reason);
+                d
+            })
+    }
+
+    /// Step 2: a deny rule matching any part of the call (or an input the tool cannot take).
+    fn deny_step(
+        &self,
+        canonical: &str,
+        input: &Value,
+        subject: &Subject,
+    ) -> Option<PermissionDecision> {
+        if let Subject::Invalid(reason) = subject {
             return Some(PermissionDecision::new(
                 Behavior::Deny,
                 Step::Safety,
                 reason.clone(),
             ));
         }
-        if let Some(i) = self.first_match(&self.deny, canonical, input, &subject, true, false) {
-            let e = self.deny.entry(i);
-            return Some(
-                PermissionDecision::new(
-                    Behavior::Deny,
-                    Step::DenyRule,
-                    format!(
-                        "the rewritten input is denied by rule `{}` ({})",
-                        e.rule.text, e.origin
-                    ),
-                )
-                .with_rule(Some(e.to_ref())),
-            );
-        }
-        let mut c = call.clone();
-        c.input = input.clone();
-        if let Some(i) = self.first_match(&self.ask, canonical, input, &subject, false, false) {
+        let i = self.first_match(&self.deny, canonical, input, subject, true, false)?;
+        let e = self.deny.entry(i);
+        Some(
+            PermissionDecision::new(
+                Behavior::Deny,
+                Step::DenyRule,
+                format!("denied by rule `{}` ({})", e.rule.text, e.origin),
+            )
+            .with_rule(Some(e.to_ref())),
+        )
+    }
+
+    /// Steps 3 and 4: ask rules, then the safety checks. A bare `Bash` ask rule is skipped while
+    /// a sandbox auto-allows Bash, except in `plan`.
+    fn ask_and_safety_steps(
+        &self,
+        call: &ToolCall,
+        canonical: &str,
+        input: &Value,
+        subject: &Subject,
+    ) -> Option<PermissionDecision> {
+        let skip_bare_bash = canonical == "Bash"
+            && self.sandbox.active
+            && self.sandbox.auto_allow_bash
+            && self.mode != PermissionMode::Plan;
+        if let Some(i) =
+            self.first_match(&self.ask, canonical, input, subject, false, skip_bare_bash)
+        {
             let e = self.ask.entry(i);
             let why = format!(
-                "the rewritten input matches ask rule `{}` ({})",
+                "rule `{}` ({}) asks for confirmation",
                 e.rule.text, e.origin
             );
             return Some(self.ask_or_deny(
-                &c,
+                call,
                 canonical,
-                &subject,
+                subject,
                 Step::AskRule,
                 why,
                 Some(e.to_ref()),
                 false,
             ));
         }
-        self.safety(&subject).map(|f| {
+        self.safety(subject).map(|f| {
             let hard = matches!(f, Finding::CriticalRm(_));
             self.ask_or_deny(
-                &c,
+                call,
                 canonical,
-                &subject,
+                subject,
                 Step::Safety,
                 f.reason(),
                 None,

@@ -277,25 +277,27 @@ impl Walker {
         let mut words = Vec::new();
         let mut assignments = Vec::new();
         let mut redirects = Vec::new();
+        // Prefix items, then the name, then suffix items: source order.
         let items = simple
             .prefix
             .iter()
-            .flat_map(|p| p.0.iter().map(|i| (i, true)))
-            .chain(simple.word_or_name.iter().map(|_| (&NAME_MARKER, false)))
+            .flat_map(|p| p.0.iter().map(|i| Part::Item(i, true)))
+            .chain(simple.word_or_name.iter().map(Part::Name))
             .chain(
                 simple
                     .suffix
                     .iter()
-                    .flat_map(|s| s.0.iter().map(|i| (i, false))),
+                    .flat_map(|s| s.0.iter().map(|i| Part::Item(i, false))),
             );
-        for (item, in_prefix) in items {
-            if std::ptr::eq(item, &NAME_MARKER) {
-                if let Some(name) = &simple.word_or_name {
+        for part in items {
+            let (item, in_prefix) = match part {
+                Part::Name(name) => {
                     let w = self.word(&name.value, &mut pending);
                     words.push(w);
+                    continue;
                 }
-                continue;
-            }
+                Part::Item(item, in_prefix) => (item, in_prefix),
+            };
             match item {
                 CommandPrefixOrSuffixItem::IoRedirect(r) => {
                     if let Some(r) = self.redirect(r, &mut deferred, &mut pending) {
@@ -522,11 +524,13 @@ impl Walker {
     }
 }
 
-/// Placeholder used to splice the command name between prefix and suffix items.
-static NAME_MARKER: CommandPrefixOrSuffixItem = CommandPrefixOrSuffixItem::Word(ast::Word {
-    value: String::new(),
-    loc: None,
-});
+/// One part of a simple command, in source order.
+enum Part<'a> {
+    /// A prefix (`true`) or suffix (`false`) item.
+    Item(&'a CommandPrefixOrSuffixItem, bool),
+    /// The command name.
+    Name(&'a ast::Word),
+}
 
 fn inner_origin(origin: Origin) -> Origin {
     match origin {
