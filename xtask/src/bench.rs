@@ -7,52 +7,107 @@ use std::path::Path;
 use anyhow::{Context, Result};
 use serde_json::Value;
 
-/// One row: a figure, its baseline, the issue's target (ns), and what they mean.
+/// What an issue asks of a figure.
+#[derive(Clone, Copy)]
+enum Target {
+    /// A median of at most this many nanoseconds.
+    Ns(f64),
+    /// A ratio figure / baseline of at most this.
+    Ratio(f64),
+}
+
+/// One row: a figure, its baseline, the issue's target, and what they mean.
 struct Row {
     figure: &'static str,
     baseline: &'static str,
-    target_ns: Option<f64>,
+    target: Option<Target>,
     what: &'static str,
 }
 
-const GROUP: &str = "permissions";
+/// One criterion group: its bench target, heading and rows.
+struct Group {
+    name: &'static str,
+    bench: &'static str,
+    heading: &'static str,
+    rows: &'static [Row],
+    footer: &'static str,
+}
 
-const ROWS: &[Row] = &[
+const GROUPS: &[Group] = &[
+    Group {
+        name: "permissions",
+        bench: "permissions",
+        heading: "Permission engine (`crates/agent-core/benches/permissions.rs`, 200 rules)",
+        rows: PERMISSION_ROWS,
+        footer: "See docs/permissions.md (Performance) for what dominates each figure.",
+    },
+    Group {
+        name: "hooks",
+        bench: "hooks",
+        heading: "Hooks (`crates/agent-core/benches/hooks.rs`)",
+        rows: HOOK_ROWS,
+        footer: "See docs/hooks.md (Performance) for what the figures include.",
+    },
+];
+
+const HOOK_ROWS: &[Row] = &[
+    Row {
+        figure: "dispatch_50_registered_5_match",
+        baseline: "dispatch_baseline_direct_calls",
+        target: Some(Target::Ns(5_000.0)),
+        what: "in-process dispatch: `execute` with 50 registered PreToolUse hooks of which 5 match (matching, concurrent run, per-hook results, merge) vs. awaiting the 5 matching closures directly",
+    },
+    Row {
+        figure: "command_hook_round_trip",
+        baseline: "command_baseline_bare_spawn",
+        target: Some(Target::Ratio(1.5)),
+        what: "a command hook running a `true`-like script (stdin JSON, own process group, captured output, protocol) vs. a bare spawn-and-wait of the same `sh -c` command",
+    },
+    Row {
+        figure: "four_100ms_hooks",
+        baseline: "four_baseline_one_100ms_hook",
+        target: Some(Target::Ratio(1.5)),
+        what: "four matching command hooks of 100 ms each vs. one: they run concurrently, so the ratio is ≈ 1 (4 if they ran one after another)",
+    },
+];
+
+const PERMISSION_ROWS: &[Row] = &[
     Row {
         figure: "a_match_parsed_compound",
         baseline: "a_baseline_linear_scan",
-        target_ns: Some(2_000.0),
+        target: Some(Target::Ns(2_000.0)),
         what: "(a) decide an already-parsed 5-part compound command against 200 rules (every step, every part matched) vs. testing the 5 parts against every Bash rule in turn",
     },
     Row {
         figure: "b_decide_command_string",
         baseline: "b_baseline_parse_only",
-        target_ns: Some(25_000.0),
+        target: Some(Target::Ns(25_000.0)),
         what: "(b) the whole decision from the command string, parse included vs. the parse alone (brush-parser plus our walk)",
     },
     Row {
         figure: "c_decide_edit_path",
         baseline: "c_baseline_resolve_path",
-        target_ns: Some(2_000.0),
+        target: Some(Target::Ns(2_000.0)),
         what: "(c) an Edit file-path decision (allowed by a rule) vs. resolving the path alone (3 `lstat`s)",
     },
     Row {
         figure: "c_decide_read_path",
         baseline: "c_baseline_one_lstat",
-        target_ns: Some(2_000.0),
+        target: Some(Target::Ns(2_000.0)),
         what: "(c) a Read file-path decision (denied by a rule) vs. one `lstat` system call",
     },
 ];
 
 pub fn run(args: &[String]) -> Result<()> {
     let quick = args.iter().any(|a| a == "--quick");
-    let mut bench_args = vec!["bench", "-p", "agent-core", "--bench", "permissions", "--"];
-    if quick {
-        bench_args.extend(["--warm-up-time", "1", "--measurement-time", "2"]);
+    for g in GROUPS {
+        let mut bench_args = vec!["bench", "-p", "agent-core", "--bench", g.bench, "--"];
+        if quick {
+            bench_args.extend(["--warm-up-time", "1", "--measurement-time", "2"]);
+        }
+        crate::cargo(&bench_args)?;
     }
-    crate::cargo(&bench_args)?;
     let root = workspace_root()?;
-    let criterion = root.join("target/criterion").join(GROUP);
     let mut out = String::new();
     writeln!(out, "# Benchmarks\n")?;
     writeln!(
@@ -70,44 +125,47 @@ pub fn run(args: &[String]) -> Result<()> {
         std::env::consts::ARCH,
         rustc_version()
     )?;
-    writeln!(
-        out,
-        "## Permission engine (`crates/agent-core/benches/permissions.rs`, 200 rules)\n"
-    )?;
-    writeln!(
-        out,
-        "| figure | median | baseline | baseline median | ratio | target | meets target |"
-    )?;
-    writeln!(out, "|---|---:|---|---:|---:|---:|---|")?;
-    for row in ROWS {
-        let f = median_ns(&criterion.join(row.figure))?;
-        let b = median_ns(&criterion.join(row.baseline))?;
-        let target = row.target_ns.map_or("—".to_owned(), fmt_ns);
-        let meets = row
-            .target_ns
-            .map_or("—", |t| if f <= t { "yes" } else { "no" });
+    for g in GROUPS {
+        let criterion = root.join("target/criterion").join(g.name);
+        writeln!(out, "## {}\n", g.heading)?;
         writeln!(
             out,
-            "| `{}` | {} | `{}` | {} | {:.2} | {} | {} |",
-            row.figure,
-            fmt_ns(f),
-            row.baseline,
-            fmt_ns(b),
-            f / b,
-            target,
-            meets
+            "| figure | median | baseline | baseline median | ratio | target | meets target |"
         )?;
+        writeln!(out, "|---|---:|---|---:|---:|---:|---|")?;
+        for row in g.rows {
+            let f = median_ns(&criterion.join(row.figure))?;
+            let b = median_ns(&criterion.join(row.baseline))?;
+            let ratio = f / b;
+            let (target, meets) = match row.target {
+                None => ("—".to_owned(), "—"),
+                Some(Target::Ns(t)) => (fmt_ns(t), if f <= t { "yes" } else { "no" }),
+                Some(Target::Ratio(r)) => (
+                    format!("≤ {r:.1}× baseline"),
+                    if ratio <= r { "yes" } else { "no" },
+                ),
+            };
+            writeln!(
+                out,
+                "| `{}` | {} | `{}` | {} | {:.2} | {} | {} |",
+                row.figure,
+                fmt_ns(f),
+                row.baseline,
+                fmt_ns(b),
+                ratio,
+                target,
+                meets
+            )?;
+        }
+        writeln!(out)?;
+        for row in g.rows {
+            writeln!(out, "- `{}`: {}", row.figure, row.what)?;
+        }
+        writeln!(out, "\n{}\n", g.footer)?;
     }
-    writeln!(out)?;
-    for row in ROWS {
-        writeln!(out, "- `{}`: {}", row.figure, row.what)?;
-    }
-    writeln!(
-        out,
-        "\nSee docs/permissions.md (Performance) for what dominates each figure."
-    )?;
     let path = root.join("docs/benchmarks.md");
-    std::fs::write(&path, out).with_context(|| format!("cannot write {}", path.display()))?;
+    std::fs::write(&path, out.trim_end().to_owned() + "\n")
+        .with_context(|| format!("cannot write {}", path.display()))?;
     eprintln!("xtask: wrote {}", path.display());
     Ok(())
 }

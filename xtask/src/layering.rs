@@ -1,7 +1,7 @@
 //! The layering check: a workspace crate may depend only on crates before it in DESIGN.md's
 //! order, and the bottom crates must not pull in heavy dependencies.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 use std::process::Command;
 
 use anyhow::{Context, Result, bail};
@@ -51,7 +51,37 @@ pub fn check() -> Result<()> {
     }
     let meta: Value =
         serde_json::from_slice(&out.stdout).context("cargo metadata printed invalid JSON")?;
-    let problems = violations(&meta)?;
+    let mut problems = violations(&meta)?;
+    let members: BTreeSet<&str> = meta["packages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|p| p["name"].as_str())
+        .collect();
+    for (krate, heavy) in HEAVY {
+        if !members.contains(krate) {
+            continue;
+        }
+        // `cargo tree -p` resolves features for this crate alone (its default features), which
+        // is what an embedder depending on it gets; the workspace-wide metadata would include
+        // features other members turn on.
+        let out = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+            .args(["tree", "--locked", "-p", krate, "-e", "normal,build"])
+            .args(["--prefix", "depth", "-f", "{p}"])
+            .output()
+            .context("cannot run cargo tree")?;
+        if !out.status.success() {
+            bail!(
+                "cargo tree -p {krate} failed: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        problems.extend(heavy_violations(
+            krate,
+            &String::from_utf8_lossy(&out.stdout),
+            heavy,
+        ));
+    }
     if !problems.is_empty() {
         bail!("layering check failed:\n  {}", problems.join("\n  "));
     }
@@ -59,7 +89,8 @@ pub fn check() -> Result<()> {
     Ok(())
 }
 
-/// Every violation in a `cargo metadata` document.
+/// Every ordering violation in a `cargo metadata` document (heavy dependencies are checked
+/// per crate with `cargo tree`, see [`heavy_violations`]).
 pub fn violations(meta: &Value) -> Result<Vec<String>> {
     let packages = meta["packages"]
         .as_array()
@@ -69,10 +100,6 @@ pub fn violations(meta: &Value) -> Result<Vec<String>> {
         .context("metadata has no workspace_members")?
         .iter()
         .filter_map(Value::as_str)
-        .collect();
-    let name_of: HashMap<&str, &str> = packages
-        .iter()
-        .filter_map(|p| Some((p["id"].as_str()?, p["name"].as_str()?)))
         .collect();
     let mut problems = Vec::new();
     for p in packages {
@@ -104,51 +131,31 @@ pub fn violations(meta: &Value) -> Result<Vec<String>> {
             }
         }
     }
-    // Heavy dependencies, transitively through normal and build edges.
-    let nodes: HashMap<&str, &Value> = meta["resolve"]["nodes"]
-        .as_array()
-        .context("metadata has no resolve graph")?
-        .iter()
-        .filter_map(|n| Some((n["id"].as_str()?, n)))
-        .collect();
-    for (krate, heavy) in HEAVY {
-        let Some(root) = name_of
-            .iter()
-            .find(|(id, n)| *n == krate && members.contains(**id))
-            .map(|(id, _)| *id)
-        else {
+    Ok(problems)
+}
+
+/// Heavy dependencies `krate` reaches, from `cargo tree --prefix depth -f {p}` output (one
+/// line per package: its depth, then `name version`).
+pub fn heavy_violations(krate: &str, tree: &str, heavy: &[&str]) -> Vec<String> {
+    let mut problems = Vec::new();
+    let mut path: Vec<&str> = Vec::new();
+    let mut reported = BTreeSet::new();
+    for line in tree.lines() {
+        let digits = line.chars().take_while(char::is_ascii_digit).count();
+        let Ok(depth) = line[..digits].parse::<usize>() else {
             continue;
         };
-        let mut seen = BTreeSet::new();
-        let mut stack = vec![(root, vec![*krate])];
-        while let Some((id, path)) = stack.pop() {
-            let Some(node) = nodes.get(id) else { continue };
-            for dep in node["deps"].as_array().into_iter().flatten() {
-                let runtime = dep["dep_kinds"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .any(|k| k["kind"].as_str() != Some("dev"));
-                let Some(dep_id) = dep["pkg"].as_str() else {
-                    continue;
-                };
-                if !runtime || !seen.insert(dep_id) {
-                    continue;
-                }
-                let dep_name = name_of.get(dep_id).copied().unwrap_or("?");
-                let mut p = path.clone();
-                p.push(dep_name);
-                if heavy.contains(&dep_name) {
-                    problems.push(format!(
-                        "`{krate}` must stay light but reaches `{dep_name}` ({}); put it behind an optional cargo feature or in a later crate",
-                        p.join(" -> ")
-                    ));
-                }
-                stack.push((dep_id, p));
-            }
+        let name = line[digits..].split_whitespace().next().unwrap_or("");
+        path.truncate(depth);
+        path.push(name);
+        if heavy.contains(&name) && reported.insert(name) {
+            problems.push(format!(
+                "`{krate}` must stay light but reaches `{name}` ({}); put it behind an optional cargo feature or in a later crate",
+                path.join(" -> ")
+            ));
         }
     }
-    Ok(problems)
+    problems
 }
 
 #[cfg(test)]
@@ -197,15 +204,24 @@ mod tests {
 
     #[test]
     fn refuses_heavy_deps_in_core_even_transitively() {
-        let m = meta(&[
-            ("agent-core", &["helper"]),
-            ("helper", &["reqwest"]),
-            ("reqwest", &[]),
-        ]);
-        let v = violations(&m).unwrap();
+        let tree = "0agent-core v0.1.0 (/w)\n1helper v1.0.0\n2reqwest v0.13.0\n3hyper v1.0.0\n1serde v1.0.0\n";
+        let v = heavy_violations("agent-core", tree, &["reqwest", "hyper"]);
+        assert_eq!(v.len(), 2, "{v:?}");
         assert!(
             v[0].contains("reaches `reqwest` (agent-core -> helper -> reqwest)"),
             "{v:?}"
+        );
+        assert!(
+            v[1].contains("(agent-core -> helper -> reqwest -> hyper)"),
+            "{v:?}"
+        );
+        assert!(
+            heavy_violations(
+                "agent-core",
+                "0agent-core v0.1.0\n1serde v1\n",
+                &["reqwest"]
+            )
+            .is_empty()
         );
     }
 

@@ -22,6 +22,53 @@ pub enum Command {
     Permissions(PermissionsCommand),
     /// Trust a project folder, so its settings may grant (allow rules, extra directories, mode).
     Trust(TrustArgs),
+    /// Hooks: run the configured hooks of one event, or list what would run.
+    #[command(subcommand)]
+    Hooks(HooksCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum HooksCommand {
+    /// Run the hooks configured for one event and print the merged outcome as one JSON object:
+    /// {"decision","reason","updated_input","additional_context","system_message","continue",
+    /// "stop_reason","hooks":[...]}. Exit 0 whatever the hooks decided; 2 on bad input.
+    Run(HooksRunArgs),
+    /// Show, for each event, which hooks would run, from which file, and why some would not.
+    List(HooksListArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct HookSourcesArgs {
+    #[command(flatten)]
+    pub settings: SettingsArgs,
+    /// A plugin directory whose hooks/hooks.json is loaded too (repeatable).
+    #[arg(long = "plugin", value_name = "DIR")]
+    pub plugins: Vec<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct HooksRunArgs {
+    #[command(flatten)]
+    pub sources: HookSourcesArgs,
+    /// The event, e.g. PreToolUse, UserPromptSubmit, Stop (camelCase accepted).
+    #[arg(long, value_name = "NAME")]
+    pub event: String,
+    /// The hook input as a JSON object, e.g. '{"tool_name":"Bash","tool_input":{"command":"ls"}}'.
+    /// `session_id`, `cwd` and `hook_event_name` are filled in when missing.
+    #[arg(long, value_name = "JSON")]
+    pub input: String,
+}
+
+#[derive(Debug, Args)]
+pub struct HooksListArgs {
+    #[command(flatten)]
+    pub sources: HookSourcesArgs,
+    /// Only this event.
+    #[arg(long, value_name = "NAME")]
+    pub event: Option<String>,
+    /// Print a JSON array instead of text.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -34,21 +81,21 @@ pub enum PermissionsCommand {
     Check(CheckArgs),
 }
 
+/// Where settings come from; shared by every verb that reads them.
 #[derive(Debug, Args)]
-pub struct CheckArgs {
-    /// A settings file, above every other source (repeatable; later files win).
-    #[arg(long = "settings", value_name = "FILE")]
+pub struct SettingsArgs {
+    /// A settings file, above every other source (repeatable, or several after one flag; later
+    /// files win).
+    #[arg(long = "settings", value_name = "FILE", num_args = 1..)]
     pub settings: Vec<PathBuf>,
-    /// The permission mode (default: the settings' defaultMode, else `default`).
-    #[arg(long, value_name = "MODE", value_parser = ["default", "manual", "plan", "acceptEdits", "auto", "dontAsk", "bypassPermissions"])]
-    pub mode: Option<String>,
     /// The current directory of the session (default: the process's).
     #[arg(long, value_name = "DIR")]
     pub cwd: Option<PathBuf>,
-    /// Where project and local settings are read (default: --cwd).
+    /// Where project and local settings are read, and CLAUDE_PROJECT_DIR for hooks (default:
+    /// --cwd).
     #[arg(long = "project-dir", value_name = "DIR")]
     pub project_dir: Option<PathBuf>,
-    /// Treat the project as trusted for this check (its allow rules apply).
+    /// Treat the project as trusted for this run (its allow rules and hooks apply).
     #[arg(long)]
     pub trust: bool,
     /// Which standard files load: a comma-separated list of user, project, local, claude.
@@ -58,6 +105,15 @@ pub struct CheckArgs {
         default_value = "user,project,local"
     )]
     pub setting_sources: String,
+}
+
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    #[command(flatten)]
+    pub settings: SettingsArgs,
+    /// The permission mode (default: the settings' defaultMode, else `default`).
+    #[arg(long, value_name = "MODE", value_parser = ["default", "manual", "plan", "acceptEdits", "auto", "dontAsk", "bypassPermissions"])]
+    pub mode: Option<String>,
     /// An extra working directory (repeatable).
     #[arg(long = "add-dir", value_name = "DIR")]
     pub add_dirs: Vec<PathBuf>,

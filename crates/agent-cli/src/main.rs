@@ -21,6 +21,7 @@ fn main() -> std::process::ExitCode {
     let result = match cli.command {
         cli::Command::Permissions(cmd) => commands::permissions::run(cmd),
         cli::Command::Trust(args) => commands::trust::run(&args),
+        cli::Command::Hooks(cmd) => commands::hooks::run(cmd),
     };
     match result {
         Ok(code) => code.into(),

@@ -1,5 +1,6 @@
 //! The core of the agent runtime: the session log's [`events`], the [`tools::Tool`] trait, the
-//! [`permissions`] engine, and the one [`shell`] parser everything that reads shell text uses.
+//! [`permissions`] engine, the lifecycle [`hooks`], and the one [`shell`] parser everything that
+//! reads shell text uses.
 //!
 //! This crate is the bottom layer: it depends on no other crate of the workspace and on nothing
 //! heavy (no wasmtime, reqwest or rusqlite), so an embedder can use the permission engine alone.
@@ -10,11 +11,14 @@
 //!   gate.
 //! - [`permissions::PermissionEngine`]: the nine-step decision for one tool call, reading
 //!   Claude Code's `settings.json` rules.
+//! - [`hooks::HookRegistry`]: Claude Code compatible lifecycle hooks (command, http and
+//!   in-process), wired into the permission engine.
 //! - [`shell::parse`]: shell text to the simple commands it can run, at every nesting level.
 
 #![deny(missing_docs)]
 
 pub mod events;
+pub mod hooks;
 pub mod permissions;
 pub mod shell;
 pub mod tools;

@@ -1,11 +1,60 @@
 //! One module per verb.
 
+pub mod hooks;
 pub mod permissions;
 pub mod trust;
 
 use std::path::PathBuf;
 
+use agent_core::permissions::{SettingSources, Settings, SettingsLoader};
 use anyhow::{Context, Result};
+
+use crate::cli::SettingsArgs;
+use crate::output;
+
+/// Settings loaded from the standard sources and `--settings` files, with the directories
+/// they were resolved against.
+pub struct LoadedSettings {
+    pub settings: Settings,
+    pub home: PathBuf,
+    pub cwd: PathBuf,
+    pub project_dir: PathBuf,
+}
+
+/// Loads settings as every verb does: user settings from `$AGENT_HOME`, project and local
+/// settings from `--project-dir` (default `--cwd`, default the process's directory), then each
+/// `--settings` file; warnings go to stderr.
+pub fn load_settings(args: &SettingsArgs) -> Result<LoadedSettings> {
+    let home = home_dir()?;
+    let cwd = match &args.cwd {
+        Some(c) => absolute(c.clone())?,
+        None => std::env::current_dir().context("cannot read the current directory")?,
+    };
+    let project_dir = match &args.project_dir {
+        Some(p) => absolute(p.clone())?,
+        None => cwd.clone(),
+    };
+    let sources: SettingSources = args.setting_sources.parse().map_err(anyhow::Error::msg)?;
+    let mut loader = SettingsLoader::new(&home, &project_dir, &cwd)
+        .agent_home(agent_home()?)
+        .sources(sources);
+    if args.trust {
+        loader = loader.trusted(true);
+    }
+    for file in &args.settings {
+        loader = loader.settings_file(absolute(file.clone())?);
+    }
+    let settings = loader.load()?;
+    for w in &settings.warnings {
+        output::warning(w);
+    }
+    Ok(LoadedSettings {
+        settings,
+        home,
+        cwd,
+        project_dir,
+    })
+}
 
 /// The home directory (`$HOME`).
 pub fn home_dir() -> Result<PathBuf> {

@@ -1,12 +1,10 @@
 //! `agent permissions check`.
 
-use agent_core::permissions::{
-    PermissionEngine, PermissionMode, PreToolUseOutcome, SettingSources, SettingsLoader, ToolCall,
-};
+use agent_core::permissions::{PermissionEngine, PermissionMode, PreToolUseOutcome, ToolCall};
 use anyhow::{Context, Result, bail};
 use serde_json::{Value, json};
 
-use super::{absolute, agent_home, home_dir};
+use super::{absolute, load_settings};
 use crate::cli::{CheckArgs, PermissionsCommand};
 use crate::exit::Exit;
 use crate::output;
@@ -26,29 +24,8 @@ fn check(args: CheckArgs) -> Result<Exit> {
     if args.tool.trim().is_empty() {
         bail!("--tool must name a tool, e.g. Bash");
     }
-    let home = home_dir()?;
-    let cwd = match args.cwd {
-        Some(c) => absolute(c)?,
-        None => std::env::current_dir().context("cannot read the current directory")?,
-    };
-    let project_dir = match args.project_dir {
-        Some(p) => absolute(p)?,
-        None => cwd.clone(),
-    };
-    let sources: SettingSources = args.setting_sources.parse().map_err(anyhow::Error::msg)?;
-    let mut loader = SettingsLoader::new(&home, &project_dir, &cwd)
-        .agent_home(agent_home()?)
-        .sources(sources);
-    if args.trust {
-        loader = loader.trusted(true);
-    }
-    for file in args.settings {
-        loader = loader.settings_file(absolute(file)?);
-    }
-    let settings = loader.load()?;
-    for w in &settings.warnings {
-        output::warning(w);
-    }
+    let loaded = load_settings(&args.settings)?;
+    let (settings, home, cwd) = (loaded.settings, loaded.home, loaded.cwd);
     let requested = args
         .mode
         .as_deref()

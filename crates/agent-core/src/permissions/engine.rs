@@ -335,6 +335,24 @@ impl PermissionEngine {
         d
     }
 
+    /// Whether any deny rule of this engine matches `call`, with deny-rule semantics (any
+    /// sub-command, through wrappers and assignments). `None` when the call's input cannot be
+    /// analysed (a command that does not parse, an input the tool cannot take). Hook `if`
+    /// conditions use this with a one-rule engine.
+    pub(crate) fn deny_rules_match(&self, call: &ToolCall) -> Option<bool> {
+        let canonical = canonical_tool(&call.tool_name);
+        let subject = Subject::of(canonical, &call.input, &self.wd);
+        match &subject {
+            Subject::Invalid(_) => return None,
+            Subject::Bash(b) if b.parsed.is_err() => return None,
+            _ => {}
+        }
+        Some(
+            self.first_match(&self.deny, canonical, &call.input, &subject, true, false)
+                .is_some(),
+        )
+    }
+
     /// Steps 1–9, resolving an ask through the PermissionRequest handler and then the prompter.
     /// With no prompter, an ask becomes a deny naming a rule that would allow the call.
     pub async fn decide(&self, call: &ToolCall, hook: &PreToolUseOutcome) -> PermissionDecision {

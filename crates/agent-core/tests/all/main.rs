@@ -8,6 +8,10 @@
 
 mod engine_async;
 mod events_compat;
+mod hooks_engine;
+mod hooks_process;
+mod hooks_protocol;
+mod hooks_registry;
 mod permissions_table;
 mod properties;
 mod settings_files;
