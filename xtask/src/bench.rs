@@ -27,6 +27,7 @@ struct Row {
 /// One criterion group: its bench target, heading and rows.
 struct Group {
     name: &'static str,
+    package: &'static str,
     bench: &'static str,
     heading: &'static str,
     rows: &'static [Row],
@@ -36,6 +37,7 @@ struct Group {
 const GROUPS: &[Group] = &[
     Group {
         name: "permissions",
+        package: "agent-core",
         bench: "permissions",
         heading: "Permission engine (`crates/agent-core/benches/permissions.rs`, 200 rules)",
         rows: PERMISSION_ROWS,
@@ -43,10 +45,34 @@ const GROUPS: &[Group] = &[
     },
     Group {
         name: "hooks",
+        package: "agent-core",
         bench: "hooks",
         heading: "Hooks (`crates/agent-core/benches/hooks.rs`)",
         rows: HOOK_ROWS,
         footer: "See docs/hooks.md (Performance) for what the figures include.",
+    },
+    Group {
+        name: "sandbox",
+        package: "agent-sandbox",
+        bench: "sandbox",
+        heading: "Sandbox (`crates/agent-sandbox/benches/sandbox.rs`)",
+        rows: SANDBOX_ROWS,
+        footer: "See docs/sandbox.md (Performance).",
+    },
+];
+
+const SANDBOX_ROWS: &[Row] = &[
+    Row {
+        figure: "command_check_5_parts",
+        baseline: "command_baseline_parse_only",
+        target: Some(Target::Ns(25_000.0)),
+        what: "command check of a 5-part compound command, parse included (22 denied names, path arguments checked) vs. the parse alone",
+    },
+    Row {
+        figure: "path_check_resolved",
+        baseline: "path_baseline_lexical",
+        target: Some(Target::Ns(2_000.0)),
+        what: "path check without I/O (an already-resolved path against 21 grants and 20 denials) vs. lexical normalisation of the same path",
     },
 ];
 
@@ -101,7 +127,7 @@ const PERMISSION_ROWS: &[Row] = &[
 pub fn run(args: &[String]) -> Result<()> {
     let quick = args.iter().any(|a| a == "--quick");
     for g in GROUPS {
-        let mut bench_args = vec!["bench", "-p", "agent-core", "--bench", g.bench, "--"];
+        let mut bench_args = vec!["bench", "-p", g.package, "--bench", g.bench, "--"];
         if quick {
             bench_args.extend(["--warm-up-time", "1", "--measurement-time", "2"]);
         }

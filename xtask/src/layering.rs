@@ -34,7 +34,14 @@ const HEAVY: &[(&str, &[&str])] = &[
     ),
     (
         "agent-sandbox",
-        &["wasmtime", "wasmtime-wasi", "rusqlite", "libsqlite3-sys"],
+        &[
+            "wasmtime",
+            "wasmtime-wasi",
+            "reqwest",
+            "hyper",
+            "rusqlite",
+            "libsqlite3-sys",
+        ],
     ),
 ];
 

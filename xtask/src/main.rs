@@ -2,7 +2,8 @@
 //!
 //! - `cargo xtask ci`: everything CI checks, in order: format, clippy (warnings are errors),
 //!   the layering check, tests (cargo-nextest when installed, else `cargo test`), doc tests, and
-//!   `cargo deny check licenses bans sources` when cargo-deny is installed.
+//!   `cargo deny check licenses bans sources` when cargo-deny is installed, then the fuzz
+//!   targets (built and run briefly) when cargo-fuzz is installed.
 //! - `cargo xtask layering`: the layering check alone.
 //! - `cargo xtask bench`: runs the criterion benches and writes `docs/benchmarks.md`.
 
@@ -102,6 +103,48 @@ fn ci() -> Result<()> {
             "xtask: cargo-deny not installed; skipping the license/bans/sources check (.ci/run installs it)"
         );
     }
+    fuzz()?;
     eprintln!("xtask: ci passed in {:.0?}", started.elapsed());
+    Ok(())
+}
+
+/// The fuzz targets (`fuzz/`, cargo-fuzz, no sanitizer so stable Rust builds them): built, then
+/// each run for a few seconds. `cargo fuzz run -s none TARGET` runs one on demand, for as long
+/// as wanted.
+fn fuzz() -> Result<()> {
+    if !has_subcommand("fuzz") {
+        eprintln!(
+            "xtask: cargo-fuzz not installed; skipping the fuzz targets (.ci/run installs it)"
+        );
+        return Ok(());
+    }
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .context("xtask has no parent directory")?
+        .join("fuzz");
+    let run = |args: &[&str]| -> Result<()> {
+        eprintln!("xtask: (fuzz/) cargo {}", args.join(" "));
+        let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+            .args(args)
+            .current_dir(&root)
+            .status()
+            .with_context(|| format!("cannot run cargo {}", args.join(" ")))?;
+        if !status.success() {
+            bail!("`cargo {}` in fuzz/ failed ({status})", args.join(" "));
+        }
+        Ok(())
+    };
+    run(&["fuzz", "build", "-s", "none"])?;
+    for target in ["command_checker", "path_normalizer"] {
+        run(&[
+            "fuzz",
+            "run",
+            "-s",
+            "none",
+            target,
+            "--",
+            "-max_total_time=10",
+        ])?;
+    }
     Ok(())
 }

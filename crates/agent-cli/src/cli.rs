@@ -25,6 +25,55 @@ pub enum Command {
     /// Hooks: run the configured hooks of one event, or list what would run.
     #[command(subcommand)]
     Hooks(HooksCommand),
+    /// The application sandbox: check a path, a command or a URL against the `sandbox` settings.
+    #[command(subcommand)]
+    Sandbox(SandboxCommand),
+}
+
+#[derive(Debug, Subcommand)]
+#[allow(
+    clippy::enum_variant_names,
+    reason = "the verbs are `check-path`, `check-command`, `check-url`, as the issue names them"
+)]
+pub enum SandboxCommand {
+    /// Check a path for reading or writing. Prints {"allowed","reason","rule"}; exit 0 when
+    /// allowed, 1 when denied, 2 on bad input.
+    CheckPath(CheckPathArgs),
+    /// Check a shell command string (every part, at every nesting level).
+    CheckCommand(CheckCommandArgs),
+    /// Check a URL (resolution only, no request).
+    CheckUrl(CheckUrlArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct CheckPathArgs {
+    #[command(flatten)]
+    pub settings: SettingsArgs,
+    /// The operation.
+    #[arg(long, value_parser = ["read", "write"])]
+    pub op: String,
+    /// The path (relative paths are taken from --cwd).
+    pub path: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct CheckCommandArgs {
+    #[command(flatten)]
+    pub settings: SettingsArgs,
+    /// The command string, after `--`.
+    #[arg(last = true, required = true, num_args = 1..)]
+    pub command: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct CheckUrlArgs {
+    #[command(flatten)]
+    pub settings: SettingsArgs,
+    /// Pin HOST to IP instead of asking DNS (repeatable), like curl's --resolve.
+    #[arg(long = "resolve", value_name = "HOST=IP")]
+    pub resolve: Vec<String>,
+    /// The URL.
+    pub url: String,
 }
 
 #[derive(Debug, Subcommand)]

@@ -6,6 +6,8 @@ pub enum Exit {
     /// 0: the command did what was asked (for `permissions check`, a decision was printed,
     /// whatever it is).
     Success,
+    /// 1: a `sandbox check-*` verdict was "denied" (the verdict is still printed).
+    Denied,
     /// 2: bad arguments, bad input or bad settings; one line on stderr says what and where.
     Usage,
 }
@@ -14,6 +16,7 @@ impl From<Exit> for std::process::ExitCode {
     fn from(e: Exit) -> Self {
         match e {
             Exit::Success => Self::SUCCESS,
+            Exit::Denied => Self::from(1),
             Exit::Usage => Self::from(2),
         }
     }

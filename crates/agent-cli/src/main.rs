@@ -22,6 +22,7 @@ fn main() -> std::process::ExitCode {
         cli::Command::Permissions(cmd) => commands::permissions::run(cmd),
         cli::Command::Trust(args) => commands::trust::run(&args),
         cli::Command::Hooks(cmd) => commands::hooks::run(cmd),
+        cli::Command::Sandbox(cmd) => commands::sandbox::run(cmd),
     };
     match result {
         Ok(code) => code.into(),

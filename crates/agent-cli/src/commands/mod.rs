@@ -2,6 +2,7 @@
 
 pub mod hooks;
 pub mod permissions;
+pub mod sandbox;
 pub mod trust;
 
 use std::path::PathBuf;

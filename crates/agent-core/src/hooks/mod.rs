@@ -76,6 +76,6 @@ pub use output::{
 };
 pub use protocol::OnFailure;
 pub use registry::{
-    BoxError, DEFAULT_TIMEOUT, ExtensionHook, HookExecution, HookExtension, HookFuture, HookId,
-    HookInfo, HookLoadError, HookOptions, HookRegistry, HookRunResult,
+    BoxError, DEFAULT_TIMEOUT, ExtensionHook, HookExecution, HookExtension, HookId, HookInfo,
+    HookLoadError, HookOptions, HookRegistry, HookRunResult,
 };

@@ -35,10 +35,11 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
 /// An error an in-process hook returns.
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
-/// The future an in-process hook returns.
-pub type HookFuture = Pin<Box<dyn Future<Output = Result<HookOutput, BoxError>> + Send>>;
+/// What the registry keeps of an in-process hook: its output boxed, so the run's state stays
+/// small while five or fifty of them are polled together.
+type BoxedOutputFuture = Pin<Box<dyn Future<Output = Result<Box<HookOutput>, BoxError>> + Send>>;
 
-type HookFn = Arc<dyn Fn(Arc<HookInput>) -> HookFuture + Send + Sync>;
+type HookFn = Arc<dyn Fn(Arc<HookInput>) -> BoxedOutputFuture + Send + Sync>;
 
 /// Runs handler kinds the registry cannot run itself (`prompt`, `agent`, `mcp_tool`):
 /// agent-sessions supplies one that asks the model. Until a host registers one for a kind,
@@ -141,8 +142,8 @@ pub struct HookRunResult {
     pub error: Option<String>,
     /// Whether it ran in the background (`async`); it cannot block.
     pub is_async: bool,
-    /// What it decided.
-    pub outcome: HookOutcome,
+    /// What it decided (boxed: results move through the concurrent join several times).
+    pub outcome: Box<HookOutcome>,
 }
 
 impl HookRunResult {
@@ -573,7 +574,10 @@ impl HookRegistry {
             }
             c
         });
-        let f: HookFn = Arc::new(move |input| Box::pin(f(input)) as HookFuture);
+        let f: HookFn = Arc::new(move |input| {
+            let fut = f(input);
+            Box::pin(async move { fut.await.map(Box::new) }) as BoxedOutputFuture
+        });
         self.push(Entry {
             id,
             event,
@@ -700,7 +704,7 @@ impl HookRegistry {
             }
         }
         let runs = futures_util::future::join_all(sync).await;
-        let outcome = HookOutcome::merge(runs.iter().map(|r| &r.outcome));
+        let outcome = HookOutcome::merge(runs.iter().map(|r| &*r.outcome));
         HookExecution { outcome, runs }
     }
 
@@ -994,7 +998,7 @@ impl Runner {
             timed_out,
             error,
             is_async: entry.is_async,
-            outcome,
+            outcome: Box::new(outcome),
         }
     }
 }

@@ -33,7 +33,69 @@ pub(super) fn parse_top(script: &str) -> Result<ParsedScript, ShellError> {
     Ok(walker.out)
 }
 
+/// A here-document brush-parser must not see: one whose delimiter is empty (`<<""`, `<<-''`,
+/// `<< )`) or never appears as a closing line. brush-parser 0.4 loops without end, allocating,
+/// on such here-documents inside `$( ( ... ) )` (found by the sandbox's fuzz target), so they
+/// are refused before it sees them. `<<` inside arithmetic (`$((1<<2))`) and `<<<` are not
+/// here-documents. The check is textual and may refuse such text inside quotes: refusing fails
+/// closed.
+fn unsafe_heredoc(text: &str) -> Option<&'static str> {
+    let b = text.as_bytes();
+    let mut i = 0;
+    while let Some(pos) = text[i..].find("<<") {
+        let at = i + pos;
+        let mut j = at + 2;
+        i = j;
+        if b.get(j) == Some(&b'<') {
+            i = j + 1;
+            continue;
+        }
+        let before = &text[..at];
+        let open = before.matches("((").count() + before.matches("$[").count();
+        let close = before.matches("))").count() + before.matches(']').count();
+        if open > close {
+            continue;
+        }
+        let strip_tabs = b.get(j) == Some(&b'-');
+        if strip_tabs {
+            j += 1;
+        }
+        while matches!(b.get(j), Some(b' ' | b'\t')) {
+            j += 1;
+        }
+        let start = j;
+        while !matches!(
+            b.get(j),
+            None | Some(b' ' | b'\t' | b'\n' | b';' | b'|' | b'&' | b'(' | b')' | b'<' | b'>')
+        ) {
+            j += 1;
+        }
+        let delimiter: String = text[start..j]
+            .chars()
+            .filter(|c| !matches!(c, '"' | '\'' | '\\' | '$'))
+            .collect();
+        if delimiter.is_empty() {
+            return Some("a here-document with an empty delimiter");
+        }
+        let closed = text[j..].lines().skip(1).any(|line| {
+            let line = if strip_tabs {
+                line.trim_start_matches('\t')
+            } else {
+                line
+            };
+            line == delimiter
+        });
+        if !closed {
+            return Some("a here-document that is never closed");
+        }
+    }
+    None
+}
+
 fn parse_program(text: &str, opts: &ParserOptions) -> Result<ast::Program, String> {
+    if let Some(what) = unsafe_heredoc(text) {
+        return Err(format!("{what} is not accepted"));
+    }
     // brush-parser is not written to be panic-free on hostile input; a panic is a parse failure
     // here, and parse failures fail closed.
     let result = catch_unwind(AssertUnwindSafe(|| {
@@ -736,5 +798,60 @@ mod tests {
         assert_eq!(c.effective_name(), Some("rm"));
         assert_eq!(c.allow_start(), 2);
         assert_eq!(c.text_from(c.allow_start()), "sudo rm -rf x");
+    }
+
+    /// Found by the sandbox's fuzz target: brush-parser looped forever on an empty here-doc
+    /// delimiter inside `$( ( ... ) )`. Each input must be answered (refused) promptly.
+    #[test]
+    fn empty_heredoc_delimiters_fail_closed_without_hanging() {
+        let inputs = [
+            "echo $( (0<<\"\")",
+            "echo $(rm (\u{1}0<<\"\")",
+            "echo $( (0<<'')",
+            "echo $( (cat <<-\"\")",
+            "cat <<$''",
+            "echo $(rm (z(<<\t)",
+            "echo $( (cat <<EOF)",
+        ];
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for i in inputs {
+                let _ = tx.send((i, crate::shell::parse(i).is_err()));
+            }
+        });
+        for _ in 0..inputs.len() {
+            let (i, refused) = rx
+                .recv_timeout(std::time::Duration::from_secs(20))
+                .expect("the parser hung");
+            assert!(refused, "{i:?} should be refused");
+        }
+        assert_eq!(unsafe_heredoc("cat <<EOF\nx\nEOF"), None);
+        assert_eq!(
+            unsafe_heredoc("cat <<-'EOF' > f\n\tx\n\tEOF\necho done"),
+            None
+        );
+        assert_eq!(unsafe_heredoc("cat <<<\"\""), None);
+        assert_eq!(unsafe_heredoc("echo $((1<<2)) $[3<<1]"), None);
+        assert_eq!(unsafe_heredoc("((x<<=1)); cat <<E\nE"), None);
+        assert!(unsafe_heredoc("cat <<EOF\nx").is_some());
+    }
+
+    /// Found by the sandbox's fuzz target: brush's word parser mis-split this word and no
+    /// substitution was walked, so `rm` was invisible. The cross-check in `words.rs` now reports
+    /// an unanalysed substitution, and callers fail closed.
+    #[test]
+    fn substitutions_the_word_parser_misses_are_issues() {
+        for w in [
+            "echo $(rm cur$((;($))4(J)($)))",
+            "echo $(rm cur\u{0}$((;($))4(J)($)\u{0}))",
+        ] {
+            let p = crate::shell::parse(w).unwrap();
+            let sees_rm = p.commands.iter().any(|c| c.name() == Some("rm"));
+            assert!(sees_rm || !p.issues.is_empty(), "{w}: {p:?}");
+        }
+        for ok in ["echo '$(not run)'", "echo $'$(x)'", "echo $((1+2))"] {
+            let p = crate::shell::parse(ok).unwrap();
+            assert!(p.issues.is_empty(), "{ok}: {:?}", p.issues);
+        }
     }
 }

@@ -44,7 +44,19 @@ pub(crate) fn analyze(raw: &str, opts: &ParserOptions) -> Analysis {
         ..Analysis::default()
     };
     match word::parse(raw, opts) {
-        Ok(pieces) => add_pieces(&pieces, raw, false, &mut acc, opts),
+        Ok(pieces) => {
+            add_pieces(&pieces, raw, false, &mut acc, opts);
+            // Cross-check: every `$(` / backtick that the shell would expand must have been
+            // found as a nested script. brush's word parser can mis-split odd words (found by
+            // the sandbox's fuzz target: `$(rm a$((;($))4(J)($)))` yielded no substitution),
+            // and a substitution nobody walked must never look analysed.
+            if unquoted_substitutions(raw) > acc.nested.len() {
+                acc.issues.push(Issue {
+                    kind: IssueKind::NestedParse,
+                    detail: format!("a command substitution in `{raw}` could not be analysed"),
+                });
+            }
+        }
         Err(e) => {
             acc.word.dynamic = true;
             acc.word.text = raw.to_owned();
@@ -357,6 +369,45 @@ fn decode_ansi_c(s: &str) -> Option<String> {
         out.push(char::from_u32(code)?);
     }
     Some(out)
+}
+
+/// `$(` openers (not `$((`) and backquoted substitutions outside single quotes and escapes:
+/// the substitutions the shell would run for this word.
+fn unquoted_substitutions(raw: &str) -> usize {
+    let b = raw.as_bytes();
+    let (mut i, mut n, mut single, mut ansi, mut ticks) = (0, 0, false, false, 0);
+    while i < b.len() {
+        let c = b[i];
+        if single || ansi {
+            if ansi && c == b'\\' {
+                i += 2;
+                continue;
+            }
+            if c == b'\'' {
+                single = false;
+                ansi = false;
+            }
+            i += 1;
+            continue;
+        }
+        match c {
+            b'\\' => {
+                i += 2;
+                continue;
+            }
+            b'\'' => single = true,
+            b'$' if b.get(i + 1) == Some(&b'\'') => {
+                ansi = true;
+                i += 2;
+                continue;
+            }
+            b'$' if b.get(i + 1) == Some(&b'(') && b.get(i + 2) != Some(&b'(') => n += 1,
+            b'`' => ticks += 1,
+            _ => {}
+        }
+        i += 1;
+    }
+    n + ticks / 2
 }
 
 #[cfg(test)]

@@ -1,0 +1,65 @@
+//! Sandbox figures (issue 4), each next to a baseline measured in the same run:
+//! - a command check of a 5-part compound command, parse included, vs. the parse alone;
+//! - a path check without I/O (an already-resolved path against 20 grants and 20 denials) vs.
+//!   lexical normalisation alone.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test and bench code: a panic is a failure report"
+)]
+
+use std::hint::black_box;
+use std::path::{Path, PathBuf};
+
+use agent_core::shell;
+use agent_sandbox::commands::CommandChecker;
+use agent_sandbox::paths::{Op, PathPolicy, lexical};
+use agent_sandbox::settings::SandboxSettings;
+use criterion::{Criterion, criterion_group, criterion_main};
+
+const COMMAND: &str =
+    "git status && cargo build --release | grep warning; npm run lint && ls -la src";
+
+fn bench(c: &mut Criterion) {
+    let settings = SandboxSettings {
+        denied_commands: (0..20)
+            .map(|i| format!("danger{i}"))
+            .chain(["rm".into(), "sudo".into()])
+            .collect(),
+        base_dir: Some(PathBuf::from("/srv/bench/project")),
+        read_write_dirs: (0..20)
+            .map(|i| PathBuf::from(format!("/srv/bench/rw{i}")))
+            .collect(),
+        denied_paths: (0..20)
+            .map(|i| PathBuf::from(format!("/srv/bench/project/secret{i}")))
+            .collect(),
+        ..SandboxSettings::default()
+    };
+    let checker = CommandChecker::with_path(&settings, &[]);
+    assert!(
+        checker.check(COMMAND).allowed,
+        "{:?}",
+        checker.check(COMMAND)
+    );
+    let policy = PathPolicy::new(&settings, None);
+    let path = Path::new("/srv/bench/rw19/src/deep/module/file.rs");
+    assert!(policy.check_resolved(path, Op::Write).allowed);
+    let mut g = c.benchmark_group("sandbox");
+    g.bench_function("command_check_5_parts", |b| {
+        b.iter(|| checker.check(black_box(COMMAND)))
+    });
+    g.bench_function("command_baseline_parse_only", |b| {
+        b.iter(|| shell::parse(black_box(COMMAND)).unwrap())
+    });
+    g.bench_function("path_check_resolved", |b| {
+        b.iter(|| policy.check_resolved(black_box(path), Op::Write))
+    });
+    g.bench_function("path_baseline_lexical", |b| {
+        b.iter(|| lexical(black_box(path), Path::new("/")))
+    });
+    g.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

@@ -1,0 +1,10 @@
+//! Paths: normalisation, the read/write policy, and enforcement at use through capability
+//! handles ([`SandboxedFs`]).
+
+mod fs;
+mod normalize;
+mod policy;
+
+pub use fs::{FsError, SandboxedFs};
+pub use normalize::{MAX_SYMLINKS, PathError, lexical, resolve};
+pub use policy::{Op, PathPolicy};

@@ -1,0 +1,10 @@
+//! URLs (SSRF): http and https only; odd host spellings normalised; every address a host
+//! resolves to must be public; domain allow and deny lists; the connection pinned to the
+//! checked addresses; every redirect hop checked again (see [`fetch`] with the `fetch` feature).
+
+mod check;
+#[cfg(feature = "fetch")]
+pub mod fetch;
+pub mod ip;
+
+pub use check::{Resolver, StaticResolver, SystemResolver, UrlPolicy, UrlVerdict, domain_matches};
