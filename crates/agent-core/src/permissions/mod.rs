@@ -78,4 +78,4 @@ pub use ruleset::RuleEntry;
 pub use safety::MAX_AUTO_COMMAND_LEN;
 pub use settings::{SettingSources, Settings, SettingsError, SettingsFile, SettingsLoader};
 pub use trust::{TrustError, TrustStore, TrustedFolder};
-pub use workdirs::{ResolvedPath, WorkingDirs};
+pub use workdirs::{ResolvedPath, WorkingDirs, normalize as normalize_path};

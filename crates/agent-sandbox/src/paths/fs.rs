@@ -49,7 +49,6 @@ struct Root {
 pub struct SandboxedFs {
     policy: PathPolicy,
     roots: Vec<Root>,
-    cwd: PathBuf,
 }
 
 impl std::fmt::Debug for SandboxedFs {
@@ -116,7 +115,6 @@ impl SandboxedFs {
         Ok(Self {
             policy: PathPolicy::new(settings, Some(&cwd)),
             roots,
-            cwd,
         })
     }
 
@@ -126,12 +124,10 @@ impl SandboxedFs {
     }
 
     fn locate(&self, path: &Path, op: Op) -> Result<(&Root, PathBuf, PathBuf), FsError> {
-        let v = self.policy.check(path, op);
-        if !v.allowed {
+        let (v, real) = self.policy.check_resolving(path, op);
+        let (true, Some(real)) = (v.allowed, real) else {
             return Err(FsError::Denied(v));
-        }
-        let lex = lexical(path, &self.cwd);
-        let real = resolve(&lex).unwrap_or(lex);
+        };
         let root = self
             .roots
             .iter()

@@ -4,6 +4,8 @@
 use std::ffi::OsString;
 use std::path::{Component, Path, PathBuf};
 
+use agent_core::permissions::normalize_path;
+
 /// Symlinks followed in one resolution before it is called a loop (Linux's `MAXSYMLINKS`).
 pub const MAX_SYMLINKS: usize = 40;
 
@@ -40,24 +42,12 @@ pub enum PathError {
 /// assert_eq!(lexical(Path::new("../../.."), Path::new("/a")), Path::new("/"));
 /// ```
 pub fn lexical(path: &Path, cwd: &Path) -> PathBuf {
-    let joined;
-    let path = if path.is_absolute() {
-        path
+    // The permission engine's normaliser: both layers must agree on what a path means.
+    if path.is_absolute() {
+        normalize_path(path)
     } else {
-        joined = cwd.join(path);
-        &joined
-    };
-    let mut out = PathBuf::from("/");
-    for c in path.components() {
-        match c {
-            Component::Normal(n) => out.push(n),
-            Component::ParentDir => {
-                out.pop();
-            }
-            Component::RootDir | Component::CurDir | Component::Prefix(_) => {}
-        }
+        normalize_path(&cwd.join(path))
     }
-    out
 }
 
 /// Resolves `path` (absolute) against the real filesystem: each existing component is

@@ -118,25 +118,36 @@ impl PathPolicy {
 
     /// Normalises `path` (lexically, then against the filesystem) and checks it.
     pub fn check(&self, path: &Path, op: Op) -> Verdict {
+        self.check_resolving(path, op).0
+    }
+
+    /// [`Self::check`], also returning the resolved path it judged (when it resolved), so a
+    /// caller that goes on to use the path does not resolve it twice.
+    pub fn check_resolving(&self, path: &Path, op: Op) -> (Verdict, Option<PathBuf>) {
         let lex = lexical(path, &self.cwd);
         match resolve(&lex) {
             Ok(real) => {
                 let v = self.check_resolved(&real, op);
                 if v.allowed && op == Op::Write && has_other_links(&real) {
-                    return Verdict::deny(
+                    let v = Verdict::deny(
                         format!(
                             "{} has more than one hard link; another link may lie outside the sandbox, so it is not written",
                             real.display()
                         ),
                         Some("built-in: hard links".into()),
                     );
+                    return (v, Some(real));
                 }
-                v
+                (v, Some(real))
             }
-            Err(e @ PathError::Loop(_)) => {
-                Verdict::deny(e.to_string(), Some("built-in: symlink loop".into()))
-            }
-            Err(e) => Verdict::deny(format!("cannot resolve the path: {e}"), None),
+            Err(e @ PathError::Loop(_)) => (
+                Verdict::deny(e.to_string(), Some("built-in: symlink loop".into())),
+                None,
+            ),
+            Err(e) => (
+                Verdict::deny(format!("cannot resolve the path: {e}"), None),
+                None,
+            ),
         }
     }
 
