@@ -66,7 +66,19 @@ const SANDBOX_ROWS: &[Row] = &[
         figure: "command_check_5_parts",
         baseline: "command_baseline_parse_only",
         target: Some(Target::Ns(25_000.0)),
-        what: "command check of a 5-part compound command, parse included (22 denied names, path arguments checked) vs. the parse alone",
+        what: "command check of a 5-part compound command, parse included (22 denied names, path arguments checked) vs. the parse alone (the plain-script fast path)",
+    },
+    Row {
+        figure: "command_check_5_parts_brush",
+        baseline: "command_baseline_brush_parse_only",
+        target: None,
+        what: "the same check for a 5-part command the fast path leaves to brush-parser (`\"$N\"`, `$(date)`, `2> err.txt`) vs. its parse alone",
+    },
+    Row {
+        figure: "parse_plain_fast_path",
+        baseline: "parse_plain_baseline_brush_only",
+        target: None,
+        what: "the parse of the plain 5-part command through the fast path vs. through brush-parser (`shell::parse_with_brush_only`): same result, the ratio is the saving",
     },
     Row {
         figure: "path_check_resolved",

@@ -3,7 +3,7 @@
 //! - `cargo xtask ci`: everything CI checks, in order: format, clippy (warnings are errors),
 //!   the layering check, tests (cargo-nextest when installed, else `cargo test`), doc tests, and
 //!   `cargo deny check licenses bans sources` when cargo-deny is installed, then the fuzz
-//!   targets (built; the path normaliser's run briefly) when cargo-fuzz is installed.
+//!   targets (built, each run for 10 s) when cargo-fuzz is installed.
 //! - `cargo xtask layering`: the layering check alone.
 //! - `cargo xtask bench`: runs the criterion benches and writes `docs/benchmarks.md`.
 
@@ -108,8 +108,8 @@ fn ci() -> Result<()> {
     Ok(())
 }
 
-/// The fuzz targets (`fuzz/`, cargo-fuzz, no sanitizer so stable Rust builds them): both built,
-/// `path_normalizer` run for a few seconds. `cargo fuzz run -s none TARGET` runs one on demand,
+/// The fuzz targets (`fuzz/`, cargo-fuzz, no sanitizer so stable Rust builds them): all built,
+/// each run for 10 seconds. `cargo fuzz run -s none TARGET` runs one on demand,
 /// for as long as wanted.
 fn fuzz() -> Result<()> {
     if !has_subcommand("fuzz") {
@@ -135,15 +135,28 @@ fn fuzz() -> Result<()> {
         Ok(())
     };
     run(&["fuzz", "build", "-s", "none"])?;
-    // `command_checker` runs on demand only: brush-parser still has inputs that take seconds
-    // (found by this target; see docs/sandbox.md), which would make a timed CI run flaky.
-    run(&[
-        "fuzz",
-        "run",
-        "-s",
-        "none",
-        "path_normalizer",
-        "--",
-        "-max_total_time=10",
-    ])
+    // A unit slower than 10 s is a failure (`-timeout`): brush-parser had inputs that took
+    // minutes before the guards of `agent_core::shell` (docs/sandbox.md, Fuzzing).
+    for (target, extra) in [
+        ("path_normalizer", &[][..]),
+        ("command_checker", &["-max_len=160", "-dict=shell.dict"][..]),
+        (
+            "shell_differential",
+            &["-max_len=160", "-dict=shell.dict"][..],
+        ),
+    ] {
+        let mut args = vec![
+            "fuzz",
+            "run",
+            "-s",
+            "none",
+            target,
+            "--",
+            "-max_total_time=10",
+            "-timeout=10",
+        ];
+        args.extend_from_slice(extra);
+        run(&args)?;
+    }
+    Ok(())
 }

@@ -1,5 +1,7 @@
 //! Sandbox figures (issue 4), each next to a baseline measured in the same run:
 //! - a command check of a 5-part compound command, parse included, vs. the parse alone;
+//! - the same for a 5-part command that brush-parser must parse (expansions, redirects);
+//! - the plain-script parse fast path vs. brush-parser on the same command;
 //! - a path check without I/O (an already-resolved path against 20 grants and 20 denials) vs.
 //!   lexical normalisation alone.
 
@@ -20,6 +22,10 @@ use criterion::{Criterion, criterion_group, criterion_main};
 
 const COMMAND: &str =
     "git status && cargo build --release | grep warning; npm run lint && ls -la src";
+/// Five parts too, with what the fast path leaves to brush-parser: an expansion, a
+/// substitution and a redirect.
+const BRUSH_COMMAND: &str =
+    "git log -n \"$N\" && cargo build 2> err.txt | grep warning; echo $(date) && ls -la src";
 
 fn bench(c: &mut Criterion) {
     let settings = SandboxSettings {
@@ -42,6 +48,11 @@ fn bench(c: &mut Criterion) {
         "{:?}",
         checker.check(COMMAND)
     );
+    assert!(checker.check(BRUSH_COMMAND).allowed);
+    assert_eq!(
+        shell::parse(COMMAND).unwrap(),
+        shell::parse_with_brush_only(COMMAND).unwrap()
+    );
     let policy = PathPolicy::new(&settings, None);
     let path = Path::new("/srv/bench/rw19/src/deep/module/file.rs");
     assert!(policy.check_resolved(path, Op::Write).allowed);
@@ -51,6 +62,18 @@ fn bench(c: &mut Criterion) {
     });
     g.bench_function("command_baseline_parse_only", |b| {
         b.iter(|| shell::parse(black_box(COMMAND)).unwrap())
+    });
+    g.bench_function("command_check_5_parts_brush", |b| {
+        b.iter(|| checker.check(black_box(BRUSH_COMMAND)))
+    });
+    g.bench_function("command_baseline_brush_parse_only", |b| {
+        b.iter(|| shell::parse(black_box(BRUSH_COMMAND)).unwrap())
+    });
+    g.bench_function("parse_plain_fast_path", |b| {
+        b.iter(|| shell::parse(black_box(COMMAND)).unwrap())
+    });
+    g.bench_function("parse_plain_baseline_brush_only", |b| {
+        b.iter(|| shell::parse_with_brush_only(black_box(COMMAND)).unwrap())
     });
     g.bench_function("path_check_resolved", |b| {
         b.iter(|| policy.check_resolved(black_box(path), Op::Write))

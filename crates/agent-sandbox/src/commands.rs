@@ -22,7 +22,7 @@
 
 use std::path::{Path, PathBuf};
 
-use agent_core::shell::{self, SimpleCommand, wrappers};
+use agent_core::shell::{self, ParsedScript, ShellError, SimpleCommand, wrappers};
 use serde_json::Value;
 
 use crate::paths::{Op, PathPolicy, lexical};
@@ -191,15 +191,23 @@ impl CommandChecker {
         }
     }
 
-    /// Checks one shell command string.
+    /// Checks one shell command string (parsed here; see [`Self::check_parsed`] to reuse a
+    /// parse made for the permission engine).
     pub fn check(&self, command: &str) -> Verdict {
         if self.unrestricted {
-            return Verdict::allow(
-                "unrestricted mode: any command may run",
-                Some("unrestricted".into()),
-            );
+            return Self::unrestricted_verdict();
         }
-        let parsed = match shell::parse(command) {
+        self.check_parsed(&shell::parse(command))
+    }
+
+    /// Checks a command already parsed with [`agent_core::shell::parse`]: the permission
+    /// engine's parse of the same call ([`agent_core::permissions::PreparedCall::shell_parse`]),
+    /// so that a call is parsed once. A parse error is a denial.
+    pub fn check_parsed(&self, parsed: &Result<ParsedScript, ShellError>) -> Verdict {
+        if self.unrestricted {
+            return Self::unrestricted_verdict();
+        }
+        let parsed = match parsed {
             Ok(p) => p,
             Err(e) => return Verdict::deny(e.to_string(), Some("built-in: unparseable".into())),
         };
@@ -227,10 +235,18 @@ impl CommandChecker {
         )
     }
 
+    fn unrestricted_verdict() -> Verdict {
+        Verdict::allow(
+            "unrestricted mode: any command may run",
+            Some("unrestricted".into()),
+        )
+    }
+
     fn check_simple(&self, cmd: &SimpleCommand) -> Option<Verdict> {
-        let shown = cmd.to_string();
+        // Shown in reasons; formatted only when a verdict needs it.
+        let shown = cmd;
         if cmd.words.is_empty() {
-            return self.check_redirects(cmd, &shown);
+            return self.check_redirects(cmd, shown);
         }
         // Every command-position word: the outer name and the name inside each wrapper layer.
         let mut positions = vec![0usize];
@@ -246,7 +262,7 @@ impl CommandChecker {
                     Some("built-in: dynamic command name".into()),
                 ));
             }
-            if let Some(v) = self.check_name(&w.text, &shown) {
+            if let Some(v) = self.check_name(&w.text, shown) {
                 return Some(v);
             }
         }
@@ -295,15 +311,14 @@ impl CommandChecker {
             ));
         }
         for w in cmd.words.iter().skip(1) {
-            if let Some(v) = self.check_path_word(&w.text, w.is_static(), w.home, Op::Read, &shown)
-            {
+            if let Some(v) = self.check_path_word(&w.text, w.is_static(), w.home, Op::Read, shown) {
                 return Some(v);
             }
         }
-        self.check_redirects(cmd, &shown)
+        self.check_redirects(cmd, shown)
     }
 
-    fn check_redirects(&self, cmd: &SimpleCommand, shown: &str) -> Option<Verdict> {
+    fn check_redirects(&self, cmd: &SimpleCommand, shown: &SimpleCommand) -> Option<Verdict> {
         for r in &cmd.redirects {
             if let Some(t) = r.written_file() {
                 if !t.is_static() {
@@ -351,7 +366,7 @@ impl CommandChecker {
         is_static: bool,
         home: bool,
         op: Op,
-        shown: &str,
+        shown: &SimpleCommand,
     ) -> Option<Verdict> {
         if !is_static || !(text.contains('/') || home || text.starts_with('.')) {
             return None;
@@ -366,7 +381,7 @@ impl CommandChecker {
         })
     }
 
-    fn check_name(&self, word: &str, shown: &str) -> Option<Verdict> {
+    fn check_name(&self, word: &str, shown: &SimpleCommand) -> Option<Verdict> {
         let base = wrappers::basename(word);
         if base.is_empty() {
             return Some(Verdict::deny(

@@ -235,6 +235,31 @@ fn deny_corpus() {
     );
 }
 
+/// One parse per call: the permission engine's parse of a Bash call, handed to the checker,
+/// gives the verdict the checker's own parse gives, for every case of the corpus. The corpus
+/// also parses identically with and without the plain-script fast path.
+#[test]
+fn the_permission_engines_parse_is_shared() {
+    use agent_core::permissions::{PermissionEngine, ToolCall};
+    let engine = PermissionEngine::builder("/tmp", "/root").build().unwrap();
+    let checker = denylist();
+    for (cmd, _) in DENY_CORPUS {
+        let prepared = engine.prepare(ToolCall::new("Bash", serde_json::json!({ "command": cmd })));
+        let parsed = prepared.shell_parse().expect("a Bash call has a parse");
+        assert_eq!(checker.check_parsed(parsed), checker.check(cmd), "{cmd}");
+        assert_eq!(
+            agent_core::shell::parse(cmd),
+            agent_core::shell::parse_with_brush_only(cmd),
+            "{cmd}"
+        );
+    }
+    let read = engine.prepare(ToolCall::new(
+        "Read",
+        serde_json::json!({ "file_path": "/x" }),
+    ));
+    assert!(read.shell_parse().is_none());
+}
+
 #[test]
 fn allowlist_corpus() {
     let checker = CommandChecker::new(&SandboxSettings {

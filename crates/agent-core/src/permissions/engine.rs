@@ -50,6 +50,7 @@ use super::ruleset::{CompiledList, PathUse, RuleEntry};
 use super::safety::{self, Finding};
 use super::settings::Settings;
 use super::workdirs::WorkingDirs;
+use crate::shell::{ParsedScript, ShellError};
 use crate::tools::ToolKind;
 
 /// Occurs when an engine cannot be built.
@@ -222,6 +223,16 @@ impl PreparedCall {
     /// The call.
     pub fn call(&self) -> &ToolCall {
         &self.call
+    }
+
+    /// The shell parse of a Bash call's `command`, made once by [`PermissionEngine::prepare`]
+    /// (`None` for other tools, or when the input has no command string). The sandbox's command
+    /// checker takes it as is (`CommandChecker::check_parsed`), so a call is parsed once.
+    pub fn shell_parse(&self) -> Option<&Result<ParsedScript, ShellError>> {
+        match &self.subject {
+            Subject::Bash(b) => Some(&b.parsed),
+            _ => None,
+        }
     }
 }
 

@@ -13,6 +13,12 @@
 //! flagged, never guessed. Constructs that cannot be analysed are reported as [`Issue`]s, and a
 //! script that does not parse at all is an error: callers fail closed on both.
 //!
+//! Two things sit in front of brush-parser. Guards (`guards.rs`) refuse text it cannot answer
+//! in bounded time (over [`MAX_SCRIPT_BYTES`], parentheses deeper than [`MAX_PAREN_DEPTH`],
+//! broken here-documents) and turn its panics into parse failures. A fast path (`plain.rs`)
+//! builds the AST of plain scripts (`git status && cargo build | grep x`) directly, about four
+//! times cheaper; [`parse_with_brush_only`] skips it and must always agree with [`parse`].
+//!
 //! ```
 //! use agent_core::shell;
 //!
@@ -22,12 +28,15 @@
 //! # Ok::<(), agent_core::shell::ShellError>(())
 //! ```
 
+mod guards;
+mod plain;
 mod walk;
 mod words;
 pub mod wrappers;
 
 use std::fmt;
 
+pub use guards::{MAX_PAREN_DEPTH, MAX_SCRIPT_BYTES};
 pub use walk::MAX_DEPTH;
 
 /// A parsed script: every simple command it can run, and what could not be analysed.
@@ -310,5 +319,15 @@ pub struct ShellError {
 /// operators, ...). Failures inside nested scripts are [`Issue`]s of the result instead, so the
 /// commands that did parse can still be checked against deny rules.
 pub fn parse(script: &str) -> Result<ParsedScript, ShellError> {
-    walk::parse_top(script)
+    walk::parse_top(script, true)
+}
+
+/// [`parse`] with every script, however plain, given to brush-parser: no fast path. The result
+/// is the same as [`parse`]'s (differential tests and the `shell_differential` fuzz target hold
+/// the two to that); it exists to check exactly that, and is several times slower.
+///
+/// # Errors
+/// As [`parse`].
+pub fn parse_with_brush_only(script: &str) -> Result<ParsedScript, ShellError> {
+    walk::parse_top(script, false)
 }

@@ -43,17 +43,19 @@ pub(crate) fn analyze(raw: &str, opts: &ParserOptions) -> Analysis {
         },
         ..Analysis::default()
     };
-    match word::parse(raw, opts) {
+    match parse_pieces(raw, opts, false) {
         Ok(pieces) => {
             add_pieces(&pieces, raw, false, &mut acc, opts);
             // Cross-check: every `$(` / backtick that the shell would expand must have been
             // found as a nested script. brush's word parser can mis-split odd words (found by
             // the sandbox's fuzz target: `$(rm a$((;($))4(J)($)))` yielded no substitution),
             // and a substitution nobody walked must never look analysed.
-            if unquoted_substitutions(raw) > acc.nested.len() {
+            if let Some(at) = unmatched_substitution(raw, &pieces) {
                 acc.issues.push(Issue {
                     kind: IssueKind::NestedParse,
-                    detail: format!("a command substitution in `{raw}` could not be analysed"),
+                    detail: format!(
+                        "a command substitution at byte {at} of `{raw}` could not be analysed"
+                    ),
                 });
             }
         }
@@ -69,10 +71,31 @@ pub(crate) fn analyze(raw: &str, opts: &ParserOptions) -> Analysis {
     acc
 }
 
+/// brush's word parser (`heredoc`: a here-document body), its error as text and a panic as an
+/// error (see [`super::guards::catch_panic`]).
+fn parse_pieces(
+    text: &str,
+    opts: &ParserOptions,
+    heredoc: bool,
+) -> Result<Vec<WordPieceWithSource>, String> {
+    if let Some(why) = super::guards::refuse_word(text) {
+        return Err(why);
+    }
+    super::guards::catch_panic(|| {
+        let parsed = if heredoc {
+            word::parse_heredoc(text, opts)
+        } else {
+            word::parse(text, opts)
+        };
+        parsed.map_err(|e| e.to_string())
+    })
+    .unwrap_or_else(|| Err("the word parser failed on this input".to_owned()))
+}
+
 /// Finds the scripts nested in an expanding here-document body.
 pub(crate) fn analyze_heredoc(body: &str, opts: &ParserOptions) -> Analysis {
     let mut acc = Analysis::default();
-    match word::parse_heredoc(body, opts) {
+    match parse_pieces(body, opts, true) {
         Ok(pieces) => add_pieces(&pieces, body, true, &mut acc, opts),
         Err(e) => acc.issues.push(Issue {
             kind: IssueKind::WordParse,
@@ -371,22 +394,25 @@ fn decode_ansi_c(s: &str) -> Option<String> {
     Some(out)
 }
 
-/// `$(` openers (not `$((`) and backquoted substitutions outside single quotes and escapes:
-/// the substitutions the shell would run for this word.
-fn unquoted_substitutions(raw: &str) -> usize {
+/// The cross-check of brush's word parse: the byte offset of a command substitution (`$(` or
+/// an opening backtick, outside single quotes) that the shell would run but brush did not
+/// return as one, or `None` when every one was returned.
+///
+/// The scan follows quoting as the shell does (single quotes, `$'...'`, backslashes, double
+/// quotes, in which `'` is literal but `$(` and backticks are live). A substitution must start
+/// exactly where brush put a substitution piece; text inside a piece whose contents are
+/// analysed again (a substitution body, an arithmetic expression, a parameter expansion's
+/// operands) is left to that analysis, which checks it the same way.
+fn unmatched_substitution(raw: &str, pieces: &[WordPieceWithSource]) -> Option<usize> {
+    let mut starts = Vec::new();
+    let mut covered = Vec::new();
+    collect_ranges(pieces, &mut starts, &mut covered);
+    let inside = |i: usize| covered.iter().any(|&(s, e)| i > s && i < e);
     let b = raw.as_bytes();
-    let (mut i, mut n, mut single, mut ansi, mut ticks) = (0, 0, false, false, 0);
+    let (mut i, mut double) = (0, false);
     while i < b.len() {
         let c = b[i];
-        if single || ansi {
-            if ansi && c == b'\\' {
-                i += 2;
-                continue;
-            }
-            if c == b'\'' {
-                single = false;
-                ansi = false;
-            }
+        if inside(i) {
             i += 1;
             continue;
         }
@@ -395,19 +421,57 @@ fn unquoted_substitutions(raw: &str) -> usize {
                 i += 2;
                 continue;
             }
-            b'\'' => single = true,
-            b'$' if b.get(i + 1) == Some(&b'\'') => {
-                ansi = true;
-                i += 2;
+            b'\'' if !double => {
+                // A single-quoted string (or `$'...'`, whose `\'` does not end it).
+                let ansi = i > 0 && b[i - 1] == b'$';
+                let mut j = i + 1;
+                while j < b.len() && b[j] != b'\'' {
+                    j += if ansi && b[j] == b'\\' { 2 } else { 1 };
+                }
+                i = j + 1;
                 continue;
             }
-            b'$' if b.get(i + 1) == Some(&b'(') && b.get(i + 2) != Some(&b'(') => n += 1,
-            b'`' => ticks += 1,
+            b'"' => double = !double,
+            // `$((` must be where brush put an arithmetic expansion or (for `$((cmd) )`) a
+            // substitution.
+            b'$' if b.get(i + 1) == Some(&b'(') && !starts.contains(&i) => return Some(i),
+            // A closing backtick lies inside its substitution's range, so any backtick seen
+            // here must open one that brush returned.
+            b'`' if !starts.contains(&i) => return Some(i),
             _ => {}
         }
         i += 1;
     }
-    n + ticks / 2
+    None
+}
+
+/// The start offsets of substitution and arithmetic pieces, and the ranges of pieces whose contents are
+/// analysed again, through double-quoted sequences.
+fn collect_ranges(
+    pieces: &[WordPieceWithSource],
+    starts: &mut Vec<usize>,
+    covered: &mut Vec<(usize, usize)>,
+) {
+    for p in pieces {
+        match &p.piece {
+            WordPiece::CommandSubstitution(_) | WordPiece::BackquotedCommandSubstitution(_) => {
+                starts.push(p.start_index);
+                covered.push((p.start_index, p.end_index));
+            }
+            WordPiece::ArithmeticExpression(_) => {
+                starts.push(p.start_index);
+                covered.push((p.start_index, p.end_index));
+            }
+            WordPiece::ParameterExpansion(_) => {
+                covered.push((p.start_index, p.end_index));
+            }
+            WordPiece::DoubleQuotedSequence(inner)
+            | WordPiece::GettextDoubleQuotedSequence(inner) => {
+                collect_ranges(inner, starts, covered);
+            }
+            _ => {}
+        }
+    }
 }
 
 #[cfg(test)]
@@ -473,5 +537,48 @@ mod tests {
     fn ansi_c_uncertain_escape_is_dynamic() {
         assert!(w("$'\\cA'").dynamic);
         assert_eq!(w("$'a\\nb'").text, "a\nb");
+    }
+}
+
+#[cfg(test)]
+mod substitution_cross_check {
+    use super::*;
+
+    fn unmatched(raw: &str) -> Option<usize> {
+        let pieces = word::parse(raw, &ParserOptions::default()).unwrap();
+        unmatched_substitution(raw, &pieces)
+    }
+
+    #[test]
+    fn substitutions_brush_returns_are_matched() {
+        for raw in [
+            "$(echo hi)",
+            "a$(echo hi)b`echo x`c",
+            "\"$(echo hi) and `date`\"",
+            "$(echo $(echo $(rm x)))",
+            "\"it's $(rm x)\"",
+            "'$(not run)'",
+            "$'$(x)'",
+            "\\$(x)",
+            "$((1 + $(echo 2)))",
+            "${x:-$(rm y)}",
+            "$((1+2))",
+            "$((rm x); ls)",
+            "\"$((rm x) )\"",
+            "`echo \\`nested\\``",
+        ] {
+            assert_eq!(unmatched(raw), None, "{raw}");
+        }
+    }
+
+    /// Found by the command_checker fuzz target: brush's word parser returned only a backtick
+    /// substitution nested inside this `$(rm ...)`, so `rm` was never seen and the command was
+    /// allowed. Counting substitutions matched (one each); positions do not.
+    #[test]
+    fn a_substitution_brush_misses_is_reported() {
+        let raw = "$(rm <1*(<.$[.*'6*'\\6exe]\"\0<$[6exeb\"<1*(<.$[.*'6exe]\"\0<$[6exeb\"\0<$[.*'66exeb\"\0 )\0<$[.*'66ex`0<(4####################<n?nnn)`\0\0]0<(4<?nn)eb\"\0 ))";
+        assert_eq!(unmatched(raw), Some(0));
+        let parsed = crate::shell::parse(&format!("echo {raw}")).unwrap();
+        assert!(!parsed.is_fully_analysed());
     }
 }

@@ -1,0 +1,316 @@
+//! Inputs brush-parser must not see: text it cannot answer in bounded time.
+//!
+//! brush-parser is a PEG grammar with backtracking. Its running time is linear in the length of
+//! ordinary scripts (about 1 µs per byte for the worst shapes measured: many short commands), but
+//! two shapes were found by the sandbox's fuzz target that it cannot answer promptly:
+//!
+//! - unclosed parentheses nested deeply (`c;((((((((((((((((((((x`, `$($[((((((((((((((w`):
+//!   each extra level doubles the time (22 levels take 0.3 s, 34 took seconds) because `((` may
+//!   open an arithmetic command or two subshells and every split is tried;
+//! - here-documents with an empty or never-closing delimiter inside `$( ( ... ) )`: brush 0.4
+//!   loops without end, allocating.
+//!
+//! Every text is checked here before brush sees it, at every nesting level. A refusal is a parse
+//! error, and parse errors fail closed: the command is never auto-approved.
+
+/// Runs a brush-parser call, turning a panic into `None`. brush-parser is not written to be
+/// panic-free on hostile input (found by fuzzing: `11111111111>` overflows an fd number, and
+/// `~99999999999999999999` unwraps a failed integer parse in the word parser); a panic is a
+/// parse failure here, and parse failures fail closed. The process's panic hook still runs.
+pub(super) fn catch_panic<T>(f: impl FnOnce() -> T) -> Option<T> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).ok()
+}
+
+/// The longest script accepted, in bytes (1 MiB). Parsing is linear up to here (about one
+/// second at the limit for the slowest shape); longer text belongs in a file, not a command.
+pub const MAX_SCRIPT_BYTES: usize = 1 << 20;
+
+/// The deepest nesting of parentheses accepted (counted textually, quotes included, which can
+/// only over-count). Real commands stay below it (`$(( (a+b) * (c+d) ))` is 3 deep); each level
+/// can double brush-parser's time on malformed text (`$($[((((...`: 8 levels 1.6 ms, 15 levels
+/// 0.2 s), so the bound is low.
+pub const MAX_PAREN_DEPTH: usize = 8;
+
+/// Why `text` must not be parsed, or `None` when it is safe to hand to brush-parser.
+pub(super) fn refuse(text: &str) -> Option<String> {
+    if text.len() > MAX_SCRIPT_BYTES {
+        return Some(format!(
+            "the command is {} bytes long, over the {MAX_SCRIPT_BYTES}-byte limit; write long \
+             scripts to a file and run the file",
+            text.len()
+        ));
+    }
+    if paren_depth(text) > MAX_PAREN_DEPTH {
+        return Some(format!(
+            "parentheses nest more than {MAX_PAREN_DEPTH} levels deep, which is not accepted"
+        ));
+    }
+    unsafe_heredoc(text).map(|what| format!("{what} is not accepted"))
+}
+
+/// Why brush's word parser must not see `text` (a word, or an expanding here-document body),
+/// or `None` when it is safe.
+///
+/// A parameter expansion whose subscript is never closed (`${W[}`) is not valid bash ("bad
+/// substitution"), and brush's word parser backtracks on it at a cost that multiplies with each
+/// occurrence: four take 0.15 s, five 3 s, eight did not finish (found by the
+/// `shell_differential` fuzz target from a 25-byte input). Any such subscript is refused.
+pub(super) fn refuse_word(text: &str) -> Option<String> {
+    unclosed_subscript(text).then(|| {
+        "a parameter expansion with an unclosed `[` subscript (`${name[...}`) is not accepted"
+            .to_owned()
+    })
+}
+
+/// Whether some `${name[` (or `${!name[`, `${#name[`) has no `]` closing its subscript before
+/// the `}` that closes the expansion. Nested `${ }` and `[ ]` inside the subscript are
+/// followed; quotes are not interpreted (a `}` in a quoted subscript counts, which can only
+/// refuse more).
+fn unclosed_subscript(text: &str) -> bool {
+    let b = text.as_bytes();
+    let mut from = 0;
+    while let Some(pos) = text[from..].find("${") {
+        let mut j = from + pos + 2;
+        from = j;
+        if matches!(b.get(j), Some(b'!' | b'#')) {
+            j += 1;
+        }
+        let name_start = j;
+        while b
+            .get(j)
+            .is_some_and(|c| c.is_ascii_alphanumeric() || *c == b'_')
+        {
+            j += 1;
+        }
+        if j == name_start || b.get(j) != Some(&b'[') {
+            continue;
+        }
+        let (mut brackets, mut braces) = (0usize, 0usize);
+        let mut closed = false;
+        let mut k = j;
+        while let Some(&c) = b.get(k) {
+            match c {
+                b'[' => brackets += 1,
+                b']' => {
+                    brackets = brackets.saturating_sub(1);
+                    if brackets == 0 {
+                        closed = true;
+                        break;
+                    }
+                }
+                b'{' if k > 0 && b[k - 1] == b'$' => braces += 1,
+                b'}' if braces > 0 => braces -= 1,
+                b'}' => break,
+                _ => {}
+            }
+            k += 1;
+        }
+        if !closed {
+            return true;
+        }
+    }
+    false
+}
+
+/// The deepest point of `(` minus `)`, counted over the raw text. Quotes and escapes are not
+/// interpreted: a parenthesis inside quotes still counts, so the figure is never lower than the
+/// nesting the parser will see.
+fn paren_depth(text: &str) -> usize {
+    let mut depth = 0usize;
+    let mut max = 0usize;
+    for b in text.bytes() {
+        match b {
+            b'(' => {
+                depth += 1;
+                max = max.max(depth);
+            }
+            b')' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    max
+}
+
+/// A here-document brush-parser must not see: one whose delimiter is empty (`<<""`, `<<-''`,
+/// `<< )`) or never appears as a closing line. brush-parser 0.4 loops without end, allocating,
+/// on such here-documents inside `$( ( ... ) )` (found by the sandbox's fuzz target), so they
+/// are refused before it sees them. `<<` inside arithmetic (`$((1<<2))`) and `<<<` are not
+/// here-documents. The check is textual and may refuse such text inside quotes: refusing fails
+/// closed.
+fn unsafe_heredoc(text: &str) -> Option<&'static str> {
+    let b = text.as_bytes();
+    let mut i = 0;
+    while let Some(pos) = text[i..].find("<<") {
+        let at = i + pos;
+        let mut j = at + 2;
+        i = j;
+        if b.get(j) == Some(&b'<') {
+            i = j + 1;
+            continue;
+        }
+        let strip_tabs = b.get(j) == Some(&b'-');
+        if strip_tabs {
+            j += 1;
+        }
+        while matches!(b.get(j), Some(b' ' | b'\t')) {
+            j += 1;
+        }
+        let start = j;
+        while !matches!(
+            b.get(j),
+            None | Some(b' ' | b'\t' | b'\n' | b';' | b'|' | b'&' | b'(' | b')' | b'<' | b'>')
+        ) {
+            j += 1;
+        }
+        let delimiter: String = text[start..j]
+            .chars()
+            .filter(|c| !matches!(c, '"' | '\'' | '\\' | '$'))
+            .collect();
+        if delimiter.is_empty() {
+            // Refused even where `<<` may be an arithmetic shift: `1<< )` is not arithmetic
+            // either, and `((` before it must not switch this check off (fuzzing found
+            // `$(`((`(<< )` hanging brush-parser that way).
+            return Some("a here-document with an empty delimiter");
+        }
+        let before = &text[..at];
+        let open = before.matches("((").count() + before.matches("$[").count();
+        let close = before.matches("))").count() + before.matches(']').count();
+        if open > close {
+            // Inside `(( ))` / `$(( ))` / `$[ ]`: a shift (`$((1<<2))`), not a here-document.
+            continue;
+        }
+        let closed = text[j..].lines().skip(1).any(|line| {
+            let line = if strip_tabs {
+                line.trim_start_matches('\t')
+            } else {
+                line
+            };
+            line == delimiter
+        });
+        if !closed {
+            return Some("a here-document that is never closed");
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn heredoc_shapes() {
+        assert_eq!(unsafe_heredoc("cat <<EOF\nx\nEOF"), None);
+        assert_eq!(
+            unsafe_heredoc("cat <<-'EOF' > f\n\tx\n\tEOF\necho done"),
+            None
+        );
+        assert_eq!(unsafe_heredoc("cat <<<\"\""), None);
+        assert_eq!(unsafe_heredoc("echo $((1<<2)) $[3<<1]"), None);
+        assert_eq!(unsafe_heredoc("((x<<=1)); cat <<E\nE"), None);
+        assert!(unsafe_heredoc("cat <<EOF\nx").is_some());
+        // Found by the command_checker fuzz target: `((` before an empty delimiter must not
+        // exempt it (brush-parser hung).
+        assert!(unsafe_heredoc("$(`((`(<< )").is_some());
+        assert!(unsafe_heredoc("echo $(( (1<< ) ))").is_some());
+    }
+
+    #[test]
+    fn depth_and_size_bounds() {
+        assert_eq!(paren_depth("a (b (c) (d)) e"), 2);
+        assert_eq!(paren_depth(")))((("), 3);
+        let deep = format!(
+            "{}x{}",
+            "(".repeat(MAX_PAREN_DEPTH),
+            ")".repeat(MAX_PAREN_DEPTH)
+        );
+        assert_eq!(refuse(&deep), None);
+        let deeper = format!("{}x{}", "(".repeat(9), ")".repeat(9));
+        assert!(refuse(&deeper).unwrap().contains("8 levels"));
+        let long = "a".repeat(MAX_SCRIPT_BYTES + 1);
+        assert!(refuse(&long).unwrap().contains("byte limit"));
+        assert_eq!(refuse(&"a".repeat(MAX_SCRIPT_BYTES)), None);
+    }
+
+    /// Found by the sandbox's fuzz target (a libFuzzer slow unit): 34 unclosed parentheses took
+    /// brush-parser seconds. Such text is refused at once, at the top level and nested.
+    #[test]
+    fn deep_unclosed_parentheses_are_refused_promptly() {
+        for text in [
+            format!("c4$l;{}$l;Y", "(".repeat(34)),
+            format!("echo ok; bash -c '{}x'", "(".repeat(40)),
+            "+(\"())$($[((((((((((\0\0((((w $] $$$<)".to_owned(),
+        ] {
+            let result = crate::shell::parse(&text);
+            let refused = match &result {
+                Err(e) => e.message.contains("levels deep"),
+                Ok(p) => p.issues.iter().any(|i| i.detail.contains("levels deep")),
+            };
+            assert!(refused, "{text}: {result:?}");
+        }
+    }
+
+    #[test]
+    fn unclosed_subscripts() {
+        for bad in [
+            "${W[}",
+            "${W[${W[}${W[}}${[[U$<W[}[",
+            "${W[}${W[}${W[}${W[}]]]]",
+            "]]]]${W[}",
+            "${!a[}",
+            "${a[x",
+        ] {
+            assert!(unclosed_subscript(bad), "{bad}");
+        }
+        for ok in [
+            "${a[0]}",
+            "${a[$i]}/${b[@]}",
+            "${a[${i}]}",
+            "${a[b[1]]}",
+            "${#a[@]}",
+            "${W:-[}",
+            "$W[}",
+            "[${x}",
+            "${a}[",
+        ] {
+            assert!(!unclosed_subscript(ok), "{ok}");
+        }
+    }
+
+    /// Found by the `shell_differential` fuzz target: `${W[}` repeated took brush's word parser
+    /// seconds (five) to forever (eight). Such words are issues, answered at once.
+    #[test]
+    fn unclosed_subscripts_are_refused_promptly() {
+        let text = format!(
+            "echo {}; cat <<E\n{}\nE",
+            "${W[}".repeat(12),
+            "${W[}".repeat(12)
+        );
+        let p = crate::shell::parse(&text).unwrap();
+        assert_eq!(
+            p.issues
+                .iter()
+                .filter(|i| i.detail.contains("unclosed `[` subscript"))
+                .count(),
+            2,
+            "{p:?}"
+        );
+    }
+
+    /// Found by the `shell_differential` fuzz target: brush's word parser unwraps a failed
+    /// integer parse on `~` followed by a huge number. The panic is caught: the word is an
+    /// issue, and the command is never auto-approved.
+    #[test]
+    fn word_parser_panics_fail_closed() {
+        let p = crate::shell::parse("ls ~ ~99999999999999999999999; rm x").unwrap();
+        assert!(
+            p.issues
+                .iter()
+                .any(|i| i.detail.contains("word parser failed")),
+            "{p:?}"
+        );
+        assert!(p.commands.iter().any(|c| c.name() == Some("rm")));
+        let fd = crate::shell::parse("echo 11111111111>f");
+        assert!(fd.is_err() || !fd.unwrap().is_fully_analysed());
+    }
+}
