@@ -59,7 +59,22 @@ const GROUPS: &[Group] = &[
         rows: SANDBOX_ROWS,
         footer: "See docs/sandbox.md (Performance).",
     },
+    Group {
+        name: "exec",
+        package: "agent-cli",
+        bench: "exec",
+        heading: "Outer sandbox (`crates/agent-cli/benches/exec.rs`)",
+        rows: EXEC_ROWS,
+        footer: "No target (issue 5 asks for the figure). Not measured where bubblewrap cannot run; the table then says so.",
+    },
 ];
+
+const EXEC_ROWS: &[Row] = &[Row {
+    figure: "exec_bwrap_true",
+    baseline: "exec_baseline_bare_true",
+    target: None,
+    what: "`agent sandbox exec --backend bwrap -- true` (the agent process, policy assembly, the limits trampoline, bubblewrap's namespaces and mounts) vs. spawning `true` directly",
+}];
 
 const SANDBOX_ROWS: &[Row] = &[
     Row {
@@ -85,6 +100,12 @@ const SANDBOX_ROWS: &[Row] = &[
         baseline: "path_baseline_lexical",
         target: Some(Target::Ns(2_000.0)),
         what: "path check without I/O (an already-resolved path against 21 grants and 20 denials) vs. lexical normalisation of the same path",
+    },
+    Row {
+        figure: "profile_assemble_full_tree_5_add_dirs",
+        baseline: "profile_baseline_read_tree_files",
+        target: Some(Target::Ns(2_000_000.0)),
+        what: "OS sandbox policy: load the whole `profiles/` tree from disk, resolve a selection (all agents and apps, docker, ssh, 5 add-dirs), render the Seatbelt policy vs. reading the tree's files alone",
     },
 ];
 
@@ -172,8 +193,17 @@ pub fn run(args: &[String]) -> Result<()> {
         )?;
         writeln!(out, "|---|---:|---|---:|---:|---:|---|")?;
         for row in g.rows {
-            let f = median_ns(&criterion.join(row.figure))?;
-            let b = median_ns(&criterion.join(row.baseline))?;
+            let (Ok(f), Ok(b)) = (
+                median_ns(&criterion.join(row.figure)),
+                median_ns(&criterion.join(row.baseline)),
+            ) else {
+                writeln!(
+                    out,
+                    "| `{}` | not measured | `{}` | — | — | — | — |",
+                    row.figure, row.baseline
+                )?;
+                continue;
+            };
             let ratio = f / b;
             let (target, meets) = match row.target {
                 None => ("—".to_owned(), "—"),

@@ -124,8 +124,11 @@ fn fuzz() -> Result<()> {
         .join("fuzz");
     let run = |args: &[&str]| -> Result<()> {
         eprintln!("xtask: (fuzz/) cargo {}", args.join(" "));
+        // RUST_BACKTRACE would make every panic that agent-core catches (and fails closed on)
+        // capture a backtrace, slow enough to trip the per-input time limit.
         let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
             .args(args)
+            .env("RUST_BACKTRACE", "0")
             .current_dir(&root)
             .status()
             .with_context(|| format!("cannot run cargo {}", args.join(" ")))?;

@@ -10,6 +10,8 @@ pub enum Exit {
     Denied,
     /// 2: bad arguments, bad input or bad settings; one line on stderr says what and where.
     Usage,
+    /// The exit code of a command run by `sandbox exec`.
+    Code(u8),
 }
 
 impl From<Exit> for std::process::ExitCode {
@@ -18,6 +20,7 @@ impl From<Exit> for std::process::ExitCode {
             Exit::Success => Self::SUCCESS,
             Exit::Denied => Self::from(1),
             Exit::Usage => Self::from(2),
+            Exit::Code(c) => Self::from(c),
         }
     }
 }

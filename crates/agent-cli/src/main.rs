@@ -8,6 +8,7 @@ mod cli;
 mod commands;
 mod exit;
 mod output;
+mod profiles;
 
 use clap::Parser;
 

@@ -10,6 +10,11 @@ pub fn stdout_line(text: &str) {
     let _ = writeln!(out, "{text}");
 }
 
+/// Writes `text` as is to stdout. A closed pipe is not an error.
+pub fn stdout_text(text: &str) {
+    let _ = std::io::stdout().lock().write_all(text.as_bytes());
+}
+
 /// Prints `agent: error: MESSAGE` (one line) to stderr.
 pub fn error(message: &str) {
     let _ = writeln!(

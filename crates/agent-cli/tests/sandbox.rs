@@ -170,3 +170,168 @@ fn verdicts_and_exit_codes() {
         assert_eq!(stderr.lines().count(), 1, "{stderr}");
     }
 }
+
+fn run_agent(dir: &std::path::Path, args: &[&str]) -> (Option<i32>, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_agent"))
+        .args(args)
+        .env("HOME", dir)
+        .env("SECRET_THING_TOKEN", "do-not-pass")
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    (
+        out.status.code(),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+#[test]
+fn profile_prints_policies_and_explanations() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = std::fs::canonicalize(dir.path()).unwrap();
+    let (code, sb, _) = run_agent(
+        &home,
+        &["sandbox", "profile", "--add-dirs-ro", "/srv/a:/srv/b"],
+    );
+    assert_eq!(code, Some(0));
+    assert!(sb.starts_with(";; Assembled by agent-sandbox"));
+    assert!(sb.contains("(deny default)"));
+    assert!(sb.contains(&format!("(define HOME_DIR \"{}\")", home.display())));
+    assert!(sb.contains("(allow file-read* (subpath \"/srv/b\"))"));
+    let (code, text, _) = run_agent(
+        &home,
+        &[
+            "sandbox",
+            "profile",
+            "--explain",
+            "--enable",
+            "ssh",
+            "--command",
+            "/usr/bin/codex",
+        ],
+    );
+    assert_eq!(code, Some(0));
+    assert!(
+        text.contains("optional integrations explicitly enabled: ssh\n"),
+        "{text}"
+    );
+    assert!(text.contains("network (required by"), "{text}");
+    assert!(
+        text.contains("60-agents/codex.sb (command `codex`)"),
+        "{text}"
+    );
+    let (code, argv, _) = run_agent(
+        &home,
+        &["sandbox", "profile", "--format", "bwrap", "--workdir="],
+    );
+    assert_eq!(code, Some(0));
+    assert!(argv.starts_with("bwrap \\\n  --die-with-parent"), "{argv}");
+    assert!(argv.contains("--unshare-net"));
+    assert!(
+        !argv.contains("do-not-pass"),
+        "secrets never reach the printed command"
+    );
+    // A tree given with --profiles-dir, and errors: one line, exit 2.
+    let tree = home.join("tree");
+    std::fs::create_dir_all(tree.join("55-integrations-optional")).unwrap();
+    std::fs::write(tree.join("00-base.sb"), "(version 1)\n").unwrap();
+    std::fs::write(tree.join("55-integrations-optional/x.sb"), ";; x\n").unwrap();
+    let t = tree.to_str().unwrap();
+    let (code, sb, _) = run_agent(
+        &home,
+        &["sandbox", "profile", "--profiles-dir", t, "--enable", "x"],
+    );
+    assert_eq!(code, Some(0));
+    assert!(sb.contains(";; ---- 55-integrations-optional/x.sb ----"));
+    for (args, needle) in [
+        (
+            vec!["--enable", "nope"],
+            "unknown feature `nope`; valid features: all-agents, all-apps, x",
+        ),
+        (vec!["--add-dirs", "/"], "never granted"),
+        (
+            vec!["--append-profile", "/nonexistent.sb"],
+            "cannot read the appended profile",
+        ),
+    ] {
+        let mut a = vec!["sandbox", "profile", "--profiles-dir", t];
+        a.extend(args);
+        let (code, out, err) = run_agent(&home, &a);
+        assert_eq!(code, Some(2), "{a:?}");
+        assert!(out.is_empty());
+        assert!(err.contains(needle), "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+    }
+}
+
+#[test]
+fn exec_runs_inside_the_sandbox() {
+    let probe = agent_sandbox::outer::BwrapBackend::new(None);
+    if let Err(e) = agent_sandbox::outer::OuterSandbox::probe(&probe) {
+        #[allow(clippy::print_stderr, reason = "a skip is reported loudly")]
+        {
+            eprintln!("SKIPPED (bubblewrap unavailable on this machine): {e}");
+        }
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let home = std::fs::canonicalize(dir.path()).unwrap();
+    let work = home.join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let audit = home.join("audit.json");
+    let (code, out, err) = run_agent(
+        &home,
+        &[
+            "sandbox",
+            "exec",
+            "--backend",
+            "bwrap",
+            "--workdir",
+            work.to_str().unwrap(),
+            "--audit",
+            audit.to_str().unwrap(),
+            "--",
+            "sh",
+            "-c",
+            "echo made > f.txt; echo token=$SECRET_THING_TOKEN; exit 3",
+        ],
+    );
+    assert_eq!(code, Some(3), "{err}");
+    assert_eq!(out, "token=\n");
+    assert_eq!(
+        std::fs::read_to_string(work.join("f.txt")).unwrap(),
+        "made\n"
+    );
+    let record: Value = serde_json::from_str(&std::fs::read_to_string(&audit).unwrap()).unwrap();
+    assert_eq!(record["backend"], "bwrap");
+    assert_eq!(record["ending"], json!({"kind": "exited", "code": 3}));
+    assert!(
+        record["env_dropped"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("SECRET_THING_TOKEN"))
+    );
+    let (code, _, err) = run_agent(
+        &home,
+        &[
+            "sandbox",
+            "exec",
+            "--timeout",
+            "0.3",
+            "--workdir",
+            work.to_str().unwrap(),
+            "--",
+            "sleep",
+            "10",
+        ],
+    );
+    assert_eq!(code, Some(124));
+    assert!(err.contains("wall time passed"), "{err}");
+    let (code, _, err) = run_agent(
+        &home,
+        &["sandbox", "exec", "--backend", "sandbox-exec", "--", "true"],
+    );
+    assert_eq!(code, Some(2));
+    assert!(err.contains("only on macOS"), "{err}");
+}

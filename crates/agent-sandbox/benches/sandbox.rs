@@ -2,6 +2,7 @@
 //! - a command check of a 5-part compound command, parse included, vs. the parse alone;
 //! - the same for a 5-part command that brush-parser must parse (expansions, redirects);
 //! - the plain-script parse fast path vs. brush-parser on the same command;
+//! - assembly of the whole profile tree with 5 add-dirs vs. reading its files;
 //! - a path check without I/O (an already-resolved path against 20 grants and 20 denials) vs.
 //!   lexical normalisation alone.
 
@@ -81,7 +82,59 @@ fn bench(c: &mut Criterion) {
     g.bench_function("path_baseline_lexical", |b| {
         b.iter(|| lexical(black_box(path), Path::new("/")))
     });
+    profile_assembly(&mut g);
     g.finish();
+}
+
+/// Assembly of this project's whole profile tree with 5 add-dirs: load the tree from disk,
+/// resolve the selection, render the Seatbelt policy; vs. reading the same files alone.
+fn profile_assembly(g: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>) {
+    use agent_sandbox::profile::host::FixedHost;
+    use agent_sandbox::profile::selection::{Plan, Selection};
+    use agent_sandbox::profile::{ProfileTree, sbpl};
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../profiles");
+    let host = FixedHost {
+        home: PathBuf::from("/home/u"),
+        cwd: PathBuf::from("/home/u/work/app"),
+        ..FixedHost::default()
+    };
+    let selection = Selection {
+        add_dirs: (0..3)
+            .map(|i| PathBuf::from(format!("/srv/rw/{i}/deep/dir")))
+            .collect(),
+        add_dirs_ro: (0..2)
+            .map(|i| PathBuf::from(format!("/srv/ro/{i}")))
+            .collect(),
+        enable: vec![
+            "all-agents".into(),
+            "all-apps".into(),
+            "docker".into(),
+            "ssh".into(),
+        ],
+        command: Some("claude".into()),
+        ..Selection::default()
+    };
+    let files: Vec<PathBuf> = ProfileTree::load(&root)
+        .unwrap()
+        .profiles()
+        .iter()
+        .map(|p| root.join(&p.rel))
+        .collect();
+    g.bench_function("profile_assemble_full_tree_5_add_dirs", |b| {
+        b.iter(|| {
+            let tree = ProfileTree::load(&root).unwrap();
+            let plan = Plan::resolve(&tree, black_box(&selection), &host).unwrap();
+            sbpl::render(&plan)
+        })
+    });
+    g.bench_function("profile_baseline_read_tree_files", |b| {
+        b.iter(|| {
+            files
+                .iter()
+                .map(|f| std::fs::read_to_string(f).unwrap().len())
+                .sum::<usize>()
+        })
+    });
 }
 
 criterion_group!(benches, bench);

@@ -15,6 +15,9 @@
 //!   domain lists) with DNS resolution that can be pinned.
 //! - [`caps::OutputCaps`]: file-read pages, line, listing and command-output caps with spill
 //!   files.
+//! - [`profile`]: the OS sandbox's policy, assembled from a profile tree and rendered for
+//!   macOS Seatbelt or Linux bubblewrap; [`outer`] runs a command inside it with resource
+//!   limits and an audit record.
 //!
 //! What it does not stop (a process that reads a file it was allowed to run, hard links created
 //! outside, kernel-level escapes) is for the OS sandbox; see docs/sandbox.md.
@@ -33,7 +36,9 @@
 
 pub mod caps;
 pub mod commands;
+pub mod outer;
 pub mod paths;
+pub mod profile;
 pub mod settings;
 pub mod urls;
 mod verdict;

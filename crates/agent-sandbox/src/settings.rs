@@ -73,8 +73,10 @@ pub struct SandboxSettings {
     pub allow_unsandboxed_commands: bool,
     /// `enableWeakerNestedSandbox`.
     pub enable_weaker_nested_sandbox: bool,
-    /// `failIfUnavailable`.
-    pub fail_if_unavailable: bool,
+    /// `failIfUnavailable`: `None` when no settings file sets it. This runtime then fails
+    /// (document 000's SDK default, and safe by default); only an explicit `false` lets a
+    /// command run without the OS sandbox when it cannot start (see [`Self::fails_if_unavailable`]).
+    pub fail_if_unavailable: Option<bool>,
     /// Document 002's YOLO mode: no path or command limits, but the root stays ungrantable and
     /// denied paths stay denied.
     pub unrestricted: bool,
@@ -93,6 +95,12 @@ pub struct SandboxSettingsError {
 }
 
 impl SandboxSettings {
+    /// Whether an OS sandbox that cannot start is an error (`true` unless settings say
+    /// `failIfUnavailable: false`).
+    pub fn fails_if_unavailable(&self) -> bool {
+        self.fail_if_unavailable.unwrap_or(true)
+    }
+
     /// Document 002's model: everything inside `base_dir` may be read and written, nothing
     /// outside it, and no command runs until some are allowed.
     pub fn with_base_dir(base_dir: impl Into<PathBuf>) -> Self {
@@ -288,12 +296,14 @@ impl SandboxSettings {
                 "enableWeakerNestedSandbox",
                 &mut self.enable_weaker_nested_sandbox,
             ),
-            ("failIfUnavailable", &mut self.fail_if_unavailable),
             ("unrestricted", &mut self.unrestricted),
         ] {
             if let Some(b) = r.boolean(block, key, "")? {
                 *slot = b;
             }
+        }
+        if let Some(b) = r.boolean(block, "failIfUnavailable", "")? {
+            self.fail_if_unavailable = Some(b);
         }
         Ok(())
     }

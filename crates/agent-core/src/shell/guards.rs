@@ -55,11 +55,45 @@ pub(super) fn refuse(text: &str) -> Option<String> {
 /// substitution"), and brush's word parser backtracks on it at a cost that multiplies with each
 /// occurrence: four take 0.15 s, five 3 s, eight did not finish (found by the
 /// `shell_differential` fuzz target from a 25-byte input). Any such subscript is refused.
+///
+/// The same holds for the old arithmetic form `$[ ... ]` left unclosed (`$[s[` repeated; found
+/// by the `command_checker` target): bash rejects it, brush backtracks on it.
 pub(super) fn refuse_word(text: &str) -> Option<String> {
-    unclosed_subscript(text).then(|| {
-        "a parameter expansion with an unclosed `[` subscript (`${name[...}`) is not accepted"
-            .to_owned()
-    })
+    if unclosed_subscript(text) {
+        return Some(
+            "a parameter expansion with an unclosed `[` subscript (`${name[...}`) is not accepted"
+                .to_owned(),
+        );
+    }
+    unclosed_dollar_bracket(text)
+        .then(|| "an arithmetic expansion `$[` without its closing `]` is not accepted".to_owned())
+}
+
+/// Whether some `$[` has no matching `]` (nested `[ ]` followed) before the end of the text.
+fn unclosed_dollar_bracket(text: &str) -> bool {
+    let b = text.as_bytes();
+    let mut from = 0;
+    while let Some(pos) = text[from..].find("$[") {
+        let start = from + pos + 2;
+        from = start;
+        let mut depth = 1usize;
+        for &c in &b[start..] {
+            match c {
+                b'[' => depth += 1,
+                b']' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        if depth > 0 {
+            return true;
+        }
+    }
+    false
 }
 
 /// Whether some `${name[` (or `${!name[`, `${#name[`) has no `]` closing its subscript before
@@ -140,8 +174,7 @@ fn paren_depth(text: &str) -> usize {
 fn unsafe_heredoc(text: &str) -> Option<&'static str> {
     let b = text.as_bytes();
     let mut i = 0;
-    while let Some(pos) = text[i..].find("<<") {
-        let at = i + pos;
+    while let Some(at) = next_redirect_shift(b, i) {
         let mut j = at + 2;
         i = j;
         if b.get(j) == Some(&b'<') {
@@ -194,6 +227,21 @@ fn unsafe_heredoc(text: &str) -> Option<&'static str> {
     None
 }
 
+/// The index of the next `<<` from `from` whose first `<` is not escaped by a backslash
+/// (`\<<<x` is an escaped `<` then a here-document, not a here-string; fuzzing found brush
+/// looping on it).
+fn next_redirect_shift(b: &[u8], from: usize) -> Option<usize> {
+    let mut k = from;
+    while k + 1 < b.len() {
+        match b[k] {
+            b'\\' => k += 2,
+            b'<' if b[k + 1] == b'<' => return Some(k),
+            _ => k += 1,
+        }
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -213,6 +261,12 @@ mod tests {
         // exempt it (brush-parser hung).
         assert!(unsafe_heredoc("$(`((`(<< )").is_some());
         assert!(unsafe_heredoc("echo $(( (1<< ) ))").is_some());
+        // Found by the command_checker fuzz target: an escaped `<` before `<<` is not `<<<`.
+        assert!(unsafe_heredoc("$(|(\\<<<\u{c})").is_some());
+        assert_eq!(
+            unsafe_heredoc("cat \\<<<x"),
+            Some("a here-document that is never closed")
+        );
     }
 
     #[test]
@@ -275,6 +329,23 @@ mod tests {
         ] {
             assert!(!unclosed_subscript(ok), "{ok}");
         }
+    }
+
+    #[test]
+    fn unclosed_dollar_brackets() {
+        for bad in [
+            "$[",
+            "$[s[1]",
+            "$[1]$[s[",
+            "x$[s[)!($[\"{AmA$[s[\"$!r$[s[\")",
+        ] {
+            assert!(unclosed_dollar_bracket(bad), "{bad}");
+        }
+        for ok in ["$[1+2]", "$[a[1]+b[2]]", "[x", "$x[", "a]$[1]"] {
+            assert!(!unclosed_dollar_bracket(ok), "{ok}");
+        }
+        let p = crate::shell::parse("echo $()!($\\&$z$Amr$[s[)!($[\"{AmA$[s[\"$!r$[s[\")").unwrap();
+        assert!(!p.is_fully_analysed(), "{p:?}");
     }
 
     /// Found by the `shell_differential` fuzz target: `${W[}` repeated took brush's word parser

@@ -760,6 +760,7 @@ mod tests {
             "echo $(rm (z(<<\t)",
             "echo $( (cat <<EOF)",
             "echo $(rm $(`((`(<< ))",
+            "echo $(rm |(J {} +@\t&3\t\\<<<\u{c}&)",
         ];
         let (tx, rx) = std::sync::mpsc::channel();
         std::thread::spawn(move || {

@@ -1,6 +1,6 @@
 //! URLs (SSRF): http and https only; odd host spellings normalised; every address a host
 //! resolves to must be public; domain allow and deny lists; the connection pinned to the
-//! checked addresses; every redirect hop checked again (see [`fetch`] with the `fetch` feature).
+//! checked addresses; every redirect hop checked again (see `urls::fetch`, with the `fetch` feature).
 
 mod check;
 #[cfg(feature = "fetch")]

@@ -1,0 +1,98 @@
+//! Machine-read metadata in profile comments: `$$key=value$$` or `$$key$$` on a `;` comment
+//! line (document 001). Human-facing comments such as `;; Requires: x` are not read.
+//!
+//! | key | meaning |
+//! |---|---|
+//! | `require=STAGE/NAME.sb` | selecting this profile selects that one too (transitively) |
+//! | `command=a,b` | agent and app profiles: the command basenames that select it (default: the file stem) |
+//! | `inject-only` | an optional integration that `--enable` cannot name; only a `require` brings it in (`keychain.sb` is always treated so, as in document 001) |
+//! | `linux-ro=PATH`, `linux-rw=PATH` | the Linux rendering binds PATH read-only / read-write when the profile is selected (`HOME/...` is under the home directory) |
+//! | `linux-network` | the Linux rendering keeps the network namespace when the profile is selected |
+//!
+//! Unknown keys are kept and ignored, so newer trees load in older builds.
+
+/// The metadata of one profile.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Metadata {
+    /// `require=` targets, relative to the profile tree, in source order.
+    pub requires: Vec<String>,
+    /// `command=` basenames.
+    pub commands: Vec<String>,
+    /// `inject-only`.
+    pub inject_only: bool,
+    /// `linux-ro=` paths.
+    pub linux_ro: Vec<String>,
+    /// `linux-rw=` paths.
+    pub linux_rw: Vec<String>,
+    /// `linux-network`.
+    pub linux_network: bool,
+    /// Keys this build does not know, as written.
+    pub unknown: Vec<String>,
+}
+
+impl Metadata {
+    /// Reads every `$$...$$` token of the comment lines of `text`.
+    pub fn parse(text: &str) -> Self {
+        let mut m = Self::default();
+        for line in text.lines() {
+            let line = line.trim_start();
+            if !line.starts_with(';') {
+                continue;
+            }
+            let mut rest = line;
+            while let Some(start) = rest.find("$$") {
+                let after = &rest[start + 2..];
+                let Some(end) = after.find("$$") else { break };
+                m.add(after[..end].trim());
+                rest = &after[end + 2..];
+            }
+        }
+        m
+    }
+
+    fn add(&mut self, token: &str) {
+        let (key, value) = token.split_once('=').unwrap_or((token, ""));
+        let value = value.trim();
+        match key.trim() {
+            "require" if !value.is_empty() => self.requires.push(value.to_owned()),
+            "command" => self.commands.extend(
+                value
+                    .split(',')
+                    .map(str::trim)
+                    .filter(|c| !c.is_empty())
+                    .map(str::to_owned),
+            ),
+            "inject-only" => self.inject_only = true,
+            "linux-ro" if !value.is_empty() => self.linux_ro.push(value.to_owned()),
+            "linux-rw" if !value.is_empty() => self.linux_rw.push(value.to_owned()),
+            "linux-network" => self.linux_network = true,
+            _ => self.unknown.push(token.to_owned()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_tokens_from_comment_lines_only() {
+        let m = Metadata::parse(
+            ";; $$require=55-integrations-optional/a.sb$$ $$require=55-integrations-optional/b.sb$$\n\
+             ;; $$command=claude, claude-code$$\n;; $$inject-only$$\n;; $$linux-rw=HOME/.x$$\n\
+             ;; $$linux-network$$ $$future=1$$\n(allow file-read* (literal \"$$require=no$$\"))\n\
+             ;; Requires: human only\n",
+        );
+        assert_eq!(
+            m.requires,
+            [
+                "55-integrations-optional/a.sb",
+                "55-integrations-optional/b.sb"
+            ]
+        );
+        assert_eq!(m.commands, ["claude", "claude-code"]);
+        assert!(m.inject_only && m.linux_network);
+        assert_eq!(m.linux_rw, ["HOME/.x"]);
+        assert_eq!(m.unknown, ["future=1"]);
+    }
+}

@@ -1,0 +1,378 @@
+//! From what the user asked for (a [`Selection`]) to what goes into the policy (a [`Plan`]):
+//! which profiles, in which order and why, and the resolved directories.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use super::ProfileError;
+use super::host::Host;
+use super::tree::{Profile, ProfileTree, Stage};
+use crate::paths::lexical;
+
+/// `--enable` names that are not integrations.
+pub const ALL_AGENTS: &str = "all-agents";
+/// See [`ALL_AGENTS`].
+pub const ALL_APPS: &str = "all-apps";
+
+/// Which working directory gets the read-write grant.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum Workdir {
+    /// The current directory (the default).
+    #[default]
+    Current,
+    /// This directory (`--workdir DIR`; relative to the current directory).
+    Path(PathBuf),
+    /// None (`--workdir=` with an empty value).
+    Disabled,
+}
+
+/// What to assemble: document 001's command-line selection.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Selection {
+    /// The working directory grant.
+    pub workdir: Workdir,
+    /// Extra read-write directories (`--add-dirs A:B`).
+    pub add_dirs: Vec<PathBuf>,
+    /// Extra read-only directories (`--add-dirs-ro C`).
+    pub add_dirs_ro: Vec<PathBuf>,
+    /// Features: optional integration names, agent or app profile names, `all-agents`,
+    /// `all-apps` (`--enable F,G`).
+    pub enable: Vec<String>,
+    /// Profiles appended last (`--append-profile FILE`), in order.
+    pub append_profiles: Vec<PathBuf>,
+    /// The command that will run; its basename selects agent and app profiles (`--command`).
+    pub command: Option<String>,
+}
+
+/// Why a profile is in the plan.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Reason {
+    /// Its stage is always included.
+    Always,
+    /// Named by `--enable`.
+    Enabled,
+    /// Selected by the command's basename.
+    Command(String),
+    /// `--enable=all-agents` / `all-apps`.
+    All,
+    /// Required (`$$require=`) by this profile.
+    RequiredBy(String),
+}
+
+/// One selected profile.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Part {
+    /// The profile.
+    pub profile: Profile,
+    /// Why it was selected (the first reason found).
+    pub reason: Reason,
+}
+
+/// A resolved directory grant.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DirGrant {
+    /// As given.
+    pub given: PathBuf,
+    /// Absolute, normalised, symlinks resolved.
+    pub path: PathBuf,
+}
+
+/// An appended profile.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Appended {
+    /// Its path.
+    pub path: PathBuf,
+    /// Its text.
+    pub text: String,
+}
+
+/// Everything the renderers need, resolved once.
+#[derive(Clone, Debug)]
+pub struct Plan {
+    /// The profile tree's directory.
+    pub tree_root: PathBuf,
+    /// The selected profiles, in assembly order.
+    pub parts: Vec<Part>,
+    /// The home directory (replaces `HOME_DIR`).
+    pub home: PathBuf,
+    /// The working directory grant and where it came from.
+    pub workdir: Option<(DirGrant, &'static str)>,
+    /// Read-only directories.
+    pub add_dirs_ro: Vec<DirGrant>,
+    /// Read-write directories.
+    pub add_dirs: Vec<DirGrant>,
+    /// Profiles appended last.
+    pub appended: Vec<Appended>,
+    /// Optional integrations not included.
+    pub excluded: Vec<String>,
+    /// Tree entries that are not profiles.
+    pub ignored: Vec<String>,
+    /// The command's basename, if one was given.
+    pub command: Option<String>,
+}
+
+impl Plan {
+    /// Resolves `selection` against `tree`, reading machine facts from `host`.
+    ///
+    /// # Errors
+    /// [`ProfileError::Selection`] for an unknown feature (the message lists the valid ones), a
+    /// `require` naming a missing profile or forming a cycle, a grant of the filesystem root,
+    /// a path that cannot be written into a policy, or an appended profile that cannot be read.
+    pub fn resolve(
+        tree: &ProfileTree,
+        selection: &Selection,
+        host: &dyn Host,
+    ) -> Result<Self, ProfileError> {
+        let home = host.home_dir()?;
+        let cwd = host.current_dir()?;
+        let mut chosen: Vec<(usize, Reason)> = Vec::new();
+        let profiles = tree.profiles();
+        let command = selection
+            .command
+            .as_deref()
+            .map(|c| c.rsplit('/').next().unwrap_or(c).to_owned())
+            .filter(|c| !c.is_empty());
+
+        let enabled = enabled_features(tree, &selection.enable)?;
+        for (i, p) in profiles.iter().enumerate() {
+            let reason = match p.stage {
+                s if s.always() => Some(Reason::Always),
+                Stage::OptionalIntegrations => enabled.contains(&p.name).then_some(Reason::Enabled),
+                Stage::Agents | Stage::Apps => {
+                    let all = if p.stage == Stage::Agents {
+                        ALL_AGENTS
+                    } else {
+                        ALL_APPS
+                    };
+                    if enabled.contains(all) {
+                        Some(Reason::All)
+                    } else if enabled.contains(&p.name) {
+                        Some(Reason::Enabled)
+                    } else {
+                        command
+                            .as_ref()
+                            .filter(|c| p.matches_command(c))
+                            .map(|c| Reason::Command(c.clone()))
+                    }
+                }
+                _ => None,
+            };
+            if let Some(r) = reason {
+                chosen.push((i, r));
+            }
+        }
+
+        // Requirements, transitively, with cycle detection over the whole require graph
+        // reachable from what is selected.
+        let mut included: Vec<Option<Reason>> = vec![None; profiles.len()];
+        for (i, r) in &chosen {
+            included[*i] = Some(r.clone());
+        }
+        let mut state = vec![Visit::New; profiles.len()];
+        let mut stack = Vec::new();
+        for (i, _) in &chosen {
+            visit(tree, *i, &mut state, &mut stack, &mut included)?;
+        }
+
+        let parts: Vec<Part> = profiles
+            .iter()
+            .zip(included)
+            .filter_map(|(p, r)| {
+                r.map(|reason| Part {
+                    profile: p.clone(),
+                    reason,
+                })
+            })
+            .collect();
+        let excluded = profiles
+            .iter()
+            .filter(|p| p.stage == Stage::OptionalIntegrations)
+            .filter(|p| !parts.iter().any(|part| part.profile.rel == p.rel))
+            .map(|p| p.name.clone())
+            .collect();
+
+        let grant = |given: &Path| -> Result<DirGrant, ProfileError> {
+            let path = host.resolve(&lexical(given, &cwd));
+            check_grantable(given, &path)?;
+            Ok(DirGrant {
+                given: given.to_path_buf(),
+                path,
+            })
+        };
+        let workdir = match &selection.workdir {
+            Workdir::Current => Some((grant(&cwd)?, "current directory")),
+            Workdir::Path(p) => Some((grant(p)?, "--workdir")),
+            Workdir::Disabled => None,
+        };
+        let add_dirs_ro = selection
+            .add_dirs_ro
+            .iter()
+            .map(|d| grant(d))
+            .collect::<Result<Vec<_>, _>>()?;
+        let add_dirs = selection
+            .add_dirs
+            .iter()
+            .map(|d| grant(d))
+            .collect::<Result<Vec<_>, _>>()?;
+        let appended = selection
+            .append_profiles
+            .iter()
+            .map(|p| {
+                let path = lexical(p, &cwd);
+                std::fs::read_to_string(&path)
+                    .map(|text| Appended {
+                        path: path.clone(),
+                        text,
+                    })
+                    .map_err(|e| {
+                        ProfileError::Selection(format!(
+                            "cannot read the appended profile {}: {e}",
+                            path.display()
+                        ))
+                    })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        check_policy_path(&home, "the home directory")?;
+        Ok(Self {
+            tree_root: tree.root().to_path_buf(),
+            parts,
+            home,
+            workdir,
+            add_dirs_ro,
+            add_dirs,
+            appended,
+            excluded,
+            ignored: tree.ignored().to_vec(),
+            command,
+        })
+    }
+
+    /// Whether the selection allows the network (a selected profile says `linux-network`).
+    pub fn network(&self) -> bool {
+        self.parts.iter().any(|p| p.profile.meta.linux_network)
+    }
+
+    /// The writable directories: add-dirs, then the workdir.
+    pub fn writable(&self) -> impl Iterator<Item = &DirGrant> {
+        self.add_dirs
+            .iter()
+            .chain(self.workdir.as_ref().map(|(g, _)| g))
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Visit {
+    New,
+    Active,
+    Done,
+}
+
+fn visit(
+    tree: &ProfileTree,
+    i: usize,
+    state: &mut [Visit],
+    stack: &mut Vec<usize>,
+    included: &mut [Option<Reason>],
+) -> Result<(), ProfileError> {
+    let profiles = tree.profiles();
+    match state[i] {
+        Visit::Done => return Ok(()),
+        Visit::Active => {
+            let start = stack.iter().position(|&s| s == i).unwrap_or(0);
+            let mut cycle: Vec<&str> = stack[start..]
+                .iter()
+                .map(|&s| profiles[s].rel.as_str())
+                .collect();
+            cycle.push(profiles[i].rel.as_str());
+            return Err(ProfileError::Selection(format!(
+                "profiles require each other in a cycle: {}; remove one of the $$require=$$ lines",
+                cycle.join(" → ")
+            )));
+        }
+        Visit::New => {}
+    }
+    state[i] = Visit::Active;
+    stack.push(i);
+    for req in &profiles[i].meta.requires {
+        let Some(j) = profiles.iter().position(|p| &p.rel == req) else {
+            return Err(ProfileError::Selection(format!(
+                "{} requires {req}, which is not in the profile tree {}",
+                profiles[i].rel,
+                tree.root().display()
+            )));
+        };
+        if included[j].is_none() {
+            included[j] = Some(Reason::RequiredBy(profiles[i].rel.clone()));
+        }
+        visit(tree, j, state, stack, included)?;
+    }
+    stack.pop();
+    state[i] = Visit::Done;
+    Ok(())
+}
+
+/// The `--enable` names, validated: each must name an optional integration that may be
+/// enabled, an agent or app profile, `all-agents` or `all-apps`.
+fn enabled_features(
+    tree: &ProfileTree,
+    names: &[String],
+) -> Result<BTreeSet<String>, ProfileError> {
+    let mut valid: Vec<&str> = vec![ALL_AGENTS, ALL_APPS];
+    valid.extend(
+        tree.profiles()
+            .iter()
+            .filter(|p| {
+                matches!(p.stage, Stage::Agents | Stage::Apps)
+                    || (p.stage == Stage::OptionalIntegrations && !p.inject_only())
+            })
+            .map(|p| p.name.as_str()),
+    );
+    valid.sort_unstable();
+    valid.dedup();
+    let mut out = BTreeSet::new();
+    for name in names.iter().flat_map(|n| n.split(',')).map(str::trim) {
+        if name.is_empty() {
+            continue;
+        }
+        if valid.contains(&name) {
+            out.insert(name.to_owned());
+            continue;
+        }
+        let why = match tree
+            .profiles()
+            .iter()
+            .find(|p| p.name == name && p.stage == Stage::OptionalIntegrations)
+        {
+            Some(_) => format!(
+                "`{name}` cannot be enabled by name: it is injected only when a selected profile requires it"
+            ),
+            None => format!("unknown feature `{name}`"),
+        };
+        return Err(ProfileError::Selection(format!(
+            "{why}; valid features: {}",
+            valid.join(", ")
+        )));
+    }
+    Ok(out)
+}
+
+fn check_grantable(given: &Path, resolved: &Path) -> Result<(), ProfileError> {
+    if resolved == Path::new("/") {
+        return Err(ProfileError::Selection(format!(
+            "{} is the filesystem root, which is never granted; name the directories the command needs",
+            given.display()
+        )));
+    }
+    check_policy_path(resolved, "a granted directory")
+}
+
+/// A path must be UTF-8 without control characters to be written into a policy.
+fn check_policy_path(path: &Path, what: &str) -> Result<(), ProfileError> {
+    match path.to_str() {
+        Some(s) if !s.chars().any(char::is_control) => Ok(()),
+        _ => Err(ProfileError::Selection(format!(
+            "{what} {} contains characters a policy cannot hold (not UTF-8, or control characters)",
+            path.display()
+        ))),
+    }
+}
