@@ -2,16 +2,21 @@
 //!
 //! brush-parser is a PEG grammar with backtracking. Its running time is linear in the length of
 //! ordinary scripts (about 1 µs per byte for the worst shapes measured: many short commands), but
-//! two shapes were found by the sandbox's fuzz target that it cannot answer promptly:
+//! the sandbox's fuzz targets found malformed shapes whose cost multiplies with each repetition,
+//! from a few dozen bytes:
 //!
 //! - unclosed parentheses nested deeply (`c;((((((((((((((((((((x`, `$($[((((((((((((((w`):
 //!   each extra level doubles the time (22 levels take 0.3 s, 34 took seconds) because `((` may
 //!   open an arithmetic command or two subshells and every split is tried;
 //! - here-documents with an empty or never-closing delimiter inside `$( ( ... ) )`: brush 0.4
-//!   loops without end, allocating.
+//!   loops without end, allocating;
+//! - unclosed `${name[` subscripts, `$[`, `${`, and many unclosed `[` around expansions (see
+//!   [`refuse_word`]).
 //!
-//! Every text is checked here before brush sees it, at every nesting level. A refusal is a parse
-//! error, and parse errors fail closed: the command is never auto-approved.
+//! Every text is checked here before brush sees it: the whole command, every nested script and
+//! every word. A refusal is a parse error (or an issue, for nested text), and both fail closed:
+//! the command is never auto-approved. The checks are textual and conservative; they bound the
+//! shapes found so far, and fuzzing keeps looking for others.
 
 /// Runs a brush-parser call, turning a panic into `None`. brush-parser is not written to be
 /// panic-free on hostile input (found by fuzzing: `11111111111>` overflows an fd number, and
@@ -45,7 +50,12 @@ pub(super) fn refuse(text: &str) -> Option<String> {
             "parentheses nest more than {MAX_PAREN_DEPTH} levels deep, which is not accepted"
         ));
     }
-    unsafe_heredoc(text).map(|what| format!("{what} is not accepted"))
+    if let Some(what) = unsafe_heredoc(text) {
+        return Some(format!("{what} is not accepted"));
+    }
+    // The word shapes are slow in brush's tokenizer and grammar too (an unclosed `${x[` inside
+    // `$( )`, found by fuzzing), so the whole text is checked before any of it is parsed.
+    refuse_word(text)
 }
 
 /// Why brush's word parser must not see `text` (a word, or an expanding here-document body),
@@ -65,8 +75,55 @@ pub(super) fn refuse_word(text: &str) -> Option<String> {
                 .to_owned(),
         );
     }
-    unclosed_dollar_bracket(text)
-        .then(|| "an arithmetic expansion `$[` without its closing `]` is not accepted".to_owned())
+    if unclosed_dollar_bracket(text) {
+        return Some(
+            "an arithmetic expansion `$[` without its closing `]` is not accepted".to_owned(),
+        );
+    }
+    if unclosed_dollar_brace(text) {
+        return Some(
+            "a parameter expansion `${` without its closing `}` is not accepted".to_owned(),
+        );
+    }
+    let open = unclosed_brackets(text);
+    (open > MAX_UNCLOSED_BRACKETS).then(|| {
+        format!(
+            "a word with {open} unclosed `[` (more than {MAX_UNCLOSED_BRACKETS}) is not accepted"
+        )
+    })
+}
+
+/// How many `[` a word may leave unclosed. Each one can double the word parser's time when
+/// something expands between them (`Z[$0` repeated: 8 take 0.5 ms, 16 take 0.1 s, 32 did not
+/// finish); real words leave at most one or two (`grep '\[INFO'`).
+pub const MAX_UNCLOSED_BRACKETS: usize = 6;
+
+/// Whether some `${` has no matching `}` (nested `${ }` followed). Unclosed, bash rejects it;
+/// brush backtracks on nested unclosed ones (`${o[${e,` repeated, found by fuzzing).
+fn unclosed_dollar_brace(text: &str) -> bool {
+    let b = text.as_bytes();
+    let mut depth = 0usize;
+    for (i, &c) in b.iter().enumerate() {
+        match c {
+            b'{' if i > 0 && b[i - 1] == b'$' => depth += 1,
+            b'}' if depth > 0 => depth -= 1,
+            _ => {}
+        }
+    }
+    depth > 0
+}
+
+/// The number of `[` never closed by a later `]`.
+fn unclosed_brackets(text: &str) -> usize {
+    let mut depth = 0usize;
+    for c in text.bytes() {
+        match c {
+            b'[' => depth += 1,
+            b']' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    depth
 }
 
 /// Whether some `$[` has no matching `]` (nested `[ ]` followed) before the end of the text.
@@ -208,8 +265,17 @@ fn unsafe_heredoc(text: &str) -> Option<&'static str> {
         let before = &text[..at];
         let open = before.matches("((").count() + before.matches("$[").count();
         let close = before.matches("))").count() + before.matches(']').count();
-        if open > close {
-            // Inside `(( ))` / `$(( ))` / `$[ ]`: a shift (`$((1<<2))`), not a here-document.
+        // Inside `(( ))` / `$(( ))` / `$[ ]`: a shift (`$((1<<2))`), not a here-document, when
+        // its operand can start an arithmetic term and the arithmetic is closed after it (a `((`
+        // alone before `<<` must not switch the check off: fuzzing found brush hanging on
+        // `(l((,]w <<\t\x04)`).
+        let operand = text[at + 2..].trim_start_matches([' ', '\t', '=']);
+        let term = operand
+            .bytes()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'$' | b'('));
+        let after = &text[at + 2..];
+        if open > close && term && (after.contains("))") || after.contains(']')) {
             continue;
         }
         let closed = text[j..].lines().skip(1).any(|line| {
@@ -263,6 +329,8 @@ mod tests {
         assert!(unsafe_heredoc("echo $(( (1<< ) ))").is_some());
         // Found by the command_checker fuzz target: an escaped `<` before `<<` is not `<<<`.
         assert!(unsafe_heredoc("$(|(\\<<<\u{c})").is_some());
+        assert!(unsafe_heredoc("0>>>(cunit$$[Td(l((,]w$$$\u{4}<<\t\t\u{4})0|for x").is_some());
+        assert_eq!(unsafe_heredoc("dd bs=$((1 << 20)) x=$((y<<=2))"), None);
         assert_eq!(
             unsafe_heredoc("cat \\<<<x"),
             Some("a here-document that is never closed")
@@ -331,6 +399,26 @@ mod tests {
         }
     }
 
+    /// Found by the fuzz targets: nested unclosed `${` and many unclosed `[` around expansions
+    /// took brush's word parser from 0.1 s to minutes.
+    #[test]
+    fn unclosed_braces_and_brackets() {
+        assert!(unclosed_dollar_brace("${o[${e,]x}"));
+        assert!(!unclosed_dollar_brace("${a}${b:-${c}}{x"));
+        assert_eq!(unclosed_brackets("a[b]c[d[e"), 2);
+        for bad in [
+            "Z[$0".repeat(16),
+            "*(${o[${e,${o[${e,o[${e,]${,]lc\"`c${]6\"````)".to_owned(),
+        ] {
+            assert!(refuse_word(&bad).is_some(), "{bad}");
+            let p = crate::shell::parse(&format!("echo {bad}"));
+            assert!(p.is_err() || !p.unwrap().is_fully_analysed());
+        }
+        for ok in ["[x", "'^\\[INFO'", "${a[0]}[", "a[1][2][3]"] {
+            assert_eq!(refuse_word(ok), None, "{ok}");
+        }
+    }
+
     #[test]
     fn unclosed_dollar_brackets() {
         for bad in [
@@ -344,8 +432,8 @@ mod tests {
         for ok in ["$[1+2]", "$[a[1]+b[2]]", "[x", "$x[", "a]$[1]"] {
             assert!(!unclosed_dollar_bracket(ok), "{ok}");
         }
-        let p = crate::shell::parse("echo $()!($\\&$z$Amr$[s[)!($[\"{AmA$[s[\"$!r$[s[\")").unwrap();
-        assert!(!p.is_fully_analysed(), "{p:?}");
+        let p = crate::shell::parse("echo $()!($\\&$z$Amr$[s[)!($[\"{AmA$[s[\"$!r$[s[\")");
+        assert!(p.unwrap_err().message.contains("`$[`"));
     }
 
     /// Found by the `shell_differential` fuzz target: `${W[}` repeated took brush's word parser
@@ -357,13 +445,16 @@ mod tests {
             "${W[}".repeat(12),
             "${W[}".repeat(12)
         );
-        let p = crate::shell::parse(&text).unwrap();
-        assert_eq!(
+        let e = crate::shell::parse(&text).unwrap_err();
+        assert!(e.message.contains("unclosed `[` subscript"), "{e}");
+        // Text that only becomes such a word once decoded (`$'\x24'` is `$`) is refused where
+        // it is parsed: as a nested script, an issue.
+        let nested = format!("bash -c $'echo {}'", "\\x24{W[}".repeat(2));
+        let p = crate::shell::parse(&nested).unwrap();
+        assert!(
             p.issues
                 .iter()
-                .filter(|i| i.detail.contains("unclosed `[` subscript"))
-                .count(),
-            2,
+                .any(|i| i.detail.contains("unclosed `[` subscript")),
             "{p:?}"
         );
     }

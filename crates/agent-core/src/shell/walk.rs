@@ -761,6 +761,7 @@ mod tests {
             "echo $( (cat <<EOF)",
             "echo $(rm $(`((`(<< ))",
             "echo $(rm |(J {} +@\t&3\t\\<<<\u{c}&)",
+            "echo $(rm 0>>>(0>>>(cunit$$[Td(l((,]w$$$\u{4}<<\t\t\u{4})0|for x n i}||0co><([)",
         ];
         let (tx, rx) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
