@@ -141,7 +141,7 @@ const PERMISSION_ROWS: &[Row] = &[
         figure: "b_decide_command_string",
         baseline: "b_baseline_parse_only",
         target: Some(Target::Ns(25_000.0)),
-        what: "(b) the whole decision from the command string, parse included vs. the parse alone (brush-parser plus our walk)",
+        what: "(b) the whole decision from the command string, parse included vs. the parse alone (`shell::parse`: the plain command takes the fast path, then our walk)",
     },
     Row {
         figure: "c_decide_edit_path",
