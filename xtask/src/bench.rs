@@ -14,6 +14,8 @@ enum Target {
     Ns(f64),
     /// A ratio figure / baseline of at most this.
     Ratio(f64),
+    /// Both: a median of at most this many nanoseconds, and a ratio of at most this.
+    NsAndRatio(f64, f64),
 }
 
 /// One row: a figure, its baseline, the target, and what they mean.
@@ -21,6 +23,8 @@ struct Row {
     figure: &'static str,
     baseline: &'static str,
     target: Option<Target>,
+    /// Items (events) one iteration handles, to report a rate beside the median.
+    items: Option<u64>,
     what: &'static str,
 }
 
@@ -60,6 +64,14 @@ const GROUPS: &[Group] = &[
         footer: "See docs/sandbox.md (Performance).",
     },
     Group {
+        name: "sessions",
+        package: "agent-sessions",
+        bench: "sessions",
+        heading: "Session store (`crates/agent-sessions/benches/sessions.rs`)",
+        rows: SESSION_ROWS,
+        footer: "The baselines do what seed 000's SessionStore does: one `transcript.json` per session (`{\"metadata\", \"messages\"}`), rewritten whole on every save, parsed whole on every load, every file read by `list`. See docs/sessions.md (Performance).",
+    },
+    Group {
         name: "exec",
         package: "agent-cli",
         bench: "exec",
@@ -69,10 +81,56 @@ const GROUPS: &[Group] = &[
     },
 ];
 
+const SESSION_ROWS: &[Row] = &[
+    Row {
+        figure: "append_one_event_10k",
+        baseline: "append_baseline_rewrite_transcript_10k",
+        target: Some(Target::NsAndRatio(50_000.0, 0.01)),
+        items: None,
+        what: "append one event to a session of 10,000 events without fsync (`Durability::Os`: one `write`, then the index row updated) vs. rewriting the 10,000-message `transcript.json`; the target is ≤ 50 µs and ≥ 100× faster",
+    },
+    Row {
+        figure: "append_one_event_10k_fsync",
+        baseline: "append_baseline_rewrite_transcript_10k",
+        target: None,
+        items: None,
+        what: "the same append with the default durability (`fdatasync` per batch) vs. the same baseline (which does not sync at all)",
+    },
+    Row {
+        figure: "open_100k_last_50_messages",
+        baseline: "open_baseline_parse_transcript_100k_last_50",
+        target: Some(Target::Ns(20_000_000.0)),
+        items: None,
+        what: "open the store (index checks included) and build the last 50 messages of a 100,000-event session, reading the log backwards from its end, vs. parsing a 100,000-message transcript and taking its last 50",
+    },
+    Row {
+        figure: "list_10k_first_20",
+        baseline: "list_baseline_read_10k_transcripts",
+        target: Some(Target::Ns(10_000_000.0)),
+        items: None,
+        what: "`list` of 10,000 sessions, the 20 most recently updated (an indexed SQLite query) vs. reading every session's transcript, sorting, taking 20",
+    },
+    Row {
+        figure: "open_and_list_10k_first_20",
+        baseline: "list_baseline_read_10k_transcripts",
+        target: None,
+        items: None,
+        what: "the same with the store opened first (what `agent sessions list --limit 20` does)",
+    },
+    Row {
+        figure: "load_whole_100k",
+        baseline: "load_baseline_parse_transcript_100k",
+        target: None,
+        items: Some(100_000),
+        what: "load all 100,000 events of a session, each decoded into a typed event (envelope checked, timestamp parsed, unknown fields kept) vs. parsing the 100,000-message transcript into untyped JSON; the rate is events per second",
+    },
+];
+
 const EXEC_ROWS: &[Row] = &[Row {
     figure: "exec_bwrap_true",
     baseline: "exec_baseline_bare_true",
     target: None,
+    items: None,
     what: "`agent sandbox exec --backend bwrap -- true` (the agent process, policy assembly, the limits trampoline, bubblewrap's namespaces and mounts) vs. spawning `true` directly",
 }];
 
@@ -81,30 +139,35 @@ const SANDBOX_ROWS: &[Row] = &[
         figure: "command_check_5_parts",
         baseline: "command_baseline_parse_only",
         target: Some(Target::Ns(25_000.0)),
+        items: None,
         what: "command check of a 5-part compound command, parse included (22 denied names, path arguments checked) vs. the parse alone (the plain-script fast path)",
     },
     Row {
         figure: "command_check_5_parts_brush",
         baseline: "command_baseline_brush_parse_only",
         target: None,
+        items: None,
         what: "the same check for a 5-part command the fast path leaves to brush-parser (`\"$N\"`, `$(date)`, `2> err.txt`) vs. its parse alone",
     },
     Row {
         figure: "parse_plain_fast_path",
         baseline: "parse_plain_baseline_brush_only",
         target: None,
+        items: None,
         what: "the parse of the plain 5-part command through the fast path vs. through brush-parser (`shell::parse_with_brush_only`): same result, the ratio is the saving",
     },
     Row {
         figure: "path_check_resolved",
         baseline: "path_baseline_lexical",
         target: Some(Target::Ns(2_000.0)),
+        items: None,
         what: "path check without I/O (an already-resolved path against 21 grants and 20 denials) vs. lexical normalisation of the same path",
     },
     Row {
         figure: "profile_assemble_full_tree_5_add_dirs",
         baseline: "profile_baseline_read_tree_files",
         target: Some(Target::Ns(2_000_000.0)),
+        items: None,
         what: "OS sandbox policy: load the whole `profiles/` tree from disk, resolve a selection (all agents and apps, docker, ssh, 5 add-dirs), render the Seatbelt policy vs. reading the tree's files alone",
     },
 ];
@@ -114,18 +177,21 @@ const HOOK_ROWS: &[Row] = &[
         figure: "dispatch_50_registered_5_match",
         baseline: "dispatch_baseline_direct_calls",
         target: Some(Target::Ns(5_000.0)),
+        items: None,
         what: "in-process dispatch: `execute` with 50 registered PreToolUse hooks of which 5 match (matching, concurrent run, per-hook results, merge) vs. awaiting the 5 matching closures directly",
     },
     Row {
         figure: "command_hook_round_trip",
         baseline: "command_baseline_bare_spawn",
         target: Some(Target::Ratio(1.5)),
+        items: None,
         what: "a command hook running a `true`-like script (stdin JSON, own process group, captured output, protocol) vs. a bare spawn-and-wait of the same `sh -c` command",
     },
     Row {
         figure: "four_100ms_hooks",
         baseline: "four_baseline_one_100ms_hook",
         target: Some(Target::Ratio(1.5)),
+        items: None,
         what: "four matching command hooks of 100 ms each vs. one: they run concurrently, so the ratio is ≈ 1 (4 if they ran one after another)",
     },
 ];
@@ -135,24 +201,28 @@ const PERMISSION_ROWS: &[Row] = &[
         figure: "a_match_parsed_compound",
         baseline: "a_baseline_linear_scan",
         target: Some(Target::Ns(2_000.0)),
+        items: None,
         what: "(a) decide an already-parsed 5-part compound command against 200 rules (every step, every part matched) vs. testing the 5 parts against every Bash rule in turn",
     },
     Row {
         figure: "b_decide_command_string",
         baseline: "b_baseline_parse_only",
         target: Some(Target::Ns(25_000.0)),
+        items: None,
         what: "(b) the whole decision from the command string, parse included vs. the parse alone (`shell::parse`: the plain command takes the fast path, then our walk)",
     },
     Row {
         figure: "c_decide_edit_path",
         baseline: "c_baseline_resolve_path",
         target: Some(Target::Ns(2_000.0)),
+        items: None,
         what: "(c) an Edit file-path decision (allowed by a rule) vs. resolving the path alone (3 `lstat`s)",
     },
     Row {
         figure: "c_decide_read_path",
         baseline: "c_baseline_one_lstat",
         target: Some(Target::Ns(2_000.0)),
+        items: None,
         what: "(c) a Read file-path decision (denied by a rule) vs. one `lstat` system call",
     },
 ];
@@ -212,15 +282,28 @@ pub fn run(args: &[String]) -> Result<()> {
                     format!("≤ {r:.1}× baseline"),
                     if ratio <= r { "yes" } else { "no" },
                 ),
+                Some(Target::NsAndRatio(t, r)) => (
+                    format!("{} and ≤ {r}× baseline", fmt_ns(t)),
+                    if f <= t && ratio <= r { "yes" } else { "no" },
+                ),
+            };
+            let median = match row.items {
+                #[allow(clippy::cast_precision_loss, reason = "a count of events")]
+                Some(n) => format!("{} ({:.0} events/s)", fmt_ns(f), n as f64 / (f / 1e9)),
+                None => fmt_ns(f),
             };
             writeln!(
                 out,
-                "| `{}` | {} | `{}` | {} | {:.2} | {} | {} |",
+                "| `{}` | {} | `{}` | {} | {} | {} | {} |",
                 row.figure,
-                fmt_ns(f),
+                median,
                 row.baseline,
                 fmt_ns(b),
-                ratio,
+                if ratio < 0.1 {
+                    format!("{ratio:.4}")
+                } else {
+                    format!("{ratio:.2}")
+                },
                 target,
                 meets
             )?;

@@ -24,6 +24,7 @@ fn main() -> std::process::ExitCode {
         cli::Command::Trust(args) => commands::trust::run(&args),
         cli::Command::Hooks(cmd) => commands::hooks::run(cmd),
         cli::Command::Sandbox(cmd) => commands::sandbox::run(cmd),
+        cli::Command::Sessions(args) => commands::sessions::run(args),
     };
     match result {
         Ok(code) => code.into(),

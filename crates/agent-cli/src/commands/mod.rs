@@ -3,6 +3,7 @@
 pub mod hooks;
 pub mod permissions;
 pub mod sandbox;
+pub mod sessions;
 pub mod trust;
 
 use std::path::PathBuf;

@@ -35,7 +35,7 @@ pub use codec::{EventError, JsonlReader, decode_line, encode_line};
 pub use envelope::{EVENT_FORMAT_VERSION, Event, EventId, now_rfc3339, parse_rfc3339};
 pub use payload::{
     AssistantDelta, AssistantMessage, Compaction, ErrorEvent, EventPayload, HookRun,
-    PermissionDecisionEvent, PermissionQuestion, ResultEvent, SubagentStart, SubagentStop,
-    SystemInit, ToolResultEvent, ToolUse, UserMessage, WorkspaceCommit, WorkspaceDiff,
-    WorkspaceImport,
+    PermissionDecisionEvent, PermissionQuestion, ResultEvent, SessionFork, SessionTag,
+    SessionTitle, SubagentStart, SubagentStop, SystemInit, ToolResultEvent, ToolUse, UserMessage,
+    WorkspaceCommit, WorkspaceDiff, WorkspaceImport,
 };

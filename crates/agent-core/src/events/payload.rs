@@ -24,6 +24,9 @@ pub struct SystemInit {
     /// Permission mode at start (`default`, `plan`, ...).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub permission_mode: Option<String>,
+    /// The git branch checked out in `cwd` when the session started.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub git_branch: Option<String>,
 }
 
 /// `user.message`: a prompt from the user.
@@ -235,6 +238,39 @@ pub struct ErrorEvent {
     pub error_type: Option<String>,
 }
 
+/// `session.title`: the session was given a title (rename). The latest one wins.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionTitle {
+    /// The new title.
+    pub title: String,
+}
+
+/// `session.tag`: a tag was added to (or, with `removed: true`, taken off) the session.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionTag {
+    /// The tag.
+    pub tag: String,
+    /// `true` when the tag is removed.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub removed: bool,
+}
+
+/// `session.fork`: this session was forked from another; written as the first event after the
+/// copied history, so the parent and fork point can be rebuilt from the log alone.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionFork {
+    /// The session the history was copied from.
+    pub parent_session_id: String,
+    /// Id of the last event copied (`null` when nothing was copied).
+    #[serde(default)]
+    pub fork_point: Option<String>,
+    /// `seq` of the last event copied (0 when nothing was copied).
+    pub fork_seq: u64,
+}
+
 /// The payload of an event, by type.
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
@@ -273,6 +309,12 @@ pub enum EventPayload {
     Error(ErrorEvent),
     /// `result`
     Result(ResultEvent),
+    /// `session.title`
+    SessionTitle(SessionTitle),
+    /// `session.tag`
+    SessionTag(SessionTag),
+    /// `session.fork`
+    SessionFork(SessionFork),
     /// A type this version does not know. Its fields live in [`super::Event::extra`].
     Unknown {
         /// The `type` as written in the log.
@@ -300,6 +342,9 @@ impl EventPayload {
         "subagent.stop",
         "error",
         "result",
+        "session.title",
+        "session.tag",
+        "session.fork",
     ];
 
     /// The wire name of the type.
@@ -322,6 +367,9 @@ impl EventPayload {
             Self::SubagentStop(_) => "subagent.stop",
             Self::Error(_) => "error",
             Self::Result(_) => "result",
+            Self::SessionTitle(_) => "session.title",
+            Self::SessionTag(_) => "session.tag",
+            Self::SessionFork(_) => "session.fork",
             Self::Unknown { type_name } => type_name,
         }
     }
@@ -346,6 +394,9 @@ impl EventPayload {
             Self::SubagentStop(p) => serde_json::to_value(p)?,
             Self::Error(p) => serde_json::to_value(p)?,
             Self::Result(p) => serde_json::to_value(p)?,
+            Self::SessionTitle(p) => serde_json::to_value(p)?,
+            Self::SessionTag(p) => serde_json::to_value(p)?,
+            Self::SessionFork(p) => serde_json::to_value(p)?,
             Self::Unknown { .. } => Value::Object(serde_json::Map::new()),
         };
         match value {
@@ -367,7 +418,15 @@ impl EventPayload {
         fn de<T: serde::de::DeserializeOwned>(
             fields: &serde_json::Map<String, Value>,
         ) -> Result<T, serde_json::Error> {
-            serde_json::from_value(Value::Object(fields.clone()))
+            // Straight from the borrowed fields: no copy of the map on the way.
+            T::deserialize(serde::de::value::MapDeserializer::new(fields.iter().map(
+                |(k, v)| {
+                    (
+                        serde::de::value::BorrowedStrDeserializer::new(k.as_str()),
+                        v,
+                    )
+                },
+            )))
         }
         Ok(match type_name {
             "system.init" => Self::SystemInit(de(fields)?),
@@ -387,6 +446,9 @@ impl EventPayload {
             "subagent.stop" => Self::SubagentStop(de(fields)?),
             "error" => Self::Error(de(fields)?),
             "result" => Self::Result(de(fields)?),
+            "session.title" => Self::SessionTitle(de(fields)?),
+            "session.tag" => Self::SessionTag(de(fields)?),
+            "session.fork" => Self::SessionFork(de(fields)?),
             other => Self::Unknown {
                 type_name: other.to_owned(),
             },

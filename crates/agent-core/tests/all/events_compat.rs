@@ -32,6 +32,7 @@ fn every_known_type_round_trips() {
             model: None,
             tools: vec!["Bash".into()],
             permission_mode: None,
+            git_branch: Some("main".into()),
         }),
         EventPayload::UserMessage(UserMessage { text: "hi".into() }),
         EventPayload::AssistantDelta(AssistantDelta {
@@ -108,6 +109,16 @@ fn every_known_type_round_trips() {
             final_text: "done".into(),
             stop_reason: Some("end_turn".into()),
             usage: Some(json!({"input_tokens": 1})),
+        }),
+        EventPayload::SessionTitle(SessionTitle { title: "t".into() }),
+        EventPayload::SessionTag(SessionTag {
+            tag: "x".into(),
+            removed: true,
+        }),
+        EventPayload::SessionFork(SessionFork {
+            parent_session_id: "p".into(),
+            fork_point: Some("e".into()),
+            fork_seq: 4,
         }),
     ];
     assert_eq!(payloads.len(), EventPayload::KNOWN_TYPES.len());

@@ -1,0 +1,16 @@
+//! Durable, event-sourced sessions for the agent runtime.
+//!
+//! A session is the append-only log of everything that happened in it (agent-core
+//! [`Event`](agent_core::events::Event)s, one JSON line each). This crate keeps those logs:
+//!
+//! - [`store`]: the session store: one directory per session with its `events.jsonl`, a SQLite
+//!   index for listing and search (always rebuildable from the logs), one writer per session,
+//!   crash-safe appends, tail reads that do not touch the rest of the log, fork, export and
+//!   import. [`store::SessionBackend`] is the boundary the agent loop talks to.
+//! - [`recovery`]: how a run picks up an earlier session: by id, the most recent one for the
+//!   working directory, and fork + resume-at, in that order when combined.
+//!
+//! docs/sessions.md describes the layout, durability, locking, recovery and formats.
+
+pub mod recovery;
+pub mod store;

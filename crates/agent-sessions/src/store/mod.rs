@@ -1,0 +1,51 @@
+//! The session store: durable, append-only, event-sourced sessions.
+//!
+//! # Layout
+//! ```text
+//! <root>/                      default $AGENT_HOME/sessions (0700)
+//!   .index/index.sqlite        metadata index (SQLite, WAL), rebuilt from the logs when missing
+//!                              or stale
+//!   <session-id>/              one directory per session (0700)
+//!     events.jsonl             the log: one agent-core event per line, append-only (0600)
+//!     events.jsonl.corrupt     torn tails set aside after a crash (only if one happened)
+//!     lock                     the writer lock (flock), holding the writer's pid
+//! ```
+//!
+//! # Model
+//! - The log is the truth. Metadata (title, tags, counts, parent) is folded from it; the index is
+//!   a cache of that fold. Title, tags and fork parentage are themselves events
+//!   (`session.title`, `session.tag`, `session.fork`).
+//! - One writer per session, enforced by an exclusive lock on `lock`; readers take no lock and see
+//!   every complete line, never a half-written one.
+//! - An append is one `write` of whole lines, synced per batch by default ([`Durability`]).
+//! - A torn last line (a crash mid-write) is skipped by readers and set aside into
+//!   `events.jsonl.corrupt` by the next writer; a bad line anywhere else is an error naming it.
+//! - `load` and `messages` with a limit read the log backwards from the end, so opening the tail
+//!   of a 100,000-event session costs about what opening a small one does.
+//!
+//! The async [`SessionStore`] implements [`SessionBackend`], the boundary the agent loop uses;
+//! [`LocalStore`] is the same store, synchronous.
+
+mod backend;
+mod error;
+mod export;
+mod id;
+mod index;
+mod local;
+mod lock;
+mod log;
+mod messages;
+mod metadata;
+
+pub use backend::{SessionBackend, SessionStore};
+pub use error::{Result, StoreError};
+pub use export::{ExportFormat, claude_transcript};
+pub use id::{InvalidSessionId, MAX_SESSION_ID_LEN, SessionId};
+pub use index::{INDEX_DIR, INDEX_FILE, ListQuery};
+pub use local::{
+    ForkAt, ForkOptions, LoadRange, Loaded, LocalStore, NewSession, StoreOptions, git_branch,
+};
+pub use lock::LOCK_FILE;
+pub use log::{CORRUPT_FILE, Durability, LOG_FILE, TornTail};
+pub use messages::{Content, Message, Role, conversation};
+pub use metadata::SessionMetadata;
