@@ -31,7 +31,8 @@ pub enum Durability {
     #[default]
     Fsync,
     /// Written to the OS (one `write`) but not synced: survives a crash of the process, not of
-    /// the machine. Much cheaper (about 25× on the machine of docs/benchmarks.md; it depends on the disk).
+    /// the machine. Much cheaper: about 25× on the machine of docs/benchmarks.md (it depends on
+    /// the disk).
     Os,
 }
 
