@@ -171,49 +171,6 @@ impl Index {
         tx.commit().map_err(|e| index_err(&path, e))
     }
 
-    /// Updates the row of a session after an append (tags unchanged unless `tags_changed`).
-    ///
-    /// # Errors
-    /// SQLite errors.
-    pub fn update_after_append(&mut self, m: &SessionMetadata, tags_changed: bool) -> Result<()> {
-        if tags_changed {
-            return self.put(m);
-        }
-        let mut stmt = self
-            .conn
-            .prepare_cached(
-                "UPDATE sessions SET title = ?2, updated_at = ?3, updated_us = ?4, \
-                 message_count = ?5, cwd = ?6, model = ?7, first_prompt = ?8, git_branch = ?9, \
-                 size_bytes = ?10, event_count = ?11, last_seq = ?12, last_event_id = ?13, \
-                 parent_id = ?14, fork_point = ?15 WHERE id = ?1",
-            )
-            .map_err(|e| index_err(&self.path, e))?;
-        let n = stmt
-            .execute(params![
-                m.id.as_str(),
-                m.title,
-                m.updated_at,
-                m.updated_us,
-                m.message_count as i64,
-                m.cwd,
-                m.model,
-                m.first_prompt,
-                m.git_branch,
-                m.size_bytes as i64,
-                m.event_count as i64,
-                m.last_seq as i64,
-                m.last_event_id,
-                m.parent_id,
-                m.fork_point,
-            ])
-            .map_err(|e| index_err(&self.path, e))?;
-        drop(stmt);
-        if n == 0 {
-            self.put(m)?;
-        }
-        Ok(())
-    }
-
     /// Removes a session's row.
     ///
     /// # Errors

@@ -171,8 +171,6 @@ struct Writer {
     flushed_at: Instant,
     /// `meta` has changes the index row has not received.
     dirty: bool,
-    /// Among them, a change of tags.
-    tags_dirty: bool,
 }
 
 impl Writer {
@@ -183,7 +181,6 @@ impl Writer {
             meta,
             flushed_at: Instant::now(),
             dirty: false,
-            tags_dirty: false,
         }
     }
 
@@ -194,11 +191,8 @@ impl Writer {
         if !self.dirty {
             return;
         }
-        match lock(index).update_after_append(&self.meta, self.tags_dirty) {
-            Ok(()) => {
-                self.dirty = false;
-                self.tags_dirty = false;
-            }
+        match lock(index).put(&self.meta) {
+            Ok(()) => self.dirty = false,
             Err(e) => {
                 tracing::warn!(session = %self.meta.id, error = %e, "the index lags the log until the next open");
             }
@@ -579,18 +573,18 @@ impl LocalStore {
         }
         w.log.append(&bytes, self.durability)?;
         for (e, len) in stamped.iter().zip(lens) {
-            w.tags_dirty |= matches!(e.payload, EventPayload::SessionTag(_));
             w.meta.apply(e, len);
         }
         w.dirty = true;
         // The index row follows at most INDEX_FLUSH_INTERVAL behind (a commit per append would
         // cost more than the append); title and tag changes go at once.
-        if w.tags_dirty
-            || stamped
-                .iter()
-                .any(|e| matches!(e.payload, EventPayload::SessionTitle(_)))
-            || w.flushed_at.elapsed() >= INDEX_FLUSH_INTERVAL
-        {
+        let relabelled = stamped.iter().any(|e| {
+            matches!(
+                e.payload,
+                EventPayload::SessionTitle(_) | EventPayload::SessionTag(_)
+            )
+        });
+        if relabelled || w.flushed_at.elapsed() >= INDEX_FLUSH_INTERVAL {
             w.flush(&self.index);
         }
         Ok(stamped)
