@@ -30,6 +30,7 @@
 
 mod guards;
 mod plain;
+pub mod runtime_eval;
 mod walk;
 mod words;
 pub mod wrappers;
@@ -300,6 +301,10 @@ pub enum IssueKind {
     TooDeep,
     /// A word that brush's word parser rejects.
     WordParse,
+    /// Text bash evaluates as code at run time, out of the parser's sight (array subscripts,
+    /// arithmetic on variables, `${!x}`, `${x@P}`, names given to `test -v` / `printf -v` /
+    /// `read`, ...); see [`runtime_eval`].
+    RuntimeEval,
 }
 
 /// Why a script could not be parsed at all.

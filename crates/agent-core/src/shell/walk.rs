@@ -11,7 +11,7 @@ use super::{
     Assignment, Issue, IssueKind, Origin, ParsedScript, Redirect, RedirectOp, ShellError,
     SimpleCommand, Word,
 };
-use super::{guards, plain};
+use super::{guards, plain, runtime_eval};
 
 /// How deep scripts may nest (`bash -c "$(bash -c '...')"`) before the walker gives up and
 /// reports [`IssueKind::TooDeep`]. Real commands rarely nest more than three levels.
@@ -181,12 +181,22 @@ impl Walker {
         // Redirects of the compound: checked once, on a command of their own.
         self.record_redirect_only(redirects.to_vec(), origin, depth);
         match compound {
-            CompoundCommand::Arithmetic(a) => self.scan(&a.expr.value, &mut pending),
+            CompoundCommand::Arithmetic(a) => {
+                self.runtime(runtime_eval::arithmetic(
+                    &a.expr.value,
+                    "the arithmetic command",
+                ));
+                self.scan(&a.expr.value, &mut pending);
+            }
             CompoundCommand::ArithmeticForClause(f) => {
                 for e in [&f.initializer, &f.condition, &f.updater]
                     .into_iter()
                     .flatten()
                 {
+                    self.runtime(runtime_eval::arithmetic(
+                        &e.value,
+                        "the arithmetic `for` clause",
+                    ));
                     self.scan(&e.value, &mut pending);
                 }
                 self.compound_list(&f.body.list, origin, depth);
@@ -237,14 +247,37 @@ impl Walker {
                 self.extended_test(b, pending);
             }
             E::Not(a) | E::Parenthesized(a) => self.extended_test(a, pending),
-            E::UnaryTest(_, w) => {
-                self.word(&w.value, pending);
+            E::UnaryTest(op, w) => {
+                let w = self.word(&w.value, pending);
+                let names_variable = matches!(
+                    op,
+                    ast::UnaryPredicate::ShellVariableIsSetAndAssigned
+                        | ast::UnaryPredicate::ShellVariableIsSetAndNameRef
+                );
+                self.runtime(runtime_eval::extended_unary_name(names_variable, &w));
             }
-            E::BinaryTest(_, a, b) => {
-                self.word(&a.value, pending);
-                self.word(&b.value, pending);
+            E::BinaryTest(op, a, b) => {
+                let a = self.word(&a.value, pending);
+                let b = self.word(&b.value, pending);
+                use ast::BinaryPredicate as B;
+                if matches!(
+                    op,
+                    B::ArithmeticEqualTo
+                        | B::ArithmeticNotEqualTo
+                        | B::ArithmeticLessThan
+                        | B::ArithmeticLessThanOrEqualTo
+                        | B::ArithmeticGreaterThan
+                        | B::ArithmeticGreaterThanOrEqualTo
+                ) {
+                    self.runtime(runtime_eval::extended_arithmetic_operand(&a));
+                    self.runtime(runtime_eval::extended_arithmetic_operand(&b));
+                }
             }
         }
+    }
+
+    fn runtime(&mut self, issue: Option<Issue>) {
+        self.out.issues.extend(issue);
     }
 
     fn absorb(&mut self, analysis: Analysis, pending: &mut Pending) -> Word {
@@ -360,15 +393,18 @@ impl Walker {
         let name = match &assignment.name {
             ast::AssignmentName::VariableName(n) => n.clone(),
             ast::AssignmentName::ArrayElementName(n, index) => {
+                self.runtime(runtime_eval::subscript(index, &raw.value));
                 self.scan(index, pending);
                 n.clone()
             }
         };
+        self.runtime(runtime_eval::code_variable(&name));
         let value = match &assignment.value {
             ast::AssignmentValue::Scalar(w) => self.word(&w.value, pending),
             ast::AssignmentValue::Array(items) => {
                 for (k, v) in items {
                     if let Some(k) = k {
+                        self.runtime(runtime_eval::subscript(&k.value, &raw.value));
                         self.scan(&k.value, pending);
                     }
                     self.word(&v.value, pending);
@@ -464,6 +500,10 @@ impl Walker {
             if let Some(i) = wrappers::string_command_arg(&command.words, start) {
                 self.string_script(&command.words[i], pending);
             }
+            if let Some(words) = command.words.get(start..) {
+                let found = runtime_eval::builtin(words);
+                self.out.issues.extend(found);
+            }
         }
         let words = command.effective_words();
         let Some(head) = words.first().filter(|w| w.is_static()) else {
@@ -496,6 +536,10 @@ impl Walker {
                 );
             }
             pending.push((super::join(args), Origin::ShellString));
+        } else if name == "trap" {
+            if let Some(action) = trap_action(words) {
+                self.string_script(action, pending);
+            }
         } else if name == "find" {
             for segment in find_exec_segments(words) {
                 if depth + 1 > MAX_DEPTH {
@@ -535,6 +579,32 @@ enum Part<'a> {
     Item(&'a CommandPrefixOrSuffixItem, bool),
     /// The command name.
     Name(&'a ast::Word),
+}
+
+/// The action of `trap ACTION SIGNAL...`: a script the shell runs when the signal arrives.
+/// `trap -p`, `trap -l`, `trap SIGNAL` alone and `trap - SIGNAL` (reset) have none.
+fn trap_action(words: &[Word]) -> Option<&Word> {
+    let mut args = words.get(1..)?.iter().peekable();
+    while let Some(w) = args.peek() {
+        match w.text.as_str() {
+            "--" => {
+                args.next();
+                break;
+            }
+            t if t.starts_with('-') && t.len() > 1 && !w.dynamic => {
+                args.next();
+            }
+            _ => break,
+        }
+    }
+    let rest: Vec<&Word> = args.collect();
+    match rest.as_slice() {
+        [] | [_] => None,
+        [action, ..] if action.is_static() && (action.text == "-" || action.text.is_empty()) => {
+            None
+        }
+        [action, ..] => Some(action),
+    }
 }
 
 fn inner_origin(origin: Origin) -> Origin {

@@ -4,7 +4,7 @@
 use brush_parser::ParserOptions;
 use brush_parser::word::{self, ParameterExpr, TildeExpr, WordPiece, WordPieceWithSource};
 
-use super::{Issue, IssueKind, Word};
+use super::{Issue, IssueKind, Word, runtime_eval};
 
 /// A word's analysis: the word itself and the scripts nested in it (command substitutions),
 /// which the walker parses in turn.
@@ -30,7 +30,8 @@ fn is_plain(raw: &str) -> bool {
 
 /// Analyses one word as it appears in the source (quotes and all).
 pub(crate) fn analyze(raw: &str, opts: &ParserOptions) -> Analysis {
-    if is_plain(raw) {
+    // A lone `[` (the `test` command) has no closing bracket, so it is no glob.
+    if is_plain(raw) || raw == "[" {
         return Analysis {
             word: Word::literal(raw),
             ..Analysis::default()
@@ -159,6 +160,7 @@ fn add_pieces(
                 } else {
                     acc.word.dynamic = true;
                     acc.word.text.push_str(slice);
+                    acc.issues.extend(runtime_eval::parameter(expr, slice));
                     for s in parameter_operands(expr) {
                         scan_nested(s, acc, opts);
                     }
@@ -184,6 +186,10 @@ fn add_pieces(
             WordPiece::ArithmeticExpression(expr) => {
                 acc.word.dynamic = true;
                 acc.word.text.push_str(slice);
+                acc.issues.extend(runtime_eval::arithmetic(
+                    &expr.value,
+                    "the arithmetic expansion",
+                ));
                 scan_nested(&expr.value, acc, opts);
             }
         }

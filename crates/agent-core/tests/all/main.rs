@@ -14,5 +14,6 @@ mod hooks_protocol;
 mod hooks_registry;
 mod permissions_table;
 mod properties;
+mod runtime_eval;
 mod settings_files;
 mod support;
