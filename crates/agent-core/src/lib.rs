@@ -19,6 +19,8 @@
 
 pub mod events;
 pub mod hooks;
+pub mod paths;
 pub mod permissions;
+pub mod programs;
 pub mod shell;
 pub mod tools;

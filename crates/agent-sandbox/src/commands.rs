@@ -25,7 +25,7 @@ use std::path::{Path, PathBuf};
 use agent_core::shell::{self, ParsedScript, ShellError, SimpleCommand, wrappers};
 use serde_json::Value;
 
-use crate::paths::{Op, PathPolicy, lexical};
+use crate::paths::{Op, PathPolicy, absolute, lexical};
 use crate::settings::SandboxSettings;
 use crate::verdict::Verdict;
 
@@ -351,12 +351,14 @@ impl CommandChecker {
         None
     }
 
+    /// The absolute, unnormalised path a word names (`~` expanded): resolve it with
+    /// [`crate::paths::resolve`], which applies `..` after the symlinks before it.
     fn expand(&self, text: &str, home: bool) -> PathBuf {
         if home && let Some(h) = &self.home {
             let rest = text.trim_start_matches('~').trim_start_matches('/');
-            return lexical(&h.join(rest), &self.cwd);
+            return h.join(rest);
         }
-        lexical(Path::new(text), &self.cwd)
+        absolute(Path::new(text), &self.cwd)
     }
 
     /// An argument that looks like a path and names a denied path.
@@ -372,7 +374,7 @@ impl CommandChecker {
             return None;
         }
         let p = self.expand(text.split_once('=').map_or(text, |(_, v)| v), home);
-        let real = crate::paths::resolve(&p).unwrap_or(p);
+        let real = crate::paths::resolve(&p).unwrap_or_else(|_| lexical(&p, &self.cwd));
         self.paths.denied(&real, op).map(|v| {
             Verdict::deny(
                 format!("`{shown}` names {}: {}", real.display(), v.reason),

@@ -1,8 +1,8 @@
 //! The working directories, and how a path a tool names is resolved before rules see it.
 //!
-//! A path is made absolute against the current directory, `~` is expanded, `.` and `..` are
-//! removed lexically, and the result is also resolved through symlinks on the real filesystem
-//! (the deepest existing ancestor is canonicalised and the rest appended). Rules then see both
+//! A path is made absolute against the current directory and `~` is expanded. Its lexical form
+//! removes `.` and `..` textually; its real form is resolved on the filesystem in the kernel's
+//! order ([`crate::paths::resolve`]: symlinks before a following `..`). Rules then see both
 //! forms: an allow needs both to match, a deny fires on either (claude-code.md §3.3).
 
 use std::path::{Component, Path, PathBuf};
@@ -30,8 +30,6 @@ pub struct WorkingDirs {
     home: PathBuf,
     /// Each working directory in lexical form and, when different, canonical form.
     dirs: Vec<PathBuf>,
-    /// Each working directory's lexical form with its canonical form (resolved once).
-    anchors: Vec<(PathBuf, PathBuf)>,
 }
 
 impl WorkingDirs {
@@ -40,27 +38,19 @@ impl WorkingDirs {
         let cwd = normalize(cwd);
         let home = normalize(home);
         let mut dirs = Vec::new();
-        let mut anchors = Vec::new();
         for d in std::iter::once(&cwd).chain(additional.iter()) {
             let lexical = normalize(&absolute(&cwd, &home, d));
-            if let Ok(real) = std::fs::canonicalize(&lexical) {
-                if real != lexical && !dirs.contains(&real) {
-                    dirs.push(real.clone());
-                }
-                anchors.push((lexical.clone(), real));
+            if let Ok(real) = std::fs::canonicalize(&lexical)
+                && real != lexical
+                && !dirs.contains(&real)
+            {
+                dirs.push(real);
             }
             if !dirs.contains(&lexical) {
                 dirs.push(lexical);
             }
         }
-        // Deepest first, so the most specific anchor is used.
-        anchors.sort_by_key(|(l, _)| std::cmp::Reverse(l.components().count()));
-        Self {
-            cwd,
-            home,
-            dirs,
-            anchors,
-        }
+        Self { cwd, home, dirs }
     }
 
     /// The current directory.
@@ -78,37 +68,21 @@ impl WorkingDirs {
         &self.dirs
     }
 
-    /// Resolves a path written by a tool or a command.
+    /// Resolves a path written by a tool or a command, relative to the session's cwd.
     pub fn resolve(&self, path: &str) -> ResolvedPath {
-        let lexical = normalize(&absolute(&self.cwd, &self.home, Path::new(path)));
-        let real = self.real_path(&lexical).filter(|r| *r != lexical);
-        ResolvedPath { lexical, real }
+        self.resolve_from(&self.cwd, path)
     }
 
-    /// Symlink resolution. Below a working directory (canonicalised when the session started)
-    /// only the components below it are examined, one `lstat` each, stopping at the first that
-    /// does not exist; a symlink there, or a path elsewhere, takes the full `canonicalize`.
-    fn real_path(&self, lexical: &Path) -> Option<PathBuf> {
-        for (dir, real_dir) in &self.anchors {
-            let Ok(rest) = lexical.strip_prefix(dir) else {
-                continue;
-            };
-            let mut cur = real_dir.clone();
-            let mut parts = rest.components().peekable();
-            while let Some(part) = parts.next() {
-                cur.push(part);
-                match std::fs::symlink_metadata(&cur) {
-                    Ok(m) if m.file_type().is_symlink() => return real_path(lexical),
-                    Ok(_) => {}
-                    Err(_) => {
-                        cur.extend(parts);
-                        return Some(cur);
-                    }
-                }
-            }
-            return Some(cur);
-        }
-        real_path(lexical)
+    /// Resolves a path relative to `base` (the directory a `cd` moved to). The lexical form
+    /// folds `..` textually; the real form walks the path as the kernel does (a symlink is
+    /// followed before a `..` after it applies), so `link/../k` is judged as the file it opens.
+    pub fn resolve_from(&self, base: &Path, path: &str) -> ResolvedPath {
+        let joined = absolute(base, &self.home, Path::new(path));
+        let lexical = normalize(&joined);
+        let real = crate::paths::resolve(&joined)
+            .ok()
+            .filter(|r| *r != lexical);
+        ResolvedPath { lexical, real }
     }
 
     /// Whether every form of the path is inside a working directory (segment-wise: `/p` never
@@ -146,41 +120,7 @@ fn absolute(cwd: &Path, home: &Path, path: &Path) -> PathBuf {
     }
 }
 
-/// Removes `.`, `..` and repeated separators without touching the filesystem. `..` at the root
-/// stays at the root.
-pub fn normalize(path: &Path) -> PathBuf {
-    let mut out = PathBuf::from("/");
-    for c in path.components() {
-        match c {
-            Component::Normal(s) => out.push(s),
-            Component::ParentDir => {
-                out.pop();
-            }
-            Component::CurDir | Component::RootDir | Component::Prefix(_) => {}
-        }
-    }
-    out
-}
-
-/// Resolves symlinks: canonicalises the deepest existing ancestor and appends the rest.
-fn real_path(path: &Path) -> Option<PathBuf> {
-    if let Ok(p) = std::fs::canonicalize(path) {
-        return Some(p);
-    }
-    let mut rest = Vec::new();
-    let mut cur = path;
-    while let Some(parent) = cur.parent() {
-        rest.push(cur.file_name()?);
-        if let Ok(mut p) = std::fs::canonicalize(parent) {
-            for part in rest.iter().rev() {
-                p.push(part);
-            }
-            return Some(p);
-        }
-        cur = parent;
-    }
-    None
-}
+pub use crate::paths::normalize;
 
 #[cfg(test)]
 mod tests {

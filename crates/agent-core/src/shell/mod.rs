@@ -70,6 +70,10 @@ pub struct Word {
     pub glob: bool,
     /// Starts with `~` or `$HOME`, written as `~` in [`Word::text`].
     pub home: bool,
+    /// Contains an unquoted parameter, command or arithmetic expansion: bash splits its value
+    /// into fields, so at run time it may be several words (each of which may look like an
+    /// option) or none.
+    pub splits: bool,
 }
 
 impl Word {

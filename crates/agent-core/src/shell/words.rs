@@ -159,6 +159,7 @@ fn add_pieces(
                     acc.word.text.push('~');
                 } else {
                     acc.word.dynamic = true;
+                    acc.word.splits |= !quoted;
                     acc.word.text.push_str(slice);
                     acc.issues.extend(runtime_eval::parameter(expr, slice));
                     for s in parameter_operands(expr) {
@@ -168,11 +169,13 @@ fn add_pieces(
             }
             WordPiece::CommandSubstitution(body) => {
                 acc.word.dynamic = true;
+                acc.word.splits |= !quoted;
                 acc.word.text.push_str(slice);
                 acc.nested.push(body.clone());
             }
             WordPiece::BackquotedCommandSubstitution(body) => {
                 acc.word.dynamic = true;
+                acc.word.splits |= !quoted;
                 acc.word.text.push_str(slice);
                 acc.nested.push(unescape_backquoted(body));
             }
@@ -185,6 +188,7 @@ fn add_pieces(
             }
             WordPiece::ArithmeticExpression(expr) => {
                 acc.word.dynamic = true;
+                acc.word.splits |= !quoted;
                 acc.word.text.push_str(slice);
                 acc.issues.extend(runtime_eval::arithmetic(
                     &expr.value,

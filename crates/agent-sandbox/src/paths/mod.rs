@@ -6,5 +6,5 @@ mod normalize;
 mod policy;
 
 pub use fs::{FsError, SandboxedFs};
-pub use normalize::{MAX_SYMLINKS, PathError, lexical, resolve};
+pub use normalize::{MAX_SYMLINKS, PathError, absolute, lexical, resolve};
 pub use policy::{Op, PathPolicy};

@@ -8,7 +8,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::normalize::{PathError, lexical, resolve};
+use super::normalize::{PathError, absolute, lexical, resolve};
 use crate::settings::{SandboxSettings, is_root};
 use crate::verdict::Verdict;
 
@@ -54,8 +54,8 @@ fn grants(paths: &[PathBuf], key: &str) -> Vec<Grant> {
     paths
         .iter()
         .map(|p| {
-            let lex = lexical(p, Path::new("/"));
-            let path = resolve(&lex).unwrap_or(lex);
+            let path = resolve(&absolute(p, Path::new("/")))
+                .unwrap_or_else(|_| lexical(p, Path::new("/")));
             Grant {
                 bytes: path.as_os_str().as_encoded_bytes().to_vec(),
                 path,
@@ -124,8 +124,8 @@ impl PathPolicy {
     /// [`Self::check`], also returning the resolved path it judged (when it resolved), so a
     /// caller that goes on to use the path does not resolve it twice.
     pub fn check_resolving(&self, path: &Path, op: Op) -> (Verdict, Option<PathBuf>) {
-        let lex = lexical(path, &self.cwd);
-        match resolve(&lex) {
+        // Resolved in the kernel's order: `link/../k` is the `k` beside the link's target.
+        match resolve(&absolute(path, &self.cwd)) {
             Ok(real) => {
                 let v = self.check_resolved(&real, op);
                 if v.allowed && op == Op::Write && has_other_links(&real) {

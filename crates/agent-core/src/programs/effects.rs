@@ -1,0 +1,419 @@
+//! What known programs write or run through their options, whatever rule allowed them.
+//!
+//! The permission engine's safety step (protected paths, out-of-scope writes) applies to the
+//! files found here as it does to redirects, even when an allow rule matches the command
+//! (`Bash(git log *)` does not approve `git log --output=~/.bashrc`), and a program-running
+//! option (`--ext-diff`, `--script-shell=…`, `git -c core.pager=…`) makes the call ask. This
+//! goes beyond Claude Code, which checks redirects only.
+//!
+//! This side is a list of known dangers, so it errs towards finding them: a long option is
+//! matched by any prefix (`--outp` is `--output`, as `getopt_long` and git would read it; an
+//! ambiguous prefix the program would refuse is treated as the option), and a short option is
+//! found anywhere in a cluster. What is *allowed* without asking is decided elsewhere, by
+//! allowlists ([`super::read_only`]).
+
+use super::getopt::long_matches;
+use crate::shell::Word;
+
+/// What a command does through its options.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Effects {
+    /// Files (or directories) it writes.
+    pub writes: Vec<Word>,
+    /// Files it reads through options (outside its operands).
+    pub reads: Vec<Word>,
+    /// Why it runs another program, if it does.
+    pub runs: Option<String>,
+}
+
+/// An option that takes a value: short letter and long names.
+struct ValueOpt {
+    short: Option<char>,
+    long: &'static [&'static str],
+}
+
+const fn v(short: Option<char>, long: &'static [&'static str]) -> ValueOpt {
+    ValueOpt { short, long }
+}
+
+/// Values of the options in `opts`, in every spelling (attached, separate, `=`, abbreviated,
+/// clustered). `after_operands`: whether options are still read after the first operand.
+fn values(args: &[Word], opts: &[ValueOpt]) -> Vec<Word> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while let Some(w) = args.get(i) {
+        i += 1;
+        let t = w.text.as_str();
+        if t == "--" {
+            break;
+        }
+        if t.starts_with("--") {
+            for o in opts {
+                if o.long.iter().any(|l| long_matches(t, l)) {
+                    match t.split_once('=') {
+                        Some((_, value)) => out.push(Word {
+                            text: value.to_owned(),
+                            ..w.clone()
+                        }),
+                        None => {
+                            if let Some(next) = args.get(i) {
+                                out.push(next.clone());
+                                i += 1;
+                            }
+                        }
+                    }
+                    break;
+                }
+            }
+        } else if t.len() > 1 && t.starts_with('-') {
+            for (at, c) in t.char_indices().skip(1) {
+                if opts.iter().any(|o| o.short == Some(c)) {
+                    let rest = &t[at + c.len_utf8()..];
+                    if rest.is_empty() {
+                        if let Some(next) = args.get(i) {
+                            out.push(next.clone());
+                            i += 1;
+                        }
+                    } else {
+                        out.push(Word {
+                            text: rest.to_owned(),
+                            ..w.clone()
+                        });
+                    }
+                    break;
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The first option of `shorts` / `longs` present in any spelling.
+fn present(args: &[Word], shorts: &str, longs: &[&str]) -> Option<String> {
+    for w in args {
+        let t = w.text.as_str();
+        if t == "--" {
+            break;
+        }
+        if t.starts_with("--") {
+            if let Some(l) = longs.iter().find(|l| long_matches(t, l)) {
+                return Some(format!("--{l}"));
+            }
+        } else if t.len() > 1
+            && t.starts_with('-')
+            && let Some(c) = t.chars().skip(1).find(|c| shorts.contains(*c))
+        {
+            return Some(format!("-{c}"));
+        }
+    }
+    None
+}
+
+fn runs(name: &str, option: &str, what: &str) -> Option<String> {
+    Some(format!("`{name} {option}` {what}"))
+}
+
+/// Keys `git -c` may set without the call asking: display settings that run nothing.
+const SAFE_GIT_CONFIG: &[&str] = &[
+    "color.",
+    "core.quotepath",
+    "core.abbrev",
+    "log.date",
+    "log.decorate",
+    "log.abbrevcommit",
+    "i18n.logoutputencoding",
+    "column.",
+    "advice.",
+];
+
+/// The effects of the command `words` (name first, after any wrapper).
+pub fn of(words: &[Word]) -> Effects {
+    let mut e = Effects::default();
+    let Some(name) = words
+        .first()
+        .filter(|w| w.is_static())
+        .map(|w| crate::shell::wrappers::basename(&w.text))
+    else {
+        return e;
+    };
+    let args = &words[1..];
+    match name {
+        "git" => git(args, &mut e),
+        "sort" => {
+            e.writes = values(args, &[v(Some('o'), &["output"])]);
+            e.writes
+                .extend(values(args, &[v(Some('T'), &["temporary-directory"])]));
+            e.reads = values(args, &[v(None, &["files0-from", "random-source"])]);
+            e.runs = present(args, "", &["compress-program"])
+                .and_then(|o| runs(name, &o, "runs a compression program"));
+        }
+        "wc" | "du" => e.reads = values(args, &[v(None, &["files0-from"])]),
+        "tree" => e.writes = values(args, &[v(Some('o'), &[])]),
+        "date" => {
+            e.reads = values(args, &[v(Some('f'), &["file"])]);
+            e.runs =
+                present(args, "s", &["set"]).and_then(|o| runs(name, &o, "sets the system clock"));
+        }
+        "file" => {
+            e.reads = values(
+                args,
+                &[v(Some('m'), &["magic-file"]), v(Some('f'), &["files-from"])],
+            );
+            if present(args, "C", &["compile"]).is_some() {
+                e.writes.push(Word::literal("magic.mgc"));
+            }
+        }
+        "cp" | "mv" | "install" | "ln" => {
+            e.writes = values(args, &[v(Some('t'), &["target-directory"])]);
+        }
+        "tee" => {}
+        "tar" => tar(args, &mut e),
+        "curl" => {
+            e.writes = values(
+                args,
+                &[
+                    v(Some('o'), &["output"]),
+                    v(Some('D'), &["dump-header"]),
+                    v(Some('c'), &["cookie-jar"]),
+                    v(
+                        None,
+                        &[
+                            "trace",
+                            "trace-ascii",
+                            "stderr",
+                            "libcurl",
+                            "etag-save",
+                            "hsts",
+                            "alt-svc",
+                            "output-dir",
+                        ],
+                    ),
+                ],
+            );
+            if present(args, "O", &["remote-name", "remote-name-all"]).is_some() {
+                e.writes.push(dynamic_target("the remote file name"));
+            }
+            e.runs = present(args, "K", &["config"])
+                .and_then(|o| runs(name, &o, "reads options (outputs included) from a file"));
+        }
+        "wget" => {
+            e.writes = values(
+                args,
+                &[
+                    v(Some('O'), &["output-document"]),
+                    v(Some('o'), &["output-file"]),
+                    v(Some('a'), &["append-output"]),
+                    v(Some('P'), &["directory-prefix"]),
+                    v(None, &["save-cookies", "warc-file"]),
+                ],
+            );
+            e.runs = present(args, "e", &["execute", "use-askpass"])
+                .and_then(|o| runs(name, &o, "runs commands or a program"));
+        }
+        "npm" | "npx" | "pnpm" | "yarn" => {
+            e.runs = present(args, "", &["script-shell"])
+                .and_then(|o| runs(name, &o, "runs scripts with the given shell"));
+        }
+        "rg" => {
+            e.runs = present(args, "z", &["pre", "hostname-bin", "search-zip"])
+                .and_then(|o| runs(name, &o, "runs a preprocessor or decompressor program"));
+        }
+        "rsync" => {
+            e.runs = present(args, "e", &["rsh", "rsync-path"])
+                .and_then(|o| runs(name, &o, "runs the given program"));
+        }
+        "scp" | "sftp" => {
+            e.runs = present(args, "S", &[])
+                .and_then(|o| runs(name, &o, "runs the given program as ssh"));
+        }
+        "ssh"
+            if args.iter().any(|w| {
+                let t = w.text.to_ascii_lowercase();
+                t.contains("proxycommand") || t.contains("localcommand")
+            }) =>
+        {
+            e.runs = runs(name, "-o ProxyCommand/LocalCommand", "runs a local command");
+        }
+        "find" => {
+            let mut it = args.iter();
+            while let Some(w) = it.next() {
+                if matches!(
+                    w.text.as_str(),
+                    "-fprint" | "-fprint0" | "-fprintf" | "-fls"
+                ) && let Some(f) = it.next()
+                {
+                    e.writes.push(f.clone());
+                }
+            }
+        }
+        _ => {}
+    }
+    e
+}
+
+/// A write whose target is only known at run time.
+fn dynamic_target(what: &str) -> Word {
+    Word {
+        text: what.to_owned(),
+        raw: what.to_owned(),
+        dynamic: true,
+        ..Word::default()
+    }
+}
+
+fn git(args: &[Word], e: &mut Effects) {
+    // Global options, before the subcommand.
+    let mut i = 0;
+    while let Some(w) = args.get(i) {
+        let t = w.text.as_str();
+        if !t.starts_with('-') {
+            break;
+        }
+        i += 1;
+        let (opt, value) = match t.split_once('=') {
+            Some((o, v)) => (o, Some(v.to_owned())),
+            None => (t, None),
+        };
+        let takes = |long: &str| long_matches(opt, long) || opt == long;
+        if opt == "-c" || opt.starts_with("-c") && opt.len() > 2 {
+            let setting = if opt.len() > 2 {
+                Some(opt[2..].to_owned())
+            } else {
+                let v = args.get(i).map(|w| w.text.clone());
+                i += 1;
+                v
+            };
+            let key = setting.as_deref().unwrap_or("").to_ascii_lowercase();
+            if !SAFE_GIT_CONFIG.iter().any(|k| key.starts_with(k)) || !w.is_static() {
+                e.runs = runs(
+                    "git",
+                    &format!("-c {}", setting.unwrap_or_default()),
+                    "sets configuration that can name programs to run (core.pager, core.fsmonitor, alias.*, ...)",
+                );
+            }
+        } else if takes("config-env") || takes("exec-path") {
+            e.runs = runs("git", t, "chooses programs git runs");
+        } else if (opt == "-C"
+            || takes("git-dir")
+            || takes("work-tree")
+            || takes("namespace")
+            || takes("super-prefix"))
+            && value.is_none()
+        {
+            i += 1; // the option's value
+        }
+    }
+    let Some(sub) = args.get(i) else { return };
+    let sub_args = &args[i + 1..];
+    let sub_name = sub.text.as_str();
+    e.writes.extend(values(sub_args, &[v(None, &["output"])]));
+    if matches!(sub_name, "format-patch" | "archive") {
+        e.writes.extend(values(
+            sub_args,
+            &[v(Some('o'), &["output-directory", "output"])],
+        ));
+    }
+    if e.runs.is_none() {
+        let runner = present(
+            sub_args,
+            "",
+            &[
+                "ext-diff",
+                "textconv",
+                "upload-pack",
+                "receive-pack",
+                "exec",
+                "extcmd",
+                "open-files-in-pager",
+                "tool",
+                "sequence-editor",
+            ],
+        );
+        let short = match sub_name {
+            "grep" => present(sub_args, "O", &[]),
+            "rebase" => present(sub_args, "x", &[]),
+            "difftool" | "mergetool" => present(sub_args, "xt", &[]),
+            "clone" | "fetch" | "pull" | "ls-remote" | "archive" => present(sub_args, "u", &[]),
+            _ => None,
+        };
+        if let Some(o) = runner.or(short) {
+            e.runs = runs("git", &o, "runs a program");
+        } else if matches!(sub_name, "bisect") && sub_args.first().is_some_and(|w| w.text == "run")
+        {
+            e.runs = runs("git", "bisect run", "runs a program");
+        } else if sub_name == "submodule" && sub_args.iter().any(|w| w.text == "foreach") {
+            e.runs = runs(
+                "git",
+                "submodule foreach",
+                "runs a command in every submodule",
+            );
+        } else if matches!(sub_name, "filter-branch") {
+            e.runs = runs("git", "filter-branch", "runs filter commands");
+        }
+    }
+    // Positional directories written.
+    let operands: Vec<&Word> = sub_args
+        .iter()
+        .filter(|w| !w.text.starts_with('-'))
+        .collect();
+    match sub_name {
+        "init" => e.writes.extend(operands.first().map(|w| (*w).clone())),
+        "clone" => {
+            if let Some(dir) = operands.get(1) {
+                e.writes.push((*dir).clone());
+            } else {
+                e.writes
+                    .push(dynamic_target("the directory named after the repository"));
+            }
+        }
+        "worktree" if operands.first().is_some_and(|w| w.text == "add") => {
+            e.writes.extend(operands.get(1).map(|w| (*w).clone()));
+        }
+        _ => {}
+    }
+}
+
+fn tar(args: &[Word], e: &mut Effects) {
+    // Old-style `tar cf FILE ...`: the first word is a cluster without its dash.
+    let mut owned: Vec<Word> = args.to_vec();
+    if let Some(first) = owned.first_mut()
+        && !first.text.starts_with('-')
+        && !first.text.is_empty()
+        && first.text.chars().all(|c| c.is_ascii_alphabetic())
+    {
+        first.text.insert(0, '-');
+    }
+    let args = owned.as_slice();
+    let creating = present(
+        args,
+        "cruA",
+        &["create", "append", "update", "catenate", "concatenate"],
+    )
+    .is_some();
+    let files = values(args, &[v(Some('f'), &["file"])]);
+    if creating {
+        e.writes.extend(files);
+    } else {
+        e.reads.extend(files);
+        if present(args, "x", &["extract", "get"]).is_some() {
+            let dirs = values(args, &[v(Some('C'), &["directory"])]);
+            if dirs.is_empty() {
+                e.writes.push(Word::literal("."));
+            }
+            e.writes.extend(dirs);
+        }
+    }
+    e.runs = present(
+        args,
+        "IF",
+        &[
+            "to-command",
+            "use-compress-program",
+            "checkpoint-action",
+            "info-script",
+            "new-volume-script",
+            "rsh-command",
+        ],
+    )
+    .and_then(|o| runs("tar", &o, "runs a program"));
+}

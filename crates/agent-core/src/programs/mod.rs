@@ -1,0 +1,17 @@
+//! What known programs do with their arguments.
+//!
+//! - [`getopt`]: options as the programs parse them (clusters, attached values, `--long=v`,
+//!   options after operands, abbreviations).
+//! - [`read_only`]: the built-in read-only set, an allowlist of options per command (with
+//!   `find`, `test` / `[` and `git` in modules of their own).
+//! - [`effects`]: what known programs write or run through their options, for the safety
+//!   step that no allow rule waives.
+
+pub mod effects;
+pub(crate) mod find;
+pub mod getopt;
+pub(crate) mod git;
+pub mod read_only;
+pub(crate) mod test;
+
+pub use git::subcommands as git_read_only_subcommands;
