@@ -7,10 +7,10 @@
 //! only known-safe assignments before it. A prefix allow rule never approves an exec wrapper
 //! (`watch`, `setsid`, `ionice`, `flock`) or `find -exec` / `-delete`; only an exact rule does.
 
-use super::request::{PATTERN_OPTIONS, positionals, positionals_with};
-use super::workdirs::WorkingDirs;
+use super::request::{Paths, positionals};
+use crate::programs::read_only;
 use crate::shell::wrappers::{EXEC_WRAPPERS, basename};
-use crate::shell::{SimpleCommand, Word, join};
+use crate::shell::{SimpleCommand, join};
 
 /// Variables an allow rule matches past (`NODE_ENV=test npm test`). Any other assignment before
 /// a command means allow rules do not match it (claude-code.md §3.2 item 3).
@@ -122,187 +122,20 @@ pub(crate) fn deny_views(cmd: &SimpleCommand) -> Vec<String> {
     out
 }
 
-/// Commands that only read, and run without asking in every mode unless a deny or ask rule
-/// matches (claude-code.md §3.2 item 7). Their file arguments must be inside the working
-/// directories (stricter than Claude Code, which lets `cat /etc/x` through).
-const READ_ONLY_NO_FILES: &[&str] = &[
-    "echo", "printf", "pwd", "true", "false", "whoami", "uname", "which", "basename", "dirname",
-    "date", "id", "hostname", "nproc", "seq", "test", "[",
-];
-const READ_ONLY_FILES: &[&str] = &[
-    "ls",
-    "cat",
-    "head",
-    "tail",
-    "wc",
-    "stat",
-    "du",
-    "diff",
-    "grep",
-    "egrep",
-    "fgrep",
-    "rg",
-    "find",
-    "tree",
-    "sort",
-    "cut",
-    "nl",
-    "tac",
-    "realpath",
-    "readlink",
-    "md5sum",
-    "sha256sum",
-    "sha1sum",
-    "cksum",
-    "file",
-];
-/// Commands that can write when given a glob or some options; an unquoted glob makes them ask.
-const WRITE_CAPABLE: &[&str] = &["find", "sort", "sed", "git"];
-/// Options that make an otherwise read-only command write or run something.
-const WRITING_OPTIONS: &[(&str, &[&str])] = &[
-    ("sort", &["-o", "--output"]),
-    ("tree", &["-o"]),
-    ("rg", &["--pre"]),
-    ("date", &["-s", "--set"]),
-    ("file", &["-C", "--compile", "-m", "-f"]),
-    ("hostname", &[]),
-];
-
-/// Whether `cmd` is in the built-in read-only set.
-pub(crate) fn is_read_only(cmd: &SimpleCommand, wd: &WorkingDirs) -> bool {
+/// Whether `cmd` is in the built-in read-only set ([`crate::programs::read_only`]): every
+/// option on its command's list, every file it reads (operands, option values) static and
+/// inside the working directories, resolved from the directory the command runs in.
+/// Stricter than Claude Code, which lets `cat /etc/x` through.
+pub(crate) fn is_read_only(cmd: &SimpleCommand, at: &Paths<'_>) -> bool {
     if !safe_assignments(cmd) {
         return false;
     }
     let Some(words) = cmd.words.get(cmd.allow_start()..) else {
         return false;
     };
-    let Some(head) = words.first().filter(|w| w.is_static()) else {
-        return false;
-    };
-    // A path-qualified name (`./ls`) may be anything.
-    let name = head.text.as_str();
-    let args = &words[1..];
-    if WRITE_CAPABLE.contains(&name) && args.iter().any(|w| w.glob) {
-        return false;
-    }
-    if let Some((_, bad)) = WRITING_OPTIONS.iter().find(|(n, _)| *n == name) {
-        if name == "hostname" && !args.is_empty() {
-            return false; // `hostname NAME` sets it
-        }
-        if args.iter().any(|w| {
-            bad.iter()
-                .any(|b| w.text == *b || w.text.starts_with(&format!("{b}=")))
-        }) {
-            return false;
-        }
-    }
-    if READ_ONLY_NO_FILES.contains(&name) {
-        return true;
-    }
-    if READ_ONLY_FILES.contains(&name) {
-        if name == "find" && args.iter().any(|w| is_find_action(&w.text)) {
-            return false;
-        }
-        let files = if matches!(name, "grep" | "egrep" | "fgrep" | "rg") {
-            let files = positionals_with(words, PATTERN_OPTIONS);
-            let explicit = args
-                .iter()
-                .any(|w| matches!(w.text.as_str(), "-e" | "-f" | "--regexp" | "--file"));
-            if explicit {
-                files
-            } else {
-                files.get(1..).unwrap_or(&[]).to_vec()
-            }
-        } else {
-            positionals(words)
-        };
-        return files.iter().all(|w| inside(w, wd));
-    }
-    match name {
-        "cd" => args.len() == 1 && inside(&args[0], wd),
-        "git" => is_read_only_git(args),
-        _ => false,
-    }
-}
-
-/// A static word naming a path inside the working directories (globs are fine for readers).
-fn inside(word: &Word, wd: &WorkingDirs) -> bool {
-    !word.dynamic && wd.contains(&wd.resolve(&word.text))
-}
-
-/// Read-only git: `status`, `diff`, `log`, `show`, `blame`, listing forms of `branch`, `tag`,
-/// `remote`, `config --get`, ... Global options other than `--no-pager` ask (`-c` can set
-/// `core.pager` or `core.fsmonitor` to any program), as do `--output` and `--ext-diff`, and
-/// `git grep -O` (opens a pager program).
-fn is_read_only_git(args: &[Word]) -> bool {
-    let mut rest = args;
-    while let Some((first, tail)) = rest.split_first() {
-        if first.text == "--no-pager" {
-            rest = tail;
-        } else {
-            break;
-        }
-    }
-    let Some((sub, sub_args)) = rest.split_first() else {
-        return false;
-    };
-    if sub_args.iter().any(|w| {
-        !w.is_static()
-            || w.text.starts_with("--output")
-            || w.text == "--ext-diff"
-            || w.text == "--textconv"
-            || w.text.starts_with("--open-files-in-pager")
-            || w.text.starts_with("-O")
-    }) {
-        return false;
-    }
-    let positional = sub_args.iter().filter(|w| !w.text.starts_with('-')).count();
-    match sub.text.as_str() {
-        "status" | "diff" | "log" | "show" | "blame" | "rev-parse" | "ls-files" | "describe"
-        | "shortlog" | "grep" | "ls-tree" | "cat-file" | "show-ref" | "rev-list" | "merge-base" => {
-            true
-        }
-        "branch" => {
-            positional == 0
-                && sub_args.iter().all(|w| {
-                    matches!(
-                        w.text.as_str(),
-                        "-a" | "-r"
-                            | "-l"
-                            | "--list"
-                            | "-v"
-                            | "-vv"
-                            | "--all"
-                            | "--show-current"
-                            | "--remotes"
-                    )
-                })
-        }
-        "tag" => {
-            positional == 0
-                && sub_args
-                    .iter()
-                    .all(|w| matches!(w.text.as_str(), "-l" | "--list"))
-        }
-        "remote" => {
-            sub_args.iter().all(|w| w.text == "-v")
-                || matches!(
-                    sub_args.first().map(|w| w.text.as_str()),
-                    Some("show" | "get-url")
-                )
-        }
-        "reflog" => sub_args.is_empty() || sub_args[0].text == "show",
-        "stash" => matches!(
-            sub_args.first().map(|w| w.text.as_str()),
-            Some("list" | "show")
-        ),
-        "config" => sub_args.iter().any(|w| {
-            matches!(
-                w.text.as_str(),
-                "--get" | "--get-all" | "--list" | "-l" | "--get-regexp"
-            )
-        }),
-        _ => false,
+    match read_only::classify(words) {
+        Ok(files) => files.iter().all(|w| at.inside(w)),
+        Err(_) => false,
     }
 }
 
@@ -312,7 +145,7 @@ const ACCEPT_EDITS_COMMANDS: &[&str] = &["mkdir", "touch", "rm", "rmdir", "mv", 
 /// Whether `cmd` is a filesystem command whose every path is static and inside the working
 /// directories (for `acceptEdits`). `sed` qualifies only for a plain `s/…/…/flags` script, since
 /// sed's `e` and `w` commands run programs and write files.
-pub(crate) fn is_in_scope_fs_command(cmd: &SimpleCommand, wd: &WorkingDirs) -> bool {
+pub(crate) fn is_in_scope_fs_command(cmd: &SimpleCommand, at: &Paths<'_>) -> bool {
     if !safe_assignments(cmd) {
         return false;
     }
@@ -336,10 +169,7 @@ pub(crate) fn is_in_scope_fs_command(cmd: &SimpleCommand, wd: &WorkingDirs) -> b
         }
         files = rest.to_vec();
     }
-    !files.is_empty()
-        && files
-            .iter()
-            .all(|w| w.is_static() && wd.contains(&wd.resolve(&w.text)))
+    !files.is_empty() && files.iter().all(|w| w.is_static() && at.inside(w))
 }
 
 /// `s<d>pattern<d>replacement<d>flags` with flags among `g`, `i`, `I`, `p` and digits.
@@ -367,11 +197,19 @@ fn is_plain_substitution(script: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::permissions::workdirs::WorkingDirs;
     use crate::shell::parse;
     use std::path::Path;
 
     fn wd() -> WorkingDirs {
         WorkingDirs::new(Path::new("/w/p"), Path::new("/h"), &[])
+    }
+
+    fn at(wd: &WorkingDirs) -> Paths<'_> {
+        Paths {
+            wd,
+            base: Some(wd.cwd()),
+        }
     }
 
     fn first(cmd: &str) -> SimpleCommand {
@@ -422,11 +260,12 @@ mod tests {
             "cd src",
             "echo hi",
             "find . -name '*.rs'",
-            "wc -l *.rs",
+            "wc -l -- *.rs",
+            "cat *.rs",
             "LANG=C ls",
             "git config --get user.name",
         ] {
-            assert!(is_read_only(&first(c), &w), "{c}");
+            assert!(is_read_only(&first(c), &at(&w)), "{c}");
         }
         for c in [
             "cat /etc/passwd",
@@ -446,8 +285,22 @@ mod tests {
             "cat $X",
             "git grep -Ovim x",
             "rg --pre sh x",
+            "wc -l *.rs",
+            "wc --files0-from=list",
+            "sort --outp=F x",
+            "sort -uo F x",
+            "grep -f/etc/shadow x",
+            "date --se=2020-01-01",
+            "git grep --open=vim x",
+            "git log --outp=/tmp/x",
+            "git diff --no-index /etc/passwd x",
+            "git remote show https://example.com/x",
+            "cd -",
+            "cd",
+            "printf -v x y",
+            "test -v 'a[$(id)]'",
         ] {
-            assert!(!is_read_only(&first(c), &w), "{c}");
+            assert!(!is_read_only(&first(c), &at(&w)), "{c}");
         }
     }
 
@@ -462,7 +315,7 @@ mod tests {
             "cp a b",
             "sed -i s/a/b/g f.txt",
         ] {
-            assert!(is_in_scope_fs_command(&first(c), &w), "{c}");
+            assert!(is_in_scope_fs_command(&first(c), &at(&w)), "{c}");
         }
         for c in [
             "rm -rf /tmp/x",
@@ -473,7 +326,7 @@ mod tests {
             "chmod 777 x",
             "rm *.o",
         ] {
-            assert!(!is_in_scope_fs_command(&first(c), &w), "{c}");
+            assert!(!is_in_scope_fs_command(&first(c), &at(&w)), "{c}");
         }
     }
 }

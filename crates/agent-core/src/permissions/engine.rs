@@ -35,7 +35,7 @@ use std::sync::{Arc, PoisonError, RwLock};
 use serde_json::Value;
 
 use super::classifier;
-use super::commands::{allow_view, is_in_scope_fs_command, is_read_only};
+use super::commands::allow_view;
 use super::decision::{Behavior, PermissionDecision, RuleList, RuleRef, Step};
 use super::grants::SessionGrants;
 use super::modes::PermissionMode;
@@ -44,7 +44,7 @@ use super::prompt::{
     HookDecision, PermissionRequest, PermissionRequestHandler, PreToolUseOutcome, PromptAnswer,
     Prompter,
 };
-use super::request::{BashSubject, Subject, ToolCall};
+use super::request::{BashSubject, Subject, ToolCall, Via};
 use super::rules::{Parsed, RuleContent, ToolPattern, canonical_tool, parse_rule};
 use super::ruleset::{CompiledList, PathUse, RuleEntry};
 use super::safety::{self, Finding};
@@ -740,6 +740,12 @@ impl PermissionEngine {
             Subject::Bash(b) => safety::unanalysable(b)
                 .or_else(|| safety::critical_rm(b, &self.wd))
                 .or_else(|| {
+                    b.runs_program
+                        .clone()
+                        .filter(|_| !bypass)
+                        .map(Finding::RunsProgram)
+                })
+                .or_else(|| {
                     (!bypass)
                         .then(|| {
                             safety::protected_write(safety::bash_write_paths(&b.writes), &self.wd)
@@ -819,14 +825,26 @@ impl PermissionEngine {
         }
     }
 
-    /// Every sub-command read-only and no file written (plan mode).
+    /// Every sub-command read-only, every file read through a redirect or an option inside the
+    /// working directories, and no file written (plan mode).
     fn bash_is_read_only(&self, b: &BashSubject) -> bool {
         let Ok(script) = &b.parsed else { return false };
         b.writes.is_empty()
+            && self.side_reads_inside(b)
             && script
                 .commands
                 .iter()
-                .all(|c| c.words.is_empty() || is_read_only(c, &self.wd))
+                .zip(&b.read_only)
+                .all(|(c, ro)| c.words.is_empty() || *ro)
+    }
+
+    /// Files read through redirects (`< f`) and options (`--files0-from=f`) must be inside the
+    /// working directories, whatever approved the command: a read-only command or an allow
+    /// rule for the program does not extend to what the shell or an option feeds it.
+    fn side_reads_inside(&self, b: &BashSubject) -> bool {
+        b.reads.iter().filter(|r| r.via != Via::Operand).all(|r| {
+            r.is_static() && !r.word.home && r.path.as_ref().is_some_and(|p| self.wd.contains(p))
+        })
     }
 
     fn grant_list(&self) -> Arc<CompiledList> {
@@ -923,7 +941,7 @@ impl PermissionEngine {
                 );
             }
         }
-        'commands: for (cmd, view) in script.commands.iter().zip(&b.allow_views) {
+        'commands: for (i, (cmd, view)) in script.commands.iter().zip(&b.allow_views).enumerate() {
             if cmd.words.is_empty() {
                 continue;
             }
@@ -936,16 +954,35 @@ impl PermissionEngine {
                     }
                 }
             }
-            if is_read_only(cmd, &self.wd) {
+            if b.read_only.get(i).copied().unwrap_or(false) {
                 continue;
             }
-            if self.mode == PermissionMode::AcceptEdits && is_in_scope_fs_command(cmd, &self.wd) {
+            if self.mode == PermissionMode::AcceptEdits
+                && b.fs_in_scope.get(i).copied().unwrap_or(false)
+            {
                 used_mode = true;
                 continue;
             }
             return None;
         }
-        'writes: for w in b.writes.iter().filter(|w| w.redirect) {
+        'reads: for r in b.reads.iter().filter(|r| r.via != Via::Operand) {
+            if r.is_static() && !r.word.home && r.path.as_ref().is_some_and(|p| self.wd.contains(p))
+            {
+                continue;
+            }
+            let p = r.path.as_ref().filter(|_| r.is_static())?;
+            for (list, what) in lists {
+                if let Some(i) = list.path(p, PathUse::Read, None, false, false) {
+                    note(list.entry(i), what, &mut first_rule);
+                    continue 'reads;
+                }
+            }
+            return None;
+        }
+        // Files written through redirects and through options of known programs are checked
+        // as file writes, even when an allow rule approved the command (a step beyond Claude
+        // Code, which checks redirects only).
+        'writes: for w in b.writes.iter().filter(|w| w.via != Via::Operand) {
             if !w.is_static() || w.word.home {
                 return None;
             }
@@ -1067,8 +1104,8 @@ impl PermissionEngine {
         match subject {
             Subject::Bash(b) => {
                 if let Ok(script) = &b.parsed {
-                    for cmd in &script.commands {
-                        if cmd.words.is_empty() || is_read_only(cmd, &self.wd) {
+                    for (cmd, ro) in script.commands.iter().zip(&b.read_only) {
+                        if cmd.words.is_empty() || *ro {
                             continue;
                         }
                         let Some(view) = allow_view(cmd) else {

@@ -3,9 +3,12 @@
 
 use serde_json::Value;
 
-use super::commands::{AllowView, allow_view, deny_views};
+use std::path::PathBuf;
+
+use super::commands::{AllowView, allow_view, deny_views, is_in_scope_fs_command, is_read_only};
 use super::rules::url_host;
 use super::workdirs::{ResolvedPath, WorkingDirs};
+use crate::programs::effects;
 use crate::shell::{self, ParsedScript, ShellError, SimpleCommand, Word, wrappers::basename};
 use crate::tools::ToolKind;
 
@@ -64,8 +67,19 @@ pub(crate) struct PathArg {
     pub word: Word,
     /// The resolved path; `None` when the word is only known at run time.
     pub path: Option<ResolvedPath>,
-    /// Whether it came from a redirect (`> f`) rather than a command argument.
-    pub redirect: bool,
+    /// Where the command names it.
+    pub via: Via,
+}
+
+/// Where a command names a path.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Via {
+    /// An operand (`rm f`).
+    Operand,
+    /// A redirect (`> f`, `< f`).
+    Redirect,
+    /// An option's value (`--output=f`, `-o f`), found by [`crate::programs::effects`].
+    Option,
 }
 
 impl PathArg {
@@ -86,12 +100,20 @@ pub(crate) struct BashSubject {
     pub deny_views: Vec<Vec<String>>,
     /// For each command of `parsed`, the text allow rules see (`None`: no allow rule may).
     pub allow_views: Vec<Option<AllowView>>,
+    /// For each command of `parsed`, whether it is in the built-in read-only set with every
+    /// file it reads inside the working directories.
+    pub read_only: Vec<bool>,
+    /// For each command of `parsed`, whether it is a filesystem command `acceptEdits` runs.
+    pub fs_in_scope: Vec<bool>,
+    /// The first program-running option of a known program (`git -c core.pager=…`,
+    /// `--ext-diff`, `--script-shell`), as a reason.
+    pub runs_program: Option<String>,
 }
 
 /// What rules are matched against, by tool family.
 #[derive(Debug)]
 pub(crate) enum Subject {
-    Bash(BashSubject),
+    Bash(Box<BashSubject>),
     /// Files a read tool reads.
     Read(Vec<ResolvedPath>),
     /// Files an edit tool writes.
@@ -108,7 +130,7 @@ impl Subject {
         let field = |name: &str| input.get(name).and_then(Value::as_str);
         if canonical == "Bash" {
             return match field("command") {
-                Some(cmd) => Self::Bash(BashSubject::new(cmd, wd)),
+                Some(cmd) => Self::Bash(Box::new(BashSubject::new(cmd, wd))),
                 None => Self::Invalid("Bash input needs a string `command`".into()),
             };
         }
@@ -240,51 +262,142 @@ pub(crate) const PATTERN_OPTIONS: &[&str] = &[
 impl BashSubject {
     pub(crate) fn new(text: &str, wd: &WorkingDirs) -> Self {
         let parsed = shell::parse(text);
-        let mut reads = Vec::new();
-        let mut writes = Vec::new();
-        let mut deny = Vec::new();
-        let mut allow = Vec::new();
+        let mut subject = Self {
+            text: text.to_owned(),
+            parsed: Err(ShellError {
+                message: String::new(),
+            }),
+            reads: Vec::new(),
+            writes: Vec::new(),
+            deny_views: Vec::new(),
+            allow_views: Vec::new(),
+            read_only: Vec::new(),
+            fs_in_scope: Vec::new(),
+            runs_program: None,
+        };
         if let Ok(script) = &parsed {
+            // The directory relative paths start from: the session's cwd until a `cd`, the
+            // `cd`'s target after it (in discovery order, whatever the nesting), `None` once a
+            // `cd` went somewhere only known at run time (`cd -`, `cd "$D"`, `cd` alone).
+            let mut base: Option<PathBuf> = Some(wd.cwd().to_path_buf());
             for cmd in &script.commands {
-                collect_paths(cmd, wd, &mut reads, &mut writes);
-                deny.push(deny_views(cmd));
-                allow.push(allow_view(cmd));
+                let at = Paths {
+                    wd,
+                    base: base.as_deref(),
+                };
+                collect_paths(cmd, &at, &mut subject.reads, &mut subject.writes);
+                subject.deny_views.push(deny_views(cmd));
+                subject.allow_views.push(allow_view(cmd));
+                subject.read_only.push(is_read_only(cmd, &at));
+                subject.fs_in_scope.push(is_in_scope_fs_command(cmd, &at));
+                let words = cmd.effective_words();
+                let found = effects::of(words);
+                if subject.runs_program.is_none() {
+                    subject.runs_program = found.runs;
+                }
+                for w in &found.writes {
+                    subject.writes.push(at.arg(w, Via::Option));
+                }
+                for w in &found.reads {
+                    subject.reads.push(at.arg(w, Via::Option));
+                }
+                if let Some(next) = cd_target(cmd) {
+                    base = match (next, &base) {
+                        (Some(dir), Some(from)) => Some(wd.resolve_from(from, &dir.text).lexical),
+                        _ => None,
+                    };
+                }
             }
         }
-        Self {
-            text: text.to_owned(),
-            parsed,
-            reads,
-            writes,
-            deny_views: deny,
-            allow_views: allow,
+        subject.parsed = parsed;
+        subject
+    }
+}
+
+/// Where a command's relative paths start.
+#[derive(Clone, Copy)]
+pub(crate) struct Paths<'a> {
+    pub wd: &'a WorkingDirs,
+    /// `None` when a `cd` went somewhere only known at run time.
+    pub base: Option<&'a std::path::Path>,
+}
+
+impl Paths<'_> {
+    /// Resolves a static path (`None` for a relative path after an unknown `cd`).
+    pub fn resolve(&self, text: &str) -> Option<ResolvedPath> {
+        let absolute = text.starts_with('/') || text == "~" || text.starts_with("~/");
+        match self.base {
+            Some(b) => Some(self.wd.resolve_from(b, text)),
+            None if absolute => Some(self.wd.resolve(text)),
+            None => None,
+        }
+    }
+
+    /// A static word naming a path inside the working directories (both its lexical and its
+    /// real form). A glob with a `..` component could pass through a symlink it matches, so
+    /// it is not.
+    pub fn inside(&self, word: &Word) -> bool {
+        if word.dynamic || (word.glob && word.text.split('/').any(|c| c == "..")) {
+            return false;
+        }
+        self.resolve(&word.text)
+            .is_some_and(|p| self.wd.contains(&p))
+    }
+
+    fn arg(&self, word: &Word, via: Via) -> PathArg {
+        let path = if word.dynamic {
+            None
+        } else {
+            self.resolve(&word.text)
+        };
+        PathArg {
+            word: word.clone(),
+            path,
+            via,
         }
     }
 }
 
-fn path_arg(word: &Word, wd: &WorkingDirs, redirect: bool) -> PathArg {
-    let path = (!word.dynamic).then(|| wd.resolve(&word.text));
-    PathArg {
-        word: word.clone(),
-        path,
-        redirect,
+/// For a `cd`, `pushd` or `popd`: `Some(Some(dir))` when it moves to a static directory,
+/// `Some(None)` when it moves somewhere only known at run time; `None` for other commands.
+fn cd_target(cmd: &SimpleCommand) -> Option<Option<&Word>> {
+    let words = cmd.effective_words();
+    let name = words
+        .first()
+        .filter(|w| w.is_static())
+        .map(|w| w.text.as_str())?;
+    if !matches!(name, "cd" | "pushd" | "popd" | "chdir") {
+        return None;
     }
+    let operands: Vec<&Word> = words[1..]
+        .iter()
+        .filter(|w| !(w.is_static() && w.text.starts_with('-') && w.text.len() > 1))
+        .collect();
+    Some(match (name, operands.as_slice()) {
+        ("cd" | "pushd" | "chdir", [d])
+            if d.is_static() && d.text != "-" && !d.text.starts_with('+') =>
+        {
+            Some(*d)
+        }
+        _ => None,
+    })
 }
 
 fn collect_paths(
     cmd: &SimpleCommand,
-    wd: &WorkingDirs,
+    at: &Paths<'_>,
     reads: &mut Vec<PathArg>,
     writes: &mut Vec<PathArg>,
 ) {
+    let path_arg = |w: &Word, via: Via| at.arg(w, via);
     for r in &cmd.redirects {
         if let Some(t) = r.written_file()
             && !HARMLESS_TARGETS.contains(&t.text.as_str())
         {
-            writes.push(path_arg(t, wd, true));
+            writes.push(path_arg(t, Via::Redirect));
         }
         if let Some(t) = r.read_file() {
-            reads.push(path_arg(t, wd, true));
+            reads.push(path_arg(t, Via::Redirect));
         }
     }
     let words = cmd.effective_words();
@@ -297,14 +410,14 @@ fn collect_paths(
     };
     let args = positionals(words);
     if WRITE_COMMANDS.contains(&name) {
-        writes.extend(args.iter().map(|w| path_arg(w, wd, false)));
+        writes.extend(args.iter().map(|w| path_arg(w, Via::Operand)));
     } else if COPY_COMMANDS.contains(&name) {
         if let Some((dest, sources)) = args.split_last() {
-            writes.push(path_arg(dest, wd, false));
-            reads.extend(sources.iter().map(|w| path_arg(w, wd, false)));
+            writes.push(path_arg(dest, Via::Operand));
+            reads.extend(sources.iter().map(|w| path_arg(w, Via::Operand)));
         }
     } else if READ_COMMANDS.contains(&name) {
-        reads.extend(args.iter().map(|w| path_arg(w, wd, false)));
+        reads.extend(args.iter().map(|w| path_arg(w, Via::Operand)));
     } else if PATTERN_COMMANDS.contains(&name) {
         let explicit_pattern = words.iter().any(|w| {
             matches!(
@@ -323,7 +436,7 @@ fn collect_paths(
                 .iter()
                 .any(|w| w.text.starts_with("-i") || w.text.starts_with("--in-place"));
         let target = if in_place { &mut *writes } else { &mut *reads };
-        target.extend(files.iter().map(|w| path_arg(w, wd, false)));
+        target.extend(files.iter().map(|w| path_arg(w, Via::Operand)));
     } else if name == "dd" {
         for w in &words[1..] {
             if let Some(f) = w.text.strip_prefix("of=") {
@@ -332,8 +445,7 @@ fn collect_paths(
                         text: f.to_owned(),
                         ..w.clone()
                     },
-                    wd,
-                    false,
+                    Via::Option,
                 ));
             } else if let Some(f) = w.text.strip_prefix("if=") {
                 reads.push(path_arg(
@@ -341,13 +453,12 @@ fn collect_paths(
                         text: f.to_owned(),
                         ..w.clone()
                     },
-                    wd,
-                    false,
+                    Via::Operand,
                 ));
             }
         }
     } else if name == "git" && is_git_config_write(words) {
-        writes.push(path_arg(&Word::literal(".git/config"), wd, false));
+        writes.push(path_arg(&Word::literal(".git/config"), Via::Operand));
     }
 }
 

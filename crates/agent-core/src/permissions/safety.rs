@@ -85,6 +85,9 @@ pub(crate) enum Finding {
     CriticalRm(String),
     /// A command the parse cannot vouch for.
     Unanalysable(String),
+    /// An option of a known program that runs another program (`git -c core.pager=…`,
+    /// `--ext-diff`, `npm --script-shell=…`).
+    RunsProgram(String),
 }
 
 impl Finding {
@@ -95,6 +98,9 @@ impl Finding {
             ),
             Self::CriticalRm(p) => format!(
                 "removes critical path {p} (the root, a top-level directory, the home directory, or a working directory or its parent); this always needs approval"
+            ),
+            Self::RunsProgram(why) => format!(
+                "{why}; options that make a program run another program always need approval, whatever rule allowed the program"
             ),
             Self::Unanalysable(why) => format!(
                 "{why}; commands that cannot be fully analysed always need approval, because deny rules cannot be checked against them"

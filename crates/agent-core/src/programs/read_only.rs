@@ -173,6 +173,25 @@ pub const COMMANDS: &[ReadOnlyCommand] = &[
             Operands::PatternThenPaths,
         )
     },
+    ReadOnlyCommand {
+        glob_safe: false,
+        ..cmd(
+            &["rg"],
+            "e=|--regexp= f=P|--file=P i|--ignore-case s|--case-sensitive S|--smart-case \
+             F|--fixed-strings w|--word-regexp x|--line-regexp v|--invert-match c|--count \
+             --count-matches l|--files-with-matches --files-without-match --files \
+             n|--line-number N|--no-line-number H|--with-filename I|--no-filename --no-heading \
+             --heading --column --no-column o|--only-matching r=|--replace= \
+             A=|--after-context= B=|--before-context= C=|--context= m=|--max-count= g=|--glob= \
+             --iglob= t=|--type= T=|--type-not= .|--hidden u|--unrestricted --no-ignore \
+             --no-ignore-vcs --no-ignore-parent --no-ignore-dot L|--follow d=|--max-depth= \
+             --max-filesize= j=|--threads= --sort= --sortr= --json --vimgrep U|--multiline \
+             --multiline-dotall P|--pcre2 --color= --colors= p|--pretty q|--quiet a|--text \
+             --binary 0|--null --null-data --trim M=|--max-columns= --stats --type-list \
+             --no-messages --passthru --debug",
+            Operands::PatternThenPaths,
+        )
+    },
     cmd(
         &["sort"],
         "b|--ignore-leading-blanks d|--dictionary-order f|--ignore-case \

@@ -96,7 +96,7 @@ const CASES: &[Case] = &[
     ("default", "Bash", "cat README.md | wc -l", Allow, AllowRule),
     ("default", "Bash", "grep -r foo src", Allow, AllowRule),
     ("default", "Bash", "git log --oneline -5", Allow, AllowRule),
-    ("default", "Bash", "git -c core.pager=sh log", Ask, Prompt),
+    ("default", "Bash", "git -c core.pager=sh log", Ask, Safety),
     (
         "default",
         "Bash",
