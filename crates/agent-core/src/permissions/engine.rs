@@ -673,8 +673,8 @@ impl PermissionEngine {
                 false,
             ));
         }
-        self.safety(subject).map(|f| {
-            let hard = matches!(f, Finding::CriticalRm(_));
+        self.safety(call, subject).map(|f| {
+            let hard = matches!(f, Finding::CriticalRm(_) | Finding::UserInteraction(_));
             self.ask_or_deny(
                 call,
                 canonical,
@@ -734,8 +734,11 @@ impl PermissionEngine {
         d
     }
 
-    fn safety(&self, subject: &Subject) -> Option<Finding> {
+    fn safety(&self, call: &ToolCall, subject: &Subject) -> Option<Finding> {
         let bypass = self.mode == PermissionMode::BypassPermissions;
+        if call.requires_user_interaction {
+            return Some(Finding::UserInteraction(call.tool_name.clone()));
+        }
         match subject {
             Subject::Bash(b) => safety::unanalysable(b)
                 .or_else(|| safety::critical_rm(b, &self.wd))

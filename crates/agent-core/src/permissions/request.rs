@@ -25,6 +25,10 @@ pub struct ToolCall {
     pub input: Value,
     /// The id of the `tool.use`, when there is one.
     pub tool_use_id: Option<String>,
+    /// The tool needs a person to answer (an MCP tool marked
+    /// `_meta["anthropic/requiresUserInteraction"]`); `AskUserQuestion` always does. No mode
+    /// auto-approves such a call, and `dontAsk` denies it (claude-code.md §4.4).
+    pub requires_user_interaction: bool,
 }
 
 impl ToolCall {
@@ -32,6 +36,7 @@ impl ToolCall {
     /// ([`ToolKind::of_builtin`]), and unknown tools are `Other`, not read-only.
     pub fn new(tool_name: impl Into<String>, input: Value) -> Self {
         let tool_name = tool_name.into();
+        let requires_user_interaction = tool_name_needs_user(&tool_name);
         let kind = ToolKind::of_builtin(&tool_name).unwrap_or(ToolKind::Other);
         Self {
             tool_name,
@@ -39,7 +44,15 @@ impl ToolCall {
             read_only: kind == ToolKind::Read,
             input,
             tool_use_id: None,
+            requires_user_interaction,
         }
+    }
+
+    /// Marks the call as needing a person to answer (see
+    /// [`ToolCall::requires_user_interaction`]).
+    pub fn with_user_interaction(mut self, required: bool) -> Self {
+        self.requires_user_interaction = required || tool_name_needs_user(&self.tool_name);
+        self
     }
 
     /// Sets the kind and read-only flag (for tools the built-in table does not know).
@@ -53,6 +66,13 @@ impl ToolCall {
     pub fn for_tool(tool: &dyn crate::tools::Tool, input: Value) -> Self {
         Self::new(tool.name(), input).with_kind(tool.kind(), tool.is_read_only())
     }
+}
+
+/// Built-in tools that exist to ask the user something.
+pub(crate) const USER_INTERACTION_TOOLS: &[&str] = &["AskUserQuestion"];
+
+fn tool_name_needs_user(name: &str) -> bool {
+    USER_INTERACTION_TOOLS.contains(&name)
 }
 
 /// Tools whose `Read(...)` rules and working-directory reads apply.

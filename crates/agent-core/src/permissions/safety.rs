@@ -85,6 +85,8 @@ pub(crate) enum Finding {
     CriticalRm(String),
     /// A command the parse cannot vouch for.
     Unanalysable(String),
+    /// A tool that asks the user something: no mode answers for them.
+    UserInteraction(String),
     /// An option of a known program that runs another program (`git -c core.pager=…`,
     /// `--ext-diff`, `npm --script-shell=…`).
     RunsProgram(String),
@@ -100,7 +102,10 @@ impl Finding {
                 "removes critical path {p} (the root, a top-level directory, the home directory, or a working directory or its parent); this always needs approval"
             ),
             Self::RunsProgram(why) => format!(
-                "{why}; options that make a program run another program always need approval, whatever rule allowed the program"
+                "{why}; options that run another program or change the system always need approval, whatever rule allowed the program"
+            ),
+            Self::UserInteraction(tool) => format!(
+                "{tool} asks the user a question; no mode or rule answers it in their place"
             ),
             Self::Unanalysable(why) => format!(
                 "{why}; commands that cannot be fully analysed always need approval, because deny rules cannot be checked against them"
@@ -182,6 +187,13 @@ pub(crate) fn critical_rm(bash: &BashSubject, wd: &WorkingDirs) -> Option<Findin
         for arg in positionals(words) {
             let text = arg.text.as_str();
             if arg.dynamic {
+                let bare = arg.raw.trim_matches('"');
+                if matches!(bare, "$PWD" | "${PWD}" | "$OLDPWD" | "${OLDPWD}") {
+                    return Some(Finding::CriticalRm(format!(
+                        "`{}` (the current directory)",
+                        arg.raw
+                    )));
+                }
                 if arg.raw.contains('$') && (text.ends_with('/') || text.ends_with('*')) {
                     return Some(Finding::CriticalRm(format!(
                         "`{}` (a glob or trailing slash right after a variable)",

@@ -12,6 +12,7 @@ mod hooks_engine;
 mod hooks_process;
 mod hooks_protocol;
 mod hooks_registry;
+mod mode_matrix;
 mod permissions_table;
 mod properties;
 mod runtime_eval;
