@@ -277,7 +277,13 @@ fn export_import_round_trip_and_claude_view() {
     let file = env.cwd.join("s.jsonl");
     std::fs::write(&file, &jsonl).unwrap();
     assert_eq!(env.ok(&["import", "s.jsonl", "--id", "copy"]), "copy\n");
-    assert_eq!(env.ok(&["export", "copy"]), jsonl, "re-exported unchanged");
+    // Under a new id the log's own sessionId names the new session; every other line is as
+    // exported.
+    assert_eq!(
+        env.ok(&["export", "copy"]),
+        jsonl.replacen(r#""sessionId":"s""#, r#""sessionId":"copy""#, 1),
+        "re-exported unchanged but for its own id"
+    );
     // From stdin, with a new id.
     let mut child = env
         .command(&["import", "-"])
@@ -294,7 +300,22 @@ fn export_import_round_trip_and_claude_view() {
     let out = child.wait_with_output().unwrap();
     assert!(out.status.success());
     let id = String::from_utf8(out.stdout).unwrap();
-    assert_eq!(env.ok(&["export", id.trim()]), jsonl);
+    assert_eq!(
+        env.ok(&["export", id.trim()]),
+        jsonl.replacen(
+            r#""sessionId":"s""#,
+            &format!(r#""sessionId":"{}""#, id.trim()),
+            1
+        )
+    );
+    // Into another store under its own id: byte for byte.
+    let elsewhere = env.cwd.join("elsewhere");
+    let elsewhere = elsewhere.to_str().unwrap();
+    assert_eq!(
+        env.ok(&["--store", elsewhere, "import", "s.jsonl", "--id", "s"]),
+        "s\n"
+    );
+    assert_eq!(env.ok(&["--store", elsewhere, "export", "s"]), jsonl);
 
     let claude = env.ok(&["export", "s", "--format", "claude"]);
     let lines: Vec<Value> = claude
@@ -450,3 +471,189 @@ fn assert_perms(dir: &Path) {
 
 #[cfg(not(unix))]
 fn assert_perms(_: &Path) {}
+
+/// A log line by line: `(seq, fields after the envelope)`.
+fn log_of(events: &[(u64, &str)]) -> String {
+    let mut text = String::new();
+    for (i, (seq, fields)) in events.iter().enumerate() {
+        let parent = if i == 0 {
+            "null".to_owned()
+        } else {
+            format!("\"e{i}\"")
+        };
+        text += &format!(
+            r#"{{"v":1,"seq":{seq},"id":"e{}","parent":{parent},"ts":"2026-01-01T00:00:00Z",{fields}}}"#,
+            i + 1
+        );
+        text.push('\n');
+    }
+    text
+}
+
+/// Every way an imported log can break the store's rules: exit 2, one line naming the line
+/// number, the field and the value; nothing created.
+#[test]
+fn import_refuses_each_invalid_log_with_exit_2_and_one_line() {
+    const INIT: &str = r#""type":"system.init","sessionId":"t""#;
+    const USER: &str = r#""type":"user.message","text":"hi""#;
+    let fork = |parent: &str, point: &str, seq: u64| {
+        format!(
+            r#""type":"session.fork","parentSessionId":"{parent}","forkPoint":{point},"forkSeq":{seq}"#
+        )
+    };
+    let env = Env::new();
+    env.ok(&["create", "--id", "real"]);
+    let max = 16 * 1024 * 1024;
+    let huge = format!(r#""type":"user.message","text":"{}""#, "x".repeat(max));
+    let cases: Vec<(&str, String, Vec<&str>)> = vec![
+        (
+            "duplicate seq",
+            log_of(&[(1, INIT), (2, USER), (2, USER)]),
+            vec!["line 3: seq 2 follows seq 2 (a duplicate)", "must be 3"],
+        ),
+        (
+            "gap",
+            log_of(&[(1, INIT), (2, USER), (5, USER)]),
+            vec!["line 3: seq 5 follows seq 2 (a gap)"],
+        ),
+        (
+            "first seq not 1",
+            log_of(&[(0, INIT), (1, USER)]),
+            vec!["line 1: seq 0 on the first event", "must start at 1"],
+        ),
+        (
+            "first seq 7",
+            log_of(&[(7, INIT)]),
+            vec!["line 1: seq 7 on the first event"],
+        ),
+        (
+            "invalid sessionId",
+            log_of(&[(1, r#""type":"system.init","sessionId":"../../x""#)]),
+            vec!["line 1: `sessionId` \"../../x\" is not a valid id"],
+        ),
+        (
+            "whitespace sessionId",
+            log_of(&[(1, r#""type":"system.init","sessionId":" ""#)]),
+            vec!["line 1: `sessionId` \" \"", "only whitespace"],
+        ),
+        (
+            "foreign sessionId",
+            log_of(&[
+                (1, INIT),
+                (2, USER),
+                (3, r#""type":"system.init","sessionId":"real""#),
+            ]),
+            vec!["line 3: `sessionId` \"real\" is another session's"],
+        ),
+        (
+            "invalid parentSessionId",
+            log_of(&[(1, INIT), (2, &fork("a/b", "\"e1\"", 1))]),
+            vec!["line 2: `parentSessionId` \"a/b\" is not a valid id"],
+        ),
+        (
+            "whitespace parentSessionId",
+            log_of(&[(1, INIT), (2, &fork("p ", "\"e1\"", 1))]),
+            vec!["line 2: `parentSessionId` \"p \"", "ends with whitespace"],
+        ),
+        (
+            "parentSessionId is the target",
+            log_of(&[(1, INIT), (2, &fork("new", "\"e1\"", 1))]),
+            vec!["line 2: `parentSessionId` \"new\"", "own parent"],
+        ),
+        (
+            "fork point elsewhere",
+            log_of(&[(1, INIT), (2, USER), (3, &fork("p", "\"e1\"", 1))]),
+            vec!["line 3: session.fork has forkPoint"],
+        ),
+        (
+            "invalid agentId",
+            log_of(&[(1, INIT), (2, r#""type":"subagent.stop","agentId":".x""#)]),
+            vec!["line 2: `agentId` \".x\" is not a valid id"],
+        ),
+        (
+            "oversize line",
+            log_of(&[(1, INIT), (2, &huge)]),
+            vec!["line 2: the line is", "16 MiB"],
+        ),
+    ];
+    for (name, jsonl, wanted) in &cases {
+        let file = env.cwd.join("in.jsonl");
+        std::fs::write(&file, jsonl).unwrap();
+        let err = env.fails(&["import", "in.jsonl", "--id", "new"]);
+        assert!(err.starts_with("agent: error: line "), "{name}: {err}");
+        for want in wanted {
+            assert!(err.contains(want), "{name}: {err:?} lacks {want:?}");
+        }
+        // From stdin, the same.
+        let mut child = env
+            .command(&["import", "-", "--id", "new"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(jsonl.as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{name}");
+        assert_eq!(String::from_utf8(out.stderr).unwrap().lines().count(), 1);
+        assert!(!env.store().join("new").exists(), "{name}: nothing written");
+    }
+    assert_eq!(ids(&env.json(&["list", "--json"])), ["real"]);
+}
+
+/// Whitespace-only ids, ids with whitespace at either end, other whitespace than spaces and
+/// invisible characters: refused by every verb that takes an id (the source or the target).
+#[test]
+fn whitespace_and_invisible_ids_exit_2_with_one_line() {
+    let env = Env::new();
+    env.ok(&["create", "--id", "real"]);
+    let jsonl = env.ok(&["export", "real"]);
+    std::fs::write(env.cwd.join("real.jsonl"), &jsonl).unwrap();
+    let bad: &[(&str, &str)] = &[
+        (" ", "only whitespace"),
+        ("   ", "only whitespace"),
+        ("\u{a0}", "only whitespace"),
+        ("\u{3000}", "only whitespace"),
+        (" real", "starts or ends with whitespace (U+0020)"),
+        ("real ", "starts or ends with whitespace (U+0020)"),
+        ("real\u{2009}", "starts or ends with whitespace (U+2009)"),
+        ("re\u{a0}al", "whitespace other than a space (U+00A0)"),
+        ("re\u{200b}al", "invisible character (U+200B)"),
+        ("\u{feff}real", "invisible character (U+FEFF)"),
+        ("re\u{202e}al", "invisible character (U+202E)"),
+    ];
+    for (id, why) in bad {
+        for verb in [
+            vec!["create", "--id", id],
+            vec!["import", "real.jsonl", "--id", id],
+            vec!["fork", id],
+            vec!["fork", "real", "--id", id],
+            vec!["rename", id, "t"],
+            vec!["tag", id, "t"],
+            vec!["show", id],
+            vec!["export", id],
+            vec!["delete", id],
+            vec![
+                "append",
+                id,
+                "--event",
+                r#"{"type":"user.message","text":"x"}"#,
+            ],
+        ] {
+            let err = env.fails(&verb);
+            assert!(
+                err.starts_with("agent: error: invalid session id"),
+                "{verb:?}: {err}"
+            );
+            assert!(err.contains(why), "{verb:?}: {err}");
+        }
+    }
+    assert_eq!(ids(&env.json(&["list", "--json"])), ["real"]);
+    // A plain inner space is fine.
+    assert_eq!(env.ok(&["create", "--id", "my session"]), "my session\n");
+}

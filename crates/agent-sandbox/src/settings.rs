@@ -111,16 +111,28 @@ impl SandboxSettings {
         }
     }
 
-    /// Checks what settings given in code cannot be: relative paths and a granted root.
+    /// Checks what settings given in code cannot be: relative paths, a granted root, and
+    /// domain-list entries that cannot be normalised as hosts (see
+    /// [`crate::urls::normalize_domain_entry`]).
     ///
     /// # Errors
-    /// [`SandboxSettingsError`] naming the field.
+    /// [`SandboxSettingsError`] naming the field (and, for a list, the entry's index).
     pub fn validate(&self) -> Result<(), SandboxSettingsError> {
         let err = |key: &str, problem: String| SandboxSettingsError {
             file: "code".into(),
             key: key.into(),
             problem,
         };
+        check_domain_entries(
+            "network.denied_domains",
+            &self.network.denied_domains,
+            |key, problem| err(key, problem),
+        )?;
+        if let Some(allowed) = &self.network.allowed_domains {
+            check_domain_entries("network.allowed_domains", allowed, |key, problem| {
+                err(key, problem)
+            })?;
+        }
         let grants = [
             ("base_dir", self.base_dir.iter().collect::<Vec<_>>()),
             ("read_write_dirs", self.read_write_dirs.iter().collect()),
@@ -227,10 +239,9 @@ impl SandboxSettings {
                 .unwrap_or_default(),
         );
         if let Some(net) = net {
-            self.network.denied_domains.extend(
-                r.strings(net, "deniedDomains", "network.")?
-                    .unwrap_or_default(),
-            );
+            self.network
+                .denied_domains
+                .extend(r.domains(net, "deniedDomains")?.unwrap_or_default());
         }
         if !may_grant {
             return Ok(());
@@ -271,7 +282,7 @@ impl SandboxSettings {
                 .extend(cmds);
         }
         if let Some(net) = net {
-            if let Some(d) = r.strings(net, "allowedDomains", "network.")? {
+            if let Some(d) = r.domains(net, "allowedDomains")? {
                 self.network
                     .allowed_domains
                     .get_or_insert_with(Vec::new)
@@ -307,6 +318,24 @@ impl SandboxSettings {
         }
         Ok(())
     }
+}
+
+/// Checks that every domain-list entry can be normalised as a host; `err` builds the error from
+/// the entry's key (`{key}[i]`) and the problem.
+fn check_domain_entries(
+    key: &str,
+    entries: &[String],
+    err: impl Fn(&str, String) -> SandboxSettingsError,
+) -> Result<(), SandboxSettingsError> {
+    for (i, entry) in entries.iter().enumerate() {
+        if let Err(why) = crate::urls::normalize_domain_entry(entry) {
+            return Err(err(
+                &format!("{key}[{i}]"),
+                crate::urls::entry_problem(entry, &why),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Whether `p` names the filesystem root (`/`, `//`, `/.`, `/..`).
@@ -358,6 +387,25 @@ impl Reader<'_> {
                 .map(Some),
             Some(_) => Err(self.err(&format!("{prefix}{key}"), "must be an array of strings")),
         }
+    }
+
+    /// A `network.*Domains` list: strings that can be normalised as hosts.
+    fn domains(
+        &self,
+        m: &Map<String, Value>,
+        key: &str,
+    ) -> Result<Option<Vec<String>>, SandboxSettingsError> {
+        let list = self.strings(m, key, "network.")?;
+        if let Some(entries) = &list {
+            check_domain_entries(&format!("network.{key}"), entries, |key, problem| {
+                SandboxSettingsError {
+                    file: self.file.into(),
+                    key: key.into(),
+                    problem,
+                }
+            })?;
+        }
+        Ok(list)
     }
 
     fn boolean(

@@ -11,8 +11,8 @@
 use std::collections::HashMap;
 use std::net::IpAddr;
 
-use agent_sandbox::settings::NetworkSettings;
-use agent_sandbox::urls::{StaticResolver, UrlPolicy, domain_matches};
+use agent_sandbox::settings::{NetworkSettings, SandboxSettings};
+use agent_sandbox::urls::{StaticResolver, UrlPolicy, domain_matches, ip, normalize_domain_entry};
 
 fn resolver() -> StaticResolver {
     let mut entries: HashMap<String, Vec<IpAddr>> = HashMap::new();
@@ -161,6 +161,554 @@ fn domain_lists() {
     assert!(domain_matches("*.x.com", "a.b.x.com"));
     assert!(!domain_matches("*.x.com", "x.com"));
     assert!(!domain_matches("*.x.com", "evilx.com"));
+}
+
+/// The punycode a URL's host becomes.
+fn ascii_host(host: &str) -> String {
+    url::Url::parse(&format!("http://{host}/"))
+        .unwrap()
+        .host_str()
+        .unwrap()
+        .to_owned()
+}
+
+fn deny_only(entries: &[&str]) -> UrlPolicy {
+    UrlPolicy::new(&NetworkSettings {
+        allowed_domains: None,
+        denied_domains: entries.iter().map(|e| (*e).to_owned()).collect(),
+        allow_local_binding: false,
+    })
+}
+
+fn allow_only(entries: &[&str]) -> UrlPolicy {
+    UrlPolicy::new(&NetworkSettings {
+        allowed_domains: Some(entries.iter().map(|e| (*e).to_owned()).collect()),
+        denied_domains: Vec::new(),
+        allow_local_binding: false,
+    })
+}
+
+/// Each way an entry can be written (Unicode, uppercase, trailing dot, mixed, punycode in
+/// capitals, percent-encoded), with URLs spelling the host every way the URL parser accepts.
+/// Shared by the deny and the allow test.
+fn spelling_cases() -> Vec<(&'static str, Vec<&'static str>)> {
+    vec![
+        // Unicode entry.
+        (
+            "bücher.example",
+            vec![
+                "http://bücher.example/",
+                "http://BÜCHER.example/",
+                "http://xn--bcher-kva.example/",
+                "http://bücher.example./",
+            ],
+        ),
+        // Uppercase Cyrillic Е (U+0415) + Latin: IDNA lowercases before punycode.
+        (
+            "ЕXAMPLE.com",
+            vec![
+                "http://еxample.com/",
+                "http://ЕXAMPLE.COM./",
+                "http://xn--xample-2of.com/",
+            ],
+        ),
+        // Uppercase ASCII.
+        (
+            "EVIL.COM",
+            vec!["http://evil.com/", "http://EVIL.com/", "http://evil.com./"],
+        ),
+        // Trailing dot (and two).
+        ("evil.com.", vec!["http://evil.com/", "http://EVIL.COM./"]),
+        ("evil.com..", vec!["http://evil.com/", "http://evil.com../"]),
+        // Mixed: wildcard, capitals, Unicode, trailing dot.
+        (
+            "*.BÜCHER.Example.",
+            vec![
+                "http://api.bücher.example/",
+                "http://API.xn--bcher-kva.example./",
+                "http://a.b.BÜCHER.example/",
+            ],
+        ),
+        // Punycode in capitals, percent-encoding, surrounding spaces.
+        (
+            "XN--BCHER-KVA.EXAMPLE",
+            vec!["http://bücher.example/", "http://xn--bcher-kva.example/"],
+        ),
+        (
+            " ex%61mple.com ",
+            vec!["http://example.com/", "http://EXAMPLE.com/"],
+        ),
+    ]
+}
+
+fn spelling_resolver() -> StaticResolver {
+    let mut r = resolver();
+    for host in [
+        "bücher.example",
+        "еxample.com",
+        "evil.com",
+        "api.bücher.example",
+        "a.b.bücher.example",
+        "example.com",
+        "other.example",
+    ] {
+        r.entries
+            .insert(ascii_host(host), vec!["93.184.216.40".parse().unwrap()]);
+    }
+    r
+}
+
+#[test]
+fn deny_entries_match_every_normalised_spelling() {
+    let r = spelling_resolver();
+    let mut wrong = Vec::new();
+    for (entry, urls) in spelling_cases() {
+        let policy = deny_only(&[entry]);
+        for url in urls {
+            let v = policy.check(url, &r).verdict;
+            if v.allowed || v.rule.as_deref() != Some(&format!("network.deniedDomains: {entry}")) {
+                wrong.push(format!("{entry:?} vs {url}: {v:?}"));
+            }
+        }
+        // Other hosts stay reachable.
+        let v = policy.check("http://other.example/", &r).verdict;
+        if !v.allowed {
+            wrong.push(format!("{entry:?} vs other.example: {v:?}"));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+#[test]
+fn allow_entries_match_every_normalised_spelling() {
+    let r = spelling_resolver();
+    let mut wrong = Vec::new();
+    for (entry, urls) in spelling_cases() {
+        let policy = allow_only(&[entry]);
+        for url in urls {
+            let v = policy.check(url, &r).verdict;
+            if !v.allowed {
+                wrong.push(format!("{entry:?} vs {url}: {v:?}"));
+            }
+        }
+        let v = policy.check("http://other.example/", &r).verdict;
+        if v.allowed || v.rule.as_deref() != Some("network.allowedDomains") {
+            wrong.push(format!("{entry:?} vs other.example: {v:?}"));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+#[test]
+fn entries_normalise_to_the_url_parsers_host() {
+    for (entry, want) in [
+        ("bücher.example", "xn--bcher-kva.example"),
+        ("ЕXAMPLE.com", "xn--xample-2of.com"),
+        ("EVIL.COM", "evil.com"),
+        ("evil.com.", "evil.com"),
+        ("*.BÜCHER.Example.", "*.xn--bcher-kva.example"),
+        ("0x7f.1", "127.0.0.1"),
+        ("10.0.0.1.", "10.0.0.1"),
+        ("::ffff:10.0.0.1", "10.0.0.1"),
+        ("[::ffff:a00:1]", "10.0.0.1"),
+        ("::ffff:0:a00:1", "10.0.0.1"),
+        ("[2001:DB8::1]", "[2001:db8::1]"),
+        ("64:ff9b::a00:1", "[64:ff9b::a00:1]"),
+    ] {
+        assert_eq!(normalize_domain_entry(entry).unwrap(), want, "{entry:?}");
+    }
+    assert!(domain_matches("EVIL.COM.", "evil.com"));
+    assert!(domain_matches("bücher.example", "XN--BCHER-KVA.example."));
+    assert!(domain_matches("10.0.0.1", "[::ffff:10.0.0.1]"));
+}
+
+#[test]
+fn unnormalisable_entries_are_errors_in_settings_and_refusals_in_the_policy() {
+    let r = resolver();
+    for (entry, why) in [
+        ("xn--a.example", "not a valid host"),
+        ("a\u{200d}b.example", "not a valid host"),
+        ("münchen.xn--a", "not a valid host"),
+        ("example.com:8080", "ports are not supported"),
+        ("[::1]:443", "ports are not supported"),
+        ("10.0.0.1:80", "ports are not supported"),
+        ("http://example.com", "it is a URL"),
+        ("a*.example.com", "only a leading `*.` wildcard"),
+        ("*.*.example.com", "only a leading `*.` wildcard"),
+        ("*.10.0.0.1", "cannot apply to an IP address"),
+        ("*.", "it is empty"),
+        (".", "only dots"),
+    ] {
+        let e = normalize_domain_entry(entry).unwrap_err();
+        assert!(e.contains(why), "{entry:?}: {e}");
+        for (denied, allowed, key) in [
+            (vec![entry.to_owned()], None, "network.deniedDomains[0]"),
+            (
+                vec![],
+                Some(vec!["public.test".to_owned(), entry.to_owned()]),
+                "network.allowedDomains[1]",
+            ),
+        ] {
+            let network = NetworkSettings {
+                allowed_domains: allowed.clone(),
+                denied_domains: denied.clone(),
+                allow_local_binding: false,
+            };
+            // The policy refuses everything, naming the entry.
+            let v = UrlPolicy::new(&network)
+                .check("http://public.test/", &r)
+                .verdict;
+            assert!(!v.allowed, "{entry:?}");
+            assert_eq!(v.rule.as_deref(), Some(key), "{entry:?}");
+            assert!(v.reason.contains(&format!("{entry:?}")), "{}", v.reason);
+            assert!(v.reason.contains(why), "{}", v.reason);
+            // Settings given in code: `validate`.
+            let code = SandboxSettings {
+                network: network.clone(),
+                ..SandboxSettings::default()
+            };
+            let e = code.validate().unwrap_err();
+            assert!(e.key.ends_with(&key[key.find('[').unwrap()..]), "{e}");
+            assert!(e.problem.contains(why), "{e}");
+            // Settings files: the file and key are named.
+            let mut block = serde_json::Map::new();
+            let mut net = serde_json::Map::new();
+            net.insert("deniedDomains".into(), serde_json::json!(denied));
+            if let Some(a) = &allowed {
+                net.insert("allowedDomains".into(), serde_json::json!(a));
+            }
+            block.insert("network".into(), serde_json::Value::Object(net));
+            let e = SandboxSettings::default()
+                .merge_block(
+                    &block,
+                    "settings.json",
+                    std::path::Path::new("/p"),
+                    std::path::Path::new("/h"),
+                    true,
+                )
+                .unwrap_err();
+            assert_eq!((e.file.as_str(), e.key.as_str()), ("settings.json", key));
+            let line = e.to_string();
+            assert!(
+                line.contains(&format!("{entry:?}")) && line.contains(why),
+                "{line}"
+            );
+        }
+    }
+}
+
+/// Every way to write 93.184.216.34 (`5db8:d822`) as an IPv6 (or odd IPv4) URL host.
+const SPELLINGS_OF_93_184_216_34: &[&str] = &[
+    "http://93.184.216.34/",
+    "http://1572395042/",
+    "http://0x5d.0xb8.0xd8.0x22/",
+    "http://93.184.55330/",
+    "http://[::ffff:93.184.216.34]/",
+    "http://[::ffff:5db8:d822]/",
+    "http://[0:0:0:0:0:ffff:5db8:d822]/",
+    "http://[::FFFF:5DB8:D822]/",
+    "http://[0000:0000:0000:0000:0000:ffff:93.184.216.34]/",
+    "http://[::ffff:0:93.184.216.34]/",
+    "http://[::ffff:0:5db8:d822]/",
+    "http://[64:ff9b::93.184.216.34]/",
+    "http://[64:ff9b::5db8:d822]/",
+    "http://[::93.184.216.34]/",
+    "http://[2002:5db8:d822::1]/",
+    "http://[2001:0:4136:e378:8000:63bf:a247:27dd]/",
+];
+
+#[test]
+fn a_denied_ipv4_is_denied_in_every_ipv6_spelling() {
+    let r = resolver();
+    let mut wrong = Vec::new();
+    for entry in ["93.184.216.34", "10.0.0.1"] {
+        let policy = deny_only(&[entry]);
+        let spellings: Vec<String> = if entry == "10.0.0.1" {
+            [
+                "http://10.0.0.1/",
+                "http://167772161/",
+                "http://[::ffff:10.0.0.1]/",
+                "http://[::ffff:a00:1]/",
+                "http://[::ffff:0:10.0.0.1]/",
+                "http://[::ffff:0:a00:1]/",
+                "http://[64:ff9b::a00:1]/",
+                "http://[::a00:1]/",
+                "http://[2002:a00:1::]/",
+            ]
+            .iter()
+            .map(|s| (*s).to_owned())
+            .collect()
+        } else {
+            SPELLINGS_OF_93_184_216_34
+                .iter()
+                .map(|s| (*s).to_owned())
+                .collect()
+        };
+        for url in &spellings {
+            let v = policy.check(url, &r).verdict;
+            if v.allowed || v.rule.as_deref() != Some(&format!("network.deniedDomains: {entry}")) {
+                wrong.push(format!("{entry} vs {url}: {v:?}"));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+#[test]
+fn an_address_denied_in_an_ipv6_spelling_denies_the_ipv4_host() {
+    let r = resolver();
+    for entry in [
+        "::ffff:93.184.216.34",
+        "[::ffff:93.184.216.34]",
+        "::ffff:5db8:d822",
+        "[::FFFF:5DB8:D822]",
+        "::ffff:0:93.184.216.34",
+        "::ffff:0:5db8:d822",
+        "64:ff9b::5db8:d822",
+        "2002:5db8:d822::1",
+    ] {
+        let policy = deny_only(&[entry]);
+        for url in SPELLINGS_OF_93_184_216_34 {
+            let v = policy.check(url, &r).verdict;
+            assert!(!v.allowed, "{entry} vs {url}");
+            assert_eq!(
+                v.rule.as_deref(),
+                Some(format!("network.deniedDomains: {entry}").as_str()),
+                "{entry} vs {url}: {}",
+                v.reason
+            );
+        }
+        // A name resolving to it, too.
+        let v = policy.check("http://public.test/", &r).verdict;
+        assert_eq!(
+            v.rule.as_deref(),
+            Some(format!("network.deniedDomains: {entry}").as_str()),
+            "{entry}: {}",
+            v.reason
+        );
+        assert!(
+            v.reason.contains("resolves to 93.184.216.34"),
+            "{}",
+            v.reason
+        );
+    }
+    // Another address is not caught by it.
+    let policy = deny_only(&["::ffff:93.184.216.34"]);
+    assert!(policy.check("http://93.184.216.35/", &r).verdict.allowed);
+}
+
+#[test]
+fn allow_entries_compare_canonical_addresses() {
+    let r = resolver();
+    // Written as IPv4, reached as IPv4: allowed. Written as a mapped or translated IPv6 address:
+    // the same IPv4 host, allowed.
+    for entry in [
+        "93.184.216.34",
+        "::ffff:93.184.216.34",
+        "[::ffff:5db8:d822]",
+        "::ffff:0:5db8:d822",
+    ] {
+        let policy = allow_only(&[entry]);
+        for url in [
+            "http://93.184.216.34/",
+            "http://1572395042/",
+            "http://0x5d.0xb8.0xd8.0x22/",
+        ] {
+            assert!(policy.check(url, &r).verdict.allowed, "{entry} vs {url}");
+        }
+        // The IPv6 spellings of it pass the allowlist, then the address check refuses them:
+        // mapped and translated addresses are not globally reachable (IANA).
+        for url in [
+            "http://[::ffff:93.184.216.34]/",
+            "http://[::ffff:0:5db8:d822]/",
+        ] {
+            let v = policy.check(url, &r).verdict;
+            assert!(!v.allowed, "{entry} vs {url}");
+            assert_eq!(
+                v.rule.as_deref(),
+                Some("built-in: non-public address"),
+                "{entry} vs {url}: {}",
+                v.reason
+            );
+        }
+        // A tunnel or translator to it is another host: not on the allowlist.
+        for url in [
+            "http://[64:ff9b::5db8:d822]/",
+            "http://[2002:5db8:d822::1]/",
+            "http://93.184.216.35/",
+            "http://public.test/",
+        ] {
+            let v = policy.check(url, &r).verdict;
+            assert_eq!(
+                v.rule.as_deref(),
+                Some("network.allowedDomains"),
+                "{entry} vs {url}: {}",
+                v.reason
+            );
+        }
+    }
+}
+
+#[test]
+fn exempt_addresses_compare_canonical_addresses() {
+    let r = resolver();
+    let policy =
+        UrlPolicy::new(&NetworkSettings::default()).exempt_address("127.0.0.1".parse().unwrap());
+    for url in [
+        "http://127.0.0.1/",
+        "http://[::ffff:127.0.0.1]/",
+        "http://[::ffff:0:7f00:1]/",
+    ] {
+        assert!(policy.check(url, &r).verdict.allowed, "{url}");
+    }
+    for url in [
+        "http://127.0.0.2/",
+        "http://[::ffff:127.0.0.2]/",
+        "http://[::1]/",
+    ] {
+        assert!(!policy.check(url, &r).verdict.allowed, "{url}");
+    }
+    let policy = UrlPolicy::new(&NetworkSettings::default())
+        .exempt_address("::ffff:127.0.0.1".parse().unwrap());
+    assert!(policy.check("http://127.0.0.1/", &r).verdict.allowed);
+}
+
+/// The IANA IPv6 Special-Purpose Address Registry, range by range: an address inside is
+/// refused; where the neighbour is global unicast, an address just outside is public.
+#[test]
+fn iana_ipv6_special_purpose_ranges() {
+    // (range, inside (refused), just outside (public))
+    let cases: &[(&str, &[&str], &[&str])] = &[
+        ("::/128", &["::"], &[]),
+        ("::1/128", &["::1"], &[]),
+        (
+            "::ffff:0:0/96 IPv4-mapped",
+            &["::ffff:8.8.8.8", "::ffff:10.0.0.1", "::ffff:0.0.0.0"],
+            &[],
+        ),
+        (
+            "::ffff:0:0:0/96 IPv4-translated",
+            &["::ffff:0:8.8.8.8", "::ffff:0:a00:1"],
+            &[],
+        ),
+        ("::/96 IPv4-compatible", &["::8.8.8.8", "::2"], &[]),
+        (
+            "64:ff9b::/96 NAT64 (judged by the IPv4 address)",
+            &["64:ff9b::a00:1", "64:ff9b::7f00:1", "64:ff9b::a9fe:a9fe"],
+            &["64:ff9b::808:808"],
+        ),
+        (
+            "64:ff9b:1::/48",
+            &["64:ff9b:1::1", "64:ff9b:1:ffff::808:808"],
+            &[],
+        ),
+        ("100::/64", &["100::1", "100::ffff:ffff:ffff:ffff"], &[]),
+        (
+            "100:0:0:1::/64",
+            &["100:0:0:1::1", "100::1:ffff:ffff:ffff:ffff"],
+            &[],
+        ),
+        (
+            "2001::/23",
+            &[
+                "2001:5::1",
+                "2001:100::1",
+                "2001:1ff:ffff::1",
+                "2001:1::4",
+                "2001:4:113::1",
+                "2001:40::1",
+            ],
+            &["2001:200::1", "2001:200::"],
+        ),
+        (
+            "2001::/32 Teredo",
+            &["2001::1", "2001:0:4136:e378:8000:63bf:f7f7:f7f7"],
+            &[],
+        ),
+        (
+            "2001:2::/48 benchmarking",
+            &["2001:2::1", "2001:2:0:ffff::1"],
+            &[],
+        ),
+        ("2001:10::/28 ORCHID", &["2001:10::1", "2001:1f::1"], &[]),
+        (
+            "2001::/23 exceptions (globally reachable)",
+            &[],
+            &[
+                "2001:1::1",
+                "2001:1::2",
+                "2001:1::3",
+                "2001:3::1",
+                "2001:3:ffff::1",
+                "2001:4:112::1",
+                "2001:4:112:ffff::1",
+                "2001:20::1",
+                "2001:2f:ffff::1",
+                "2001:30::1",
+                "2001:3f:ffff::1",
+            ],
+        ),
+        (
+            "2001:db8::/32",
+            &["2001:db8::1", "2001:db8:ffff::1"],
+            &["2001:db7:ffff::1", "2001:db9::1"],
+        ),
+        (
+            "2002::/16 6to4 (tunnel; the IPv4 address is named)",
+            &["2002:808:808::1", "2002:a00:1::", "2002:7f00:1::"],
+            &["2003::1"],
+        ),
+        (
+            "3fff::/20",
+            &["3fff::1", "3fff:fff:ffff::1"],
+            &["3fff:1000::1", "3ffe:ffff::1"],
+        ),
+        ("5f00::/16", &["5f00::1", "5f00:ffff::1"], &[]),
+        ("fc00::/7", &["fc00::1", "fd00::1", "fdff:ffff::1"], &[]),
+        ("fe80::/10", &["fe80::1", "febf:ffff::1"], &[]),
+        ("fec0::/10", &["fec0::1", "feff:ffff::1"], &[]),
+        ("ff00::/8", &["ff02::1", "ff0e::1", "ffff::1"], &[]),
+        (
+            "outside 2000::/3",
+            &["1::1", "1fff:ffff::1", "4000::1", "8000::1", "e000::1"],
+            &["2000::1", "2600::1", "3ffd:ffff::1"],
+        ),
+    ];
+    let policy = UrlPolicy::new(&NetworkSettings::default());
+    let r = resolver();
+    let mut wrong = Vec::new();
+    for (range, inside, outside) in cases {
+        for a in *inside {
+            let addr: IpAddr = a.parse().unwrap();
+            let v = policy.check(&format!("http://[{a}]/"), &r).verdict;
+            if ip::blocked(addr).is_none() || v.allowed {
+                wrong.push(format!("{range}: {a} should be refused ({})", v.reason));
+            }
+        }
+        for a in *outside {
+            let addr: IpAddr = a.parse().unwrap();
+            let v = policy.check(&format!("http://[{a}]/"), &r).verdict;
+            if let Some(why) = ip::blocked(addr) {
+                wrong.push(format!("{range}: {a} should be public, refused as {why}"));
+            } else if !v.allowed {
+                wrong.push(format!("{range}: {a} should be allowed ({})", v.reason));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    // Reasons name the embedded IPv4 address and what it is.
+    let why = ip::blocked("::ffff:0:a00:1".parse().unwrap()).unwrap();
+    assert!(
+        why.contains("IPv4-translated") && why.contains("10.0.0.1") && why.contains("private"),
+        "{why}"
+    );
+    let why = ip::blocked("::ffff:8.8.8.8".parse().unwrap()).unwrap();
+    assert!(
+        why.contains("IPv4-mapped") && why.contains("use 8.8.8.8 itself"),
+        "{why}"
+    );
+    let why = ip::blocked("2002:808:808::1".parse().unwrap()).unwrap();
+    assert!(why.contains("6to4") && why.contains("8.8.8.8"), "{why}");
 }
 
 #[cfg(feature = "fetch")]

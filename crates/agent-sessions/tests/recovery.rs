@@ -284,9 +284,10 @@ async fn the_async_store_serves_every_backend_call() {
         .import(exported.clone(), Some(SessionId::parse("copy").unwrap()))
         .await
         .unwrap();
+    // Under a new id, the log's own `sessionId` names the new session; the rest is verbatim.
     assert_eq!(
         backend.export(&copy.id, ExportFormat::Jsonl).await.unwrap(),
-        exported
+        exported.replacen(r#""sessionId":"a""#, r#""sessionId":"copy""#, 1)
     );
     let listed: Vec<String> = backend
         .list(ListQuery {

@@ -15,7 +15,8 @@ use agent_core::events::{
 };
 use agent_sessions::store::{
     CORRUPT_FILE, Content, Durability, ExportFormat, ForkAt, ForkOptions, INDEX_DIR, INDEX_FILE,
-    LOG_FILE, ListQuery, LoadRange, LocalStore, NewSession, SessionId, StoreError, StoreOptions,
+    LOG_FILE, ListQuery, LoadRange, LocalStore, MAX_LINE_BYTES, NewSession, SessionId, StoreError,
+    StoreOptions,
 };
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
@@ -616,7 +617,7 @@ fn unknown_event_types_load_and_export_unchanged() {
     let dir = tempfile::tempdir().unwrap();
     let store = open(dir.path());
     let future = [
-        r#"{"v":1,"seq":1,"id":"e1","parent":null,"ts":"2026-01-01T00:00:00Z","type":"system.init","sessionId":"old","cwd":"/p","futureField":{"x":[1,2]}}"#,
+        r#"{"v":1,"seq":1,"id":"e1","parent":null,"ts":"2026-01-01T00:00:00Z","type":"system.init","sessionId":"future","cwd":"/p","futureField":{"x":[1,2]}}"#,
         r#"{"v":2,"seq":2,"id":"e2","parent":"e1","ts":"2026-01-01T00:00:01.5+02:00","type":"tool.progress","percent":50,"nested":{"a":null}}"#,
         r#"{"v":1,"seq":3,"id":"e3","parent":"e2","ts":"2026-01-01T00:00:02Z","type":"user.message","text":"hi","attachments":[{"name":"f.png"}]}"#,
         r#"{"type":"memory.write","v":1,"seq":4,"id":"e4","parent":"e3","ts":"2026-01-01T00:00:03Z","key":"k","value":1.50}"#,
@@ -650,8 +651,22 @@ fn import_round_trips_export_and_refuses_bad_lines() {
     let store = open(dir.path());
     let s = session_with_turns(&store, "s", 2);
     let text = store.export(&s, ExportFormat::Jsonl).unwrap();
+    // Under its own id (another store): byte for byte.
+    let other_dir = tempfile::tempdir().unwrap();
+    let other = open(other_dir.path());
+    let same = other.import(&text, Some(id("s"))).unwrap();
+    assert_eq!(other.export(&same.id, ExportFormat::Jsonl).unwrap(), text);
+    // Under a new id: the log's own sessionId names the new session, the rest is verbatim.
     let copy = store.import(&text, None).unwrap();
-    assert_eq!(store.export(&copy.id, ExportFormat::Jsonl).unwrap(), text);
+    let copied = store.export(&copy.id, ExportFormat::Jsonl).unwrap();
+    assert_eq!(
+        copied,
+        text.replacen(
+            r#""sessionId":"s""#,
+            &format!(r#""sessionId":"{}""#, copy.id),
+            1
+        )
+    );
     assert_eq!(copy.message_count, 8);
     let bad = text.replacen("\"type\":\"user.message\"", "\"type\":7", 1);
     let err = store.import(&bad, None).unwrap_err().to_string();
@@ -661,6 +676,499 @@ fn import_round_trips_export_and_refuses_bad_lines() {
         store.import(&text, Some(id("s"))),
         Err(StoreError::AlreadyExists { .. })
     ));
+}
+
+/// A log line by line: `(seq, json fields after the envelope)`.
+fn log_of(events: &[(u64, &str)]) -> String {
+    let mut text = String::new();
+    for (i, (seq, fields)) in events.iter().enumerate() {
+        let parent = if i == 0 {
+            "null".to_owned()
+        } else {
+            format!("\"e{i}\"")
+        };
+        text += &format!(
+            r#"{{"v":1,"seq":{seq},"id":"e{}","parent":{parent},"ts":"2026-01-01T00:00:0{}Z",{fields}}}"#,
+            i + 1,
+            i % 10
+        );
+        text.push('\n');
+    }
+    text
+}
+
+const INIT_T: &str = r#""type":"system.init","sessionId":"t","cwd":"/p""#;
+const USER: &str = r#""type":"user.message","text":"hi""#;
+const ASSISTANT: &str = r#""type":"assistant.message","text":"hello""#;
+
+/// Every way an imported log can break the rules the store's own logs keep: each is refused
+/// with one message naming the line, the field and the value, and nothing is written.
+#[test]
+fn import_refuses_each_invalid_log_and_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(dir.path());
+    let before = store.list(&ListQuery::default()).unwrap().len();
+    let fork_of = |parent: &str, point: &str, seq: u64| {
+        format!(
+            r#""type":"session.fork","parentSessionId":"{parent}","forkPoint":{point},"forkSeq":{seq}"#
+        )
+    };
+    let oversize = format!("the line is {} bytes", MAX_LINE_BYTES + 1);
+    let huge_text = format!(
+        r#""type":"user.message","text":"{}""#,
+        "x".repeat(MAX_LINE_BYTES)
+    );
+    let cases: Vec<(&str, String, Vec<&str>)> = vec![
+        // seq
+        (
+            "duplicate seq",
+            log_of(&[(1, INIT_T), (2, USER), (2, ASSISTANT)]),
+            vec![
+                "line 3: ",
+                "seq 2 follows seq 2",
+                "a duplicate",
+                "must be 3",
+            ],
+        ),
+        (
+            "gap",
+            log_of(&[(1, INIT_T), (2, USER), (4, ASSISTANT)]),
+            vec!["line 3: ", "seq 4 follows seq 2", "a gap", "must be 3"],
+        ),
+        (
+            "out of order",
+            log_of(&[(1, INIT_T), (2, USER), (1, ASSISTANT)]),
+            vec!["line 3: ", "seq 1 follows seq 2", "out of order"],
+        ),
+        (
+            "first seq 0",
+            log_of(&[(0, INIT_T), (1, USER)]),
+            vec!["line 1: ", "seq 0 on the first event", "must start at 1"],
+        ),
+        (
+            "first seq 2",
+            log_of(&[(2, INIT_T), (3, USER)]),
+            vec!["line 1: ", "seq 2 on the first event", "must start at 1"],
+        ),
+        // sessionId
+        (
+            "sessionId with a slash",
+            log_of(&[(1, r#""type":"system.init","sessionId":"../x""#), (2, USER)]),
+            vec!["line 1: ", "`sessionId` \"../x\"", "not a valid id", "`/`"],
+        ),
+        (
+            "empty sessionId",
+            log_of(&[(1, r#""type":"system.init","sessionId":"""#)]),
+            vec!["line 1: ", "`sessionId` \"\"", "empty"],
+        ),
+        (
+            "whitespace-only sessionId",
+            log_of(&[(1, r#""type":"system.init","sessionId":"  ""#)]),
+            vec!["line 1: ", "`sessionId` \"  \"", "only whitespace"],
+        ),
+        (
+            "sessionId with a trailing space",
+            log_of(&[(1, r#""type":"system.init","sessionId":"t ""#)]),
+            vec!["line 1: ", "`sessionId` \"t \"", "ends with whitespace"],
+        ),
+        (
+            "sessionId with a zero-width space",
+            log_of(&[(1, "\"type\":\"system.init\",\"sessionId\":\"t\u{200b}\"")]),
+            vec!["line 1: ", "`sessionId`", "invisible character (U+200B)"],
+        ),
+        (
+            "sessionId in another event type, not a string",
+            log_of(&[
+                (1, INIT_T),
+                (2, r#""type":"user.message","text":"x","sessionId":5"#),
+            ]),
+            vec!["line 2: ", "`sessionId` is 5, not a string"],
+        ),
+        (
+            "sessionId in an unknown event type, invalid",
+            log_of(&[
+                (1, INIT_T),
+                (2, r#""type":"future.thing","sessionId":"a\\b""#),
+            ]),
+            vec!["line 2: ", "`sessionId` \"a\\\\b\"", "not a valid id"],
+        ),
+        (
+            "foreign sessionId: a second system.init",
+            log_of(&[
+                (1, INIT_T),
+                (2, USER),
+                (3, r#""type":"system.init","sessionId":"victim""#),
+            ]),
+            vec![
+                "line 3: ",
+                "`sessionId` \"victim\" is another session's",
+                "say \"t\" (line 1)",
+            ],
+        ),
+        (
+            "foreign sessionId on another event",
+            log_of(&[
+                (1, INIT_T),
+                (
+                    2,
+                    r#""type":"user.message","text":"x","sessionId":"victim""#,
+                ),
+            ]),
+            vec!["line 2: ", "`sessionId` \"victim\" is another session's"],
+        ),
+        (
+            "foreign sessionId after a fork",
+            log_of(&[
+                (1, r#""type":"system.init","sessionId":"root""#),
+                (2, &fork_of("root", "\"e1\"", 1)),
+                (3, r#""type":"system.init","sessionId":"t""#),
+                (4, r#""type":"system.init","sessionId":"victim""#),
+            ]),
+            vec![
+                "line 4: ",
+                "`sessionId` \"victim\" is another session's",
+                "(line 3)",
+            ],
+        ),
+        // parentSessionId
+        (
+            "parentSessionId with a slash",
+            log_of(&[(1, INIT_T), (2, &fork_of("../p", "\"e1\"", 1))]),
+            vec!["line 2: ", "`parentSessionId` \"../p\"", "not a valid id"],
+        ),
+        (
+            "whitespace parentSessionId",
+            log_of(&[(1, INIT_T), (2, &fork_of(" ", "\"e1\"", 1))]),
+            vec!["line 2: ", "`parentSessionId` \" \"", "only whitespace"],
+        ),
+        (
+            "parentSessionId is the target",
+            log_of(&[(1, INIT_T), (2, &fork_of("target", "\"e1\"", 1))]),
+            vec!["line 2: ", "`parentSessionId` \"target\"", "own parent"],
+        ),
+        (
+            "parentSessionId on an unknown event, invalid",
+            log_of(&[
+                (1, INIT_T),
+                (2, r#""type":"future.link","parentSessionId":".x""#),
+            ]),
+            vec!["line 2: ", "`parentSessionId` \".x\"", "starts with `.`"],
+        ),
+        // Other id fields.
+        (
+            "agentId with a slash",
+            log_of(&[
+                (1, INIT_T),
+                (2, r#""type":"subagent.start","agentId":"../../etc""#),
+            ]),
+            vec!["line 2: ", "`agentId` \"../../etc\"", "not a valid id"],
+        ),
+        (
+            "fork point that is not the event before",
+            log_of(&[(1, INIT_T), (2, USER), (3, &fork_of("p", "\"e1\"", 1))]),
+            vec![
+                "line 3: ",
+                "forkPoint \"e1\" and forkSeq 1",
+                "line 2: id \"e2\", seq 2",
+            ],
+        ),
+        (
+            "fork seq that is not the event before's",
+            log_of(&[(1, INIT_T), (2, &fork_of("p", "\"e1\"", 7))]),
+            vec!["line 2: ", "forkSeq 7"],
+        ),
+        (
+            "a first fork naming a point",
+            log_of(&[(1, &fork_of("p", "\"e0\"", 0))]),
+            vec!["line 1: ", "it is the first event"],
+        ),
+        // Line size.
+        (
+            "oversize line",
+            log_of(&[(1, INIT_T), (2, &huge_text)]),
+            vec![
+                "line 2: ",
+                "more than the 16777216 bytes (16 MiB",
+                "shorten",
+            ],
+        ),
+        (
+            "oversize garbage",
+            format!(
+                "{}{}\n",
+                log_of(&[(1, INIT_T)]),
+                "x".repeat(MAX_LINE_BYTES + 1)
+            ),
+            vec!["line 2: ", &oversize],
+        ),
+    ];
+    for (name, jsonl, wanted) in &cases {
+        let err = store.import(jsonl, Some(id("target"))).unwrap_err();
+        assert!(matches!(err, StoreError::BadInput(_)), "{name}: {err:?}");
+        assert!(err.is_input_error(), "{name}");
+        let msg = err.to_string();
+        for want in wanted {
+            assert!(msg.contains(want), "{name}: {msg:?} lacks {want:?}");
+        }
+        assert_eq!(msg.lines().count(), 1, "{name}: one line");
+        assert!(msg.len() < 600, "{name}: short: {msg}");
+        // Nothing written: no directory, no row.
+        assert!(!dir.path().join("target").exists(), "{name}");
+        assert_eq!(
+            store.list(&ListQuery::default()).unwrap().len(),
+            before,
+            "{name}"
+        );
+    }
+    // The same logs, fixed, import.
+    let good = log_of(&[(1, INIT_T), (2, USER), (3, ASSISTANT)]);
+    let m = store.import(&good, Some(id("target"))).unwrap();
+    assert_eq!((m.event_count, m.last_seq), (3, 3));
+}
+
+/// The log's own events are those after its last `session.fork`: only their `sessionId` is
+/// this session's (and rewritten under a new id); copied history keeps its ancestors' ids.
+#[test]
+fn import_of_a_fork_keeps_copied_history_and_rewrites_only_its_own_session_id() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(dir.path());
+    let root = session_with_turns(&store, "root", 1);
+    let a = store
+        .fork(
+            &root,
+            ForkOptions {
+                at: ForkAt::Whole,
+                new_id: Some(id("a")),
+            },
+        )
+        .unwrap();
+    let b = store
+        .fork(
+            &a.id,
+            ForkOptions {
+                at: ForkAt::UpToMessage(1),
+                new_id: Some(id("b")),
+            },
+        )
+        .unwrap();
+    // A run resumed in `b` writes its own system.init.
+    let init_b = Event::new(
+        0,
+        None,
+        EventPayload::SystemInit(agent_core::events::SystemInit {
+            session_id: "b".into(),
+            cwd: Some("/p".into()),
+            model: None,
+            tools: Vec::new(),
+            permission_mode: None,
+            git_branch: None,
+        }),
+    );
+    store.append(&b.id, vec![init_b, user("again")]).unwrap();
+    store.close(&b.id).unwrap();
+    let text = store.export(&b.id, ExportFormat::Jsonl).unwrap();
+    assert_eq!(text.matches(r#""sessionId":"root""#).count(), 1);
+
+    // Another store, same id: verbatim, same parentage.
+    let other_dir = tempfile::tempdir().unwrap();
+    let other = open(other_dir.path());
+    let same = other.import(&text, Some(id("b"))).unwrap();
+    assert_eq!(other.export(&same.id, ExportFormat::Jsonl).unwrap(), text);
+    assert_eq!(same.parent_id.as_deref(), Some("a"));
+    // A new id: only the own system.init (after the fork) is rewritten.
+    let c = other.import(&text, Some(id("c"))).unwrap();
+    let imported = other.export(&c.id, ExportFormat::Jsonl).unwrap();
+    assert_eq!(
+        imported,
+        text.replacen(r#""sessionId":"b""#, r#""sessionId":"c""#, 1)
+    );
+    assert!(
+        imported.contains(r#""sessionId":"root""#),
+        "copied history is kept"
+    );
+    assert_eq!(c.parent_id.as_deref(), Some("a"));
+    let events = other.load(&c.id, LoadRange::default()).unwrap().events;
+    let own_init = events
+        .iter()
+        .rev()
+        .find_map(|e| match &e.payload {
+            EventPayload::SystemInit(i) => Some(i.session_id.clone()),
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(own_init, "c");
+    // Its parent's id is no id to import it under.
+    let err = other.import(&text, Some(id("a"))).unwrap_err().to_string();
+    assert!(err.contains("own parent"), "{err}");
+    // A fork whose own part has no sessionId imports under any id, verbatim.
+    let plain = store.export(&a.id, ExportFormat::Jsonl).unwrap();
+    let d = other.import(&plain, Some(id("d"))).unwrap();
+    assert_eq!(other.export(&d.id, ExportFormat::Jsonl).unwrap(), plain);
+}
+
+/// Whitespace at either end, whitespace other than spaces, and invisible characters are refused
+/// wherever an id is taken: create, import, fork, rename, JSON; a directory so named is not a
+/// session.
+#[test]
+fn whitespace_and_invisible_ids_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(dir.path());
+    session_with_turns(&store, "real", 1);
+    for bad in [
+        " ",
+        "   ",
+        "\u{a0}",
+        "\u{3000}",
+        " real",
+        "real ",
+        "\u{2003}x",
+        "x\u{a0}",
+        "a\u{a0}b",
+        "a\u{2028}b",
+        "a\u{200b}b",
+        "\u{feff}x",
+        "x\u{200d}",
+        "a\u{202e}b",
+        "a\u{ad}b",
+    ] {
+        let err = SessionId::parse(bad).unwrap_err().to_string();
+        assert!(err.starts_with("invalid session id"), "{bad:?}: {err}");
+        assert!(
+            serde_json::from_value::<SessionId>(json!(bad)).is_err(),
+            "{bad:?} as JSON"
+        );
+        // Every verb takes a SessionId, so none can be reached with it; and a directory with
+        // that name (made by hand, or by an older version) is not a session.
+        let path = dir.path().join(bad);
+        std::fs::create_dir(&path).unwrap();
+        std::fs::write(path.join(LOG_FILE), log_of(&[(1, USER)])).unwrap();
+    }
+    assert_eq!(store.reindex().unwrap(), 1);
+    drop(store);
+    // An index written under the old rules, holding a row for such an id, drops it on open.
+    {
+        let db = rusqlite::Connection::open(dir.path().join(INDEX_DIR).join(INDEX_FILE)).unwrap();
+        db.execute_batch(
+            "INSERT INTO sessions SELECT ' real', title, created_at, updated_at, updated_us, \
+             message_count, cwd, model, first_prompt, git_branch, size_bytes, event_count, \
+             last_seq, last_event_id, parent_id, fork_point, tags FROM sessions WHERE id = 'real'; \
+             INSERT INTO open_writers VALUES ('\u{200b}x', 1); \
+             DELETE FROM meta WHERE key = 'id_rules';",
+        )
+        .unwrap();
+    }
+    let again = open(dir.path());
+    let ids: Vec<String> = again
+        .list(&ListQuery::default())
+        .unwrap()
+        .into_iter()
+        .map(|m| m.id.to_string())
+        .collect();
+    assert_eq!(ids, ["real"]);
+    // Inner plain spaces stay valid.
+    assert!(SessionId::parse("my session").is_ok());
+}
+
+/// No log line is longer than MAX_LINE_BYTES: append refuses, reads report it (in the middle,
+/// at the end, whole or from the tail) as corruption naming its line.
+#[test]
+fn lines_over_the_limit_are_refused_on_append_and_reported_on_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(dir.path());
+    let s = session_with_turns(&store, "s", 1);
+    let before = store.export(&s, ExportFormat::Jsonl).unwrap();
+    let err = store
+        .append(&s, vec![user("ok"), user(&"x".repeat(MAX_LINE_BYTES))])
+        .unwrap_err();
+    assert!(matches!(err, StoreError::BadInput(_)), "{err}");
+    assert!(err.to_string().contains("16 MiB"), "{err}");
+    assert_eq!(
+        store.export(&s, ExportFormat::Jsonl).unwrap(),
+        before,
+        "nothing of the batch"
+    );
+    // Just under the limit is fine.
+    let fits = "y".repeat(MAX_LINE_BYTES - 200);
+    store.append(&s, vec![user(&fits)]).unwrap();
+    store.close(&s).unwrap();
+
+    let huge = log_of(&[(
+        2,
+        &format!(
+            r#""type":"user.message","text":"{}""#,
+            "z".repeat(MAX_LINE_BYTES)
+        ),
+    )]);
+    let huge = huge.trim_end();
+    for (name, text, line) in [
+        (
+            "middle",
+            format!(
+                "{}{huge}\n{}",
+                log_of(&[(1, INIT_T)]),
+                log_of(&[(1, USER)]).replace("\"seq\":1", "\"seq\":3")
+            ),
+            2,
+        ),
+        ("last", format!("{}{huge}\n", log_of(&[(1, INIT_T)])), 2),
+    ] {
+        // A log changed by hand (or written by an older version without the limit).
+        let sid = store.create(new(&format!("hand-{name}"), "/p")).unwrap().id;
+        store.close(&sid).unwrap();
+        let sdir = dir.path().join(sid.as_str());
+        std::fs::write(sdir.join(LOG_FILE), &text).unwrap();
+        let want = format!("line {line} of");
+        for range in [
+            LoadRange::default(),
+            LoadRange {
+                offset: 0,
+                limit: Some(10),
+            },
+        ] {
+            let err = store.load(&sid, range).unwrap_err();
+            assert!(
+                matches!(err, StoreError::Corrupt { .. }),
+                "{name} {range:?}: {err}"
+            );
+            let msg = err.to_string();
+            assert!(
+                msg.contains(&want) && msg.contains("16 MiB"),
+                "{name} {range:?}: {msg}"
+            );
+        }
+        // A writer does not set it aside as a torn tail: it refuses, the log stays as it was.
+        assert!(store.append(&sid, vec![user("x")]).is_err(), "{name}");
+        assert_eq!(
+            std::fs::read_to_string(sdir.join(LOG_FILE)).unwrap(),
+            text,
+            "{name}"
+        );
+        assert!(!sdir.join(CORRUPT_FILE).exists(), "{name}");
+    }
+    // A long torn tail (no newline) is still a torn tail, skipped by readers.
+    let sid = store.create(new("torn", "/p")).unwrap().id;
+    store.close(&sid).unwrap();
+    let sdir = dir.path().join("torn");
+    std::fs::write(
+        sdir.join(LOG_FILE),
+        format!(
+            "{}{}",
+            log_of(&[(1, INIT_T)]),
+            "w".repeat(MAX_LINE_BYTES + 10)
+        ),
+    )
+    .unwrap();
+    for range in [
+        LoadRange::default(),
+        LoadRange {
+            offset: 0,
+            limit: Some(5),
+        },
+    ] {
+        let loaded = store.load(&sid, range).unwrap();
+        assert_eq!(loaded.events.len(), 1);
+        assert!(loaded.torn.is_some());
+    }
 }
 
 #[test]

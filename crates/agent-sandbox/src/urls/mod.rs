@@ -7,4 +7,8 @@ mod check;
 pub mod fetch;
 pub mod ip;
 
-pub use check::{Resolver, StaticResolver, SystemResolver, UrlPolicy, UrlVerdict, domain_matches};
+pub(crate) use check::entry_problem;
+pub use check::{
+    Resolver, StaticResolver, SystemResolver, UrlPolicy, UrlVerdict, domain_matches,
+    normalize_domain_entry,
+};

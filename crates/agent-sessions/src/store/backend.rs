@@ -44,7 +44,8 @@ pub trait SessionBackend: Send + Sync {
     async fn tag(&self, id: &SessionId, tag: &str, removed: bool) -> Result<SessionMetadata>;
     /// Exports a session as text.
     async fn export(&self, id: &SessionId, format: ExportFormat) -> Result<String>;
-    /// Imports an events JSONL as a new session.
+    /// Imports an events JSONL as a new session, after checking it against the rules the
+    /// store's own logs keep (see [`super::LocalStore::import`]); nothing is written otherwise.
     async fn import(&self, jsonl: String, id: Option<SessionId>) -> Result<SessionMetadata>;
     /// Releases what this process holds for writing `id`.
     async fn close(&self, id: &SessionId) -> Result<()>;

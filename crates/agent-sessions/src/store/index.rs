@@ -28,6 +28,12 @@ pub const INDEX_FILE: &str = "index.sqlite";
 /// Bumped when the schema changes; a different version triggers a rebuild from the logs.
 const SCHEMA_VERSION: &str = "1";
 
+/// The session id rules the rows were checked against (`meta.id_rules`). When an index records an
+/// older one, rows whose id the current [`SessionId::parse`] refuses are dropped on open (their
+/// directories are no sessions until renamed to a valid id). 2: no whitespace at either end,
+/// none but spaces inside, no invisible characters.
+const ID_RULES_VERSION: &str = "2";
+
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS sessions (
@@ -122,7 +128,43 @@ impl Index {
             .optional()
             .map_err(|e| index_err(&index.path, e))?;
         let fresh = !existed || version.as_deref() != Some(SCHEMA_VERSION);
+        if !fresh && index.meta("id_rules")?.as_deref() != Some(ID_RULES_VERSION) {
+            index.drop_invalid_ids()?;
+        }
         Ok((index, fresh))
+    }
+
+    /// Removes the rows of ids the current rules refuse, then records the rules' version.
+    fn drop_invalid_ids(&self) -> Result<()> {
+        let mut names = Vec::new();
+        for sql in [
+            "SELECT id FROM sessions",
+            "SELECT session_id FROM open_writers",
+        ] {
+            let mut stmt = self.conn.prepare(sql).map_err(|e| self.err(e))?;
+            let rows = stmt
+                .query_map([], |r| r.get::<_, String>(0))
+                .map_err(|e| self.err(e))?;
+            for name in rows {
+                let name = name.map_err(|e| self.err(e))?;
+                if SessionId::parse(&name).is_err() {
+                    names.push(name);
+                }
+            }
+        }
+        for name in &names {
+            tracing::warn!(id = %name, "an indexed session id breaks the id rules; its row is dropped");
+            for sql in [
+                "DELETE FROM sessions WHERE id = ?1",
+                "DELETE FROM session_tags WHERE session_id = ?1",
+                "DELETE FROM open_writers WHERE session_id = ?1",
+            ] {
+                self.conn
+                    .execute(sql, [name.as_str()])
+                    .map_err(|e| self.err(e))?;
+            }
+        }
+        self.set_meta("id_rules", ID_RULES_VERSION)
     }
 
     fn setup(&self) -> rusqlite::Result<()> {
@@ -153,6 +195,7 @@ impl Index {
                 upsert(&tx, m)?;
             }
             set_meta(&tx, "schema", SCHEMA_VERSION)?;
+            set_meta(&tx, "id_rules", ID_RULES_VERSION)?;
             set_meta(&tx, "root_mtime", root_mtime)?;
             Ok(())
         };

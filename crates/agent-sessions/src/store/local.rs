@@ -13,11 +13,12 @@ use agent_core::events::{
 use super::error::{Result, StoreError};
 use super::export::{self, ExportFormat};
 use super::id::SessionId;
+use super::import;
 use super::index::{Index, ListQuery};
 use super::lock::SessionLock;
 use super::log::{
-    self, Durability, LOG_FILE, LogContents, LogWriter, TailReader, TornTail, sync_dir,
-    write_atomically,
+    self, Durability, LOG_FILE, LogContents, LogWriter, MAX_LINE_BYTES, TailReader, TornTail,
+    oversize_line, sync_dir, write_atomically,
 };
 use super::messages::{Message, TailMessages, conversation};
 use super::metadata::{SessionMetadata, is_conversation};
@@ -535,7 +536,9 @@ impl LocalStore {
     /// once the batch is as durable as the store's [`Durability`] says.
     ///
     /// # Errors
-    /// [`StoreError::NotFound`], [`StoreError::Busy`]; I/O errors (the log is then unchanged).
+    /// [`StoreError::NotFound`], [`StoreError::Busy`]; [`StoreError::BadInput`] for a
+    /// `session.fork` event or one that encodes longer than [`MAX_LINE_BYTES`] (nothing of the
+    /// batch is written); I/O errors (the log is then unchanged).
     pub fn append(&self, id: &SessionId, events: Vec<Event>) -> Result<Vec<Event>> {
         if events.is_empty() {
             return Ok(events);
@@ -566,6 +569,14 @@ impl LocalStore {
             let line = encode_line(e).map_err(|err| {
                 StoreError::BadInput(format!("event {} cannot be written: {err}", e.id))
             })?;
+            if line.len() > MAX_LINE_BYTES {
+                return Err(StoreError::BadInput(format!(
+                    "event {} cannot be written: {}; shorten it (keep large output in a file it \
+                     names)",
+                    e.id,
+                    oversize_line(line.len())
+                )));
+            }
             let start = bytes.len();
             bytes.extend_from_slice(line.as_bytes());
             bytes.push(b'\n');
@@ -872,32 +883,23 @@ impl LocalStore {
         }
     }
 
-    /// Imports an events JSONL (every line must be a valid event) as a new session, verbatim.
+    /// Imports an events JSONL as a new session `id` (`None`: a new UUID v7). The input must be a
+    /// log the store could have written: every line a valid event of at most [`MAX_LINE_BYTES`],
+    /// `seq` 1, 2, 3, ..., valid ids in `sessionId`, `parentSessionId` and `agentId`, one
+    /// session's `sessionId` after the last `session.fork`, no `parentSessionId` equal to `id`,
+    /// and each `session.fork` naming the event before it (docs/sessions.md, "Import"). Lines are
+    /// kept verbatim, except that the log's own `sessionId` becomes `id` when it says another.
+    /// Nothing is written unless the whole input passes.
     ///
     /// # Errors
-    /// [`StoreError::BadInput`] naming the bad line; [`StoreError::AlreadyExists`].
+    /// [`StoreError::BadInput`] naming the line, the field, the value and what to do;
+    /// [`StoreError::AlreadyExists`].
     pub fn import(&self, jsonl: &str, id: Option<SessionId>) -> Result<SessionMetadata> {
         let id = id.unwrap_or_else(SessionId::generate);
         if self.log_path(&id).exists() {
             return Err(StoreError::AlreadyExists { id });
         }
-        let mut text = String::with_capacity(jsonl.len() + 1);
-        let mut count = 0usize;
-        for (i, line) in jsonl.lines().enumerate() {
-            if line.trim().is_empty() {
-                continue;
-            }
-            agent_core::events::decode_line(line)
-                .map_err(|e| StoreError::BadInput(format!("line {}: {e}", i + 1)))?;
-            text += line;
-            text.push('\n');
-            count += 1;
-        }
-        if count == 0 {
-            return Err(StoreError::BadInput(
-                "nothing to import: the input holds no events".into(),
-            ));
-        }
+        let text = import::prepare(jsonl, &id)?;
         self.write_new(&id, text.as_bytes(), false)
     }
 }

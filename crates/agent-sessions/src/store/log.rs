@@ -23,6 +23,27 @@ pub const LOG_FILE: &str = "events.jsonl";
 /// Where torn tails are kept aside.
 pub const CORRUPT_FILE: &str = "events.jsonl.corrupt";
 
+/// The longest line a log may hold, in bytes, without its newline: 16 MiB. `append` refuses an
+/// event that encodes longer, `import` refuses a longer line, and reading a log reports one as
+/// corruption (naming its line) instead of holding it in memory whole. Large tool output belongs
+/// in a file the event points to (the output caps spill long output to one).
+pub const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
+
+/// The error of a line longer than [`MAX_LINE_BYTES`].
+pub(crate) fn oversize_line(len: usize) -> String {
+    format!(
+        "the line is {len} bytes, more than the {MAX_LINE_BYTES} bytes (16 MiB, \
+         MAX_LINE_BYTES) a log line may hold"
+    )
+}
+
+fn oversize_error(len: usize) -> EventError {
+    EventError::Io(std::io::Error::new(
+        std::io::ErrorKind::InvalidData,
+        oversize_line(len),
+    ))
+}
+
 /// How durable an append is when it returns.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Durability {
@@ -136,6 +157,15 @@ pub fn parse_all(id: &SessionId, path: &Path, mut bytes: Vec<u8>) -> Result<LogC
         let end = text[start..].find('\n').map_or(text.len(), |i| start + i);
         line_no += 1;
         let line = &text[start..end];
+        if line.len() > MAX_LINE_BYTES {
+            // Never written by this store, so not a torn write: corruption, wherever it is.
+            return Err(StoreError::Corrupt {
+                id: id.clone(),
+                path: path.to_owned(),
+                line: line_no,
+                source: oversize_error(line.len()),
+            });
+        }
         if !line.trim().is_empty() {
             match decode_line(line) {
                 Ok(event) => entries.push((start..end, event)),
@@ -301,6 +331,8 @@ impl TailReader {
         self.good_len
     }
 
+    /// The offset just after the last `\n` (0 when there is none). Scans back chunk by chunk
+    /// without keeping what it passed, so a long torn tail costs no memory.
     fn find_last_newline_end(&mut self) -> Result<u64> {
         loop {
             if let Some(i) = self.buf.iter().rposition(|&b| b == b'\n') {
@@ -309,13 +341,26 @@ impl TailReader {
             if self.pos == 0 {
                 return Ok(0);
             }
+            self.buf.clear();
             self.read_chunk()?;
         }
     }
 
-    /// Reads the chunk before `pos` into the front of `buf`.
+    /// [`StoreError::Corrupt`] for a line longer than [`MAX_LINE_BYTES`] holding byte `at`.
+    fn oversize(&mut self, at: u64, len: usize) -> Result<StoreError> {
+        let line = self.line_number_at(at)?;
+        Ok(StoreError::Corrupt {
+            id: self.id.clone(),
+            path: self.path.clone(),
+            line,
+            source: oversize_error(len),
+        })
+    }
+
+    /// Reads the chunk before `pos` into the front of `buf`: [`CHUNK`] bytes, or as many as
+    /// `buf` holds already when that is more, so a long line costs linear time, not quadratic.
     fn read_chunk(&mut self) -> Result<()> {
-        let n = CHUNK.min(self.pos);
+        let n = CHUNK.max(self.buf.len() as u64).min(self.pos);
         let start = self.pos - n;
         let mut chunk = vec![0u8; n as usize];
         self.file
@@ -347,6 +392,11 @@ impl TailReader {
                 self.buf.clear();
                 return Ok(Some((0, line)));
             }
+            if body_end > MAX_LINE_BYTES {
+                // Its start is further back still: stop before holding more of it.
+                let end = self.pos + body_end as u64;
+                return Err(self.oversize(end, body_end)?);
+            }
             self.read_chunk()?;
         }
     }
@@ -361,6 +411,9 @@ impl TailReader {
             let Some((offset, bytes)) = self.prev_line()? else {
                 return Ok(None);
             };
+            if bytes.len() > MAX_LINE_BYTES {
+                return Err(self.oversize(offset, bytes.len())?);
+            }
             if bytes.iter().all(u8::is_ascii_whitespace) {
                 continue;
             }
@@ -396,14 +449,24 @@ impl TailReader {
         }
     }
 
-    /// 1-based line number of the line starting at `offset` (reads the prefix; error path only).
+    /// 1-based line number of the line holding byte `offset` (counts the newlines before it,
+    /// a chunk at a time; error path only).
     fn line_number_at(&mut self, offset: u64) -> Result<usize> {
-        let mut prefix = vec![0u8; offset as usize];
+        let mut newlines = 0;
+        let mut chunk = vec![0u8; CHUNK as usize];
+        let mut done = 0u64;
         self.file
             .seek(SeekFrom::Start(0))
-            .and_then(|_| self.file.read_exact(&mut prefix))
             .map_err(|e| StoreError::io("cannot read", &self.path, e))?;
-        Ok(prefix.iter().filter(|&&b| b == b'\n').count() + 1)
+        while done < offset {
+            let n = CHUNK.min(offset - done) as usize;
+            self.file
+                .read_exact(&mut chunk[..n])
+                .map_err(|e| StoreError::io("cannot read", &self.path, e))?;
+            newlines += chunk[..n].iter().filter(|&&b| b == b'\n').count();
+            done += n as u64;
+        }
+        Ok(newlines + 1)
     }
 }
 

@@ -20,6 +20,10 @@
 //! - An append is one `write` of whole lines, synced per batch by default ([`Durability`]).
 //! - A torn last line (a crash mid-write) is skipped by readers and set aside into
 //!   `events.jsonl.corrupt` by the next writer; a bad line anywhere else is an error naming it.
+//! - No line is longer than [`MAX_LINE_BYTES`]: appends and imports refuse one, readers report
+//!   one as corruption.
+//! - `import` checks a log against every rule the store's own logs keep (seqs, ids, fork
+//!   points, line size) before writing anything.
 //! - `load` and `messages` with a limit read the log backwards from the end, so opening the tail
 //!   of a 100,000-event session costs about what opening a small one does.
 //!
@@ -30,6 +34,7 @@ mod backend;
 mod error;
 mod export;
 mod id;
+mod import;
 mod index;
 mod local;
 mod lock;
@@ -46,6 +51,6 @@ pub use local::{
     ForkAt, ForkOptions, LoadRange, Loaded, LocalStore, NewSession, StoreOptions, git_branch,
 };
 pub use lock::LOCK_FILE;
-pub use log::{CORRUPT_FILE, Durability, LOG_FILE, TornTail};
+pub use log::{CORRUPT_FILE, Durability, LOG_FILE, MAX_LINE_BYTES, TornTail};
 pub use messages::{Content, Message, Role, conversation};
 pub use metadata::SessionMetadata;
