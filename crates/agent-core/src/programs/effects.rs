@@ -39,6 +39,12 @@ const fn v(short: Option<char>, long: &'static [&'static str]) -> ValueOpt {
 /// Values of the options in `opts`, in every spelling (attached, separate, `=`, abbreviated,
 /// clustered). `after_operands`: whether options are still read after the first operand.
 fn values(args: &[Word], opts: &[ValueOpt]) -> Vec<Word> {
+    values_known(args, opts, &[])
+}
+
+/// [`values`], where the long names in `known` are other options of the program spelled out
+/// exactly, never abbreviations of the ones looked for.
+fn values_known(args: &[Word], opts: &[ValueOpt], known: &[&str]) -> Vec<Word> {
     let mut out = Vec::new();
     let mut i = 0;
     while let Some(w) = args.get(i) {
@@ -48,6 +54,9 @@ fn values(args: &[Word], opts: &[ValueOpt]) -> Vec<Word> {
             break;
         }
         if t.starts_with("--") {
+            if is_other_exact(t, known, opts.iter().flat_map(|o| o.long.iter())) {
+                continue;
+            }
             for o in opts {
                 if o.long.iter().any(|l| long_matches(t, l)) {
                     match t.split_once('=') {
@@ -88,12 +97,35 @@ fn values(args: &[Word], opts: &[ValueOpt]) -> Vec<Word> {
     out
 }
 
+/// Whether the long option `arg` is, exactly, one of the program's `known` options other
+/// than those looked for.
+fn is_other_exact<'a>(
+    arg: &str,
+    known: &[&str],
+    wanted: impl Iterator<Item = &'a &'a str>,
+) -> bool {
+    let name = arg
+        .trim_start_matches("--")
+        .split_once('=')
+        .map_or(arg.trim_start_matches("--"), |(n, _)| n);
+    let mut wanted = wanted;
+    known.contains(&name) && !wanted.any(|w| *w == name)
+}
+
 /// The first option of `shorts` / `longs` present in any spelling.
 fn present(args: &[Word], shorts: &str, longs: &[&str]) -> Option<String> {
+    present_known(args, shorts, longs, &[])
+}
+
+/// [`present`] with the program's exactly spelled other options (see [`values_known`]).
+fn present_known(args: &[Word], shorts: &str, longs: &[&str], known: &[&str]) -> Option<String> {
     for w in args {
         let t = w.text.as_str();
         if t == "--" {
             break;
+        }
+        if t.starts_with("--") && is_other_exact(t, known, longs.iter()) {
+            continue;
         }
         if t.starts_with("--") {
             if let Some(l) = longs.iter().find(|l| long_matches(t, l)) {
@@ -306,7 +338,9 @@ fn git(args: &[Word], e: &mut Effects) {
     let Some(sub) = args.get(i) else { return };
     let sub_args = &args[i + 1..];
     let sub_name = sub.text.as_str();
-    e.writes.extend(values(sub_args, &[v(None, &["output"])]));
+    let known = super::git::known_long_names();
+    e.writes
+        .extend(values_known(sub_args, &[v(None, &["output"])], known));
     if matches!(sub_name, "format-patch" | "archive") {
         e.writes.extend(values(
             sub_args,
@@ -314,7 +348,7 @@ fn git(args: &[Word], e: &mut Effects) {
         ));
     }
     if e.runs.is_none() {
-        let runner = present(
+        let runner = present_known(
             sub_args,
             "",
             &[
@@ -328,6 +362,7 @@ fn git(args: &[Word], e: &mut Effects) {
                 "tool",
                 "sequence-editor",
             ],
+            known,
         );
         let short = match sub_name {
             "grep" => present(sub_args, "O", &[]),

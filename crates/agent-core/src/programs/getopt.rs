@@ -272,6 +272,9 @@ pub fn parse_args<'a>(table: &'a OptTable, args: &'a [Word]) -> Result<Vec<Arg<'
                     let v = args
                         .get(i)
                         .ok_or_else(|| ArgError::MissingValue(format!("-{c}")))?;
+                    if v.splits {
+                        return Err(ArgError::Dynamic(v.raw.clone()));
+                    }
                     i += 1;
                     out.push(Arg::Opt(spec, Some(v.clone())));
                     break;
@@ -323,6 +326,9 @@ fn long_option<'a>(
             let v = args
                 .get(i)
                 .ok_or_else(|| ArgError::MissingValue(format!("{dash}{name}")))?;
+            if v.splits {
+                return Err(ArgError::Dynamic(v.raw.clone()));
+            }
             i += 1;
             out.push(Arg::Opt(spec, Some(v.clone())));
         }

@@ -86,7 +86,7 @@ const SUBS: &[Sub] = &[
     },
     Sub {
         names: &["shortlog"],
-        options: &[REVS, "c|--committer s|--summary e|--email --group= w?"],
+        options: &[REVS, "s|--summary e|--email --group= w?"],
         numeric: true,
         operands_need: &[],
     },
@@ -243,6 +243,19 @@ fn tables() -> &'static [OptTable] {
                 let text: &'static str = Box::leak(s.options.join(" ").into_boxed_str());
                 OptTable::parse(text, Style::Gnu, s.numeric)
             })
+            .collect()
+    })
+}
+
+/// Every long option name the read-only tables list for git (exact spellings, which the
+/// effects scan must not mistake for abbreviations of dangerous options: `--text` is not
+/// `--textconv`).
+pub(crate) fn known_long_names() -> &'static [&'static str] {
+    static N: OnceLock<Vec<&'static str>> = OnceLock::new();
+    N.get_or_init(|| {
+        tables()
+            .iter()
+            .flat_map(|t| t.options.iter().flat_map(|o| o.long.iter().copied()))
             .collect()
     })
 }

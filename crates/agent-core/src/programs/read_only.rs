@@ -280,7 +280,6 @@ pub const COMMANDS: &[ReadOnlyCommand] = &[
         Operands::Paths,
     ),
     ReadOnlyCommand {
-        style: Style::SingleDash,
         ..cmd(
             &["tree"],
             "a d l f x L= P= I= --gitignore --ignore-case --matchdirs --metafirst --prune \

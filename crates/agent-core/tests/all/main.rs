@@ -15,6 +15,7 @@ mod hooks_registry;
 mod mode_matrix;
 mod permissions_table;
 mod properties;
+mod read_only_options;
 mod runtime_eval;
 mod settings_files;
 mod support;
