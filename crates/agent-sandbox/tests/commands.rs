@@ -25,6 +25,8 @@ fn denylist() -> CommandChecker {
         ],
         ..SandboxSettings::default()
     })
+    // The commands run in a scratch directory under the temporary directory.
+    .with_cwd(std::env::temp_dir())
 }
 
 /// With `rm` (and friends) denied: `true` = allowed.

@@ -197,7 +197,9 @@ fn check_command(args: &CheckCommandArgs) -> Result<Exit> {
     if command.trim().is_empty() {
         bail!("the command is empty; pass it after `--`, e.g. -- 'git status && ls'");
     }
-    let checker = CommandChecker::new(&s);
+    // Relative paths in the command are the session's: anchored at the current directory.
+    let cwd = std::env::current_dir().context("cannot read the current directory")?;
+    let checker = CommandChecker::new(&s).with_cwd(cwd);
     for (name, why) in checker.refused() {
         output::warning(&format!("allowedCommands: `{name}` refused: {why}"));
     }

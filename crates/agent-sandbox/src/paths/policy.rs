@@ -166,6 +166,32 @@ impl PathPolicy {
         })
     }
 
+    /// Whether reads are limited to granted directories (`allowedReadPaths`, a base directory
+    /// or read-only directories are set); otherwise only the deny lists bound reads.
+    pub fn reads_limited(&self) -> bool {
+        self.read.is_some()
+    }
+
+    /// The resolved paths denied for `op`.
+    pub fn denied_paths(&self, op: Op) -> impl Iterator<Item = &Path> {
+        let list = match op {
+            Op::Read => &self.denied_read,
+            Op::Write => &self.denied_write,
+        };
+        list.iter().map(|g| g.path.as_path())
+    }
+
+    /// The same policy with relative paths anchored at `cwd`.
+    pub fn with_cwd(mut self, cwd: &Path) -> Self {
+        self.cwd = cwd.to_path_buf();
+        self
+    }
+
+    /// The directory relative paths are anchored at.
+    pub fn cwd(&self) -> &Path {
+        &self.cwd
+    }
+
     /// Checks a path that is already absolute, normalised and resolved (no I/O), such as the
     /// output of [`super::resolve`].
     pub fn check_resolved(&self, p: &Path, op: Op) -> Verdict {

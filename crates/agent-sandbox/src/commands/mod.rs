@@ -20,8 +20,12 @@
 //! | `echo ok \| sh`                | deny    | a shell reading stdin |
 //! | `git status && ls`             | allow   | |
 
+mod arguments;
+
 use std::path::{Path, PathBuf};
 
+use agent_core::permissions::SAFE_ENV_VARS;
+use agent_core::programs::effects;
 use agent_core::shell::{self, ParsedScript, ShellError, SimpleCommand, wrappers};
 use serde_json::Value;
 
@@ -64,6 +68,8 @@ pub struct InputVerdict {
 #[derive(Clone, Debug)]
 pub struct CommandChecker {
     allowed: Option<Vec<String>>,
+    /// Each allowlisted name with the executable it resolved to at start-up.
+    allowed_exes: Vec<(String, PathBuf)>,
     denied: Vec<String>,
     unrestricted: bool,
     allow_unsandboxed: bool,
@@ -122,6 +128,7 @@ impl CommandChecker {
             })
             .collect();
         let mut refused = Vec::new();
+        let mut allowed_exes = Vec::new();
         let allowed = settings.allowed_commands.as_ref().map(|names| {
             names
                 .iter()
@@ -146,7 +153,10 @@ impl CommandChecker {
                             ));
                             false
                         }
-                        Some(_) => true,
+                        Some(p) => {
+                            allowed_exes.push((n.to_owned(), p));
+                            true
+                        }
                     }
                 })
                 .cloned()
@@ -154,6 +164,7 @@ impl CommandChecker {
         });
         Self {
             allowed,
+            allowed_exes,
             denied: settings.denied_commands.clone(),
             unrestricted: settings.unrestricted,
             allow_unsandboxed: settings.allow_unsandboxed_commands,
@@ -166,6 +177,15 @@ impl CommandChecker {
                 .unwrap_or_else(|| PathBuf::from("/")),
             refused,
         }
+    }
+
+    /// Anchors relative paths (in arguments, redirects and command names) at `cwd`, the
+    /// session's current directory (default: the base directory, else `/`).
+    pub fn with_cwd(mut self, cwd: impl Into<PathBuf>) -> Self {
+        let cwd = cwd.into();
+        self.paths = self.paths.with_cwd(&cwd);
+        self.cwd = cwd;
+        self
     }
 
     /// Allowlisted names refused at start-up, with the reason.
@@ -310,12 +330,144 @@ impl CommandChecker {
                 Some("built-in: inline interpreter code".into()),
             ));
         }
-        for w in cmd.words.iter().skip(1) {
-            if let Some(v) = self.check_path_word(&w.text, w.is_static(), w.home, Op::Read, shown) {
+        if matches!(name, "source" | ".") {
+            return Some(Verdict::deny(
+                format!(
+                    "`{shown}`: `{name}` runs commands from a script file, which cannot be checked"
+                ),
+                Some("built-in: script file".into()),
+            ));
+        }
+        if let Some(v) = self.check_environment(cmd, shown) {
+            return Some(v);
+        }
+        let found = effects::of(inner);
+        if let Some(why) = &found.runs {
+            return Some(Verdict::deny(
+                format!("`{shown}`: {why}, out of the checker's sight"),
+                Some("built-in: program-running option".into()),
+            ));
+        }
+        for w in &found.writes {
+            if let Some(v) = self.check_write_word(w, shown) {
                 return Some(v);
             }
         }
+        if let Some(v) = self.check_git_location(inner, shown) {
+            return Some(v);
+        }
+        if !arguments::text_only(name) {
+            let recursive = arguments::is_recursive(inner);
+            for w in cmd.words.iter().skip(1).chain(&found.reads) {
+                let cands = arguments::candidates(w, &self.cwd, self.home.as_deref());
+                if let Some((why, rule)) =
+                    arguments::refusal(&self.paths, &cands, Op::Read, recursive)
+                {
+                    return Some(Verdict::deny(format!("`{shown}` {why}"), rule));
+                }
+            }
+        }
         self.check_redirects(cmd, shown)
+    }
+
+    /// With an allowlist in force, an environment assignment before a command may only set a
+    /// variable known to be inert (`LANG`, `NO_COLOR`, ...): `GIT_PAGER`, `PAGER`,
+    /// `LD_PRELOAD`, `GIT_SSH_COMMAND` and the like make an allowlisted program run another.
+    fn check_environment(&self, cmd: &SimpleCommand, shown: &SimpleCommand) -> Option<Verdict> {
+        self.allowed.as_ref()?;
+        let mut names: Vec<&str> = cmd.assignments.iter().map(|a| a.name.as_str()).collect();
+        let start = cmd.effective_start();
+        for w in cmd.words.get(1..start).unwrap_or(&[]) {
+            if let Some((n, _)) = w.text.split_once('=')
+                && wrappers::is_assignment(&w.text)
+            {
+                names.push(n);
+            }
+        }
+        names
+            .into_iter()
+            .find(|n| !SAFE_ENV_VARS.contains(n))
+            .map(|n| {
+                Verdict::deny(
+                    format!(
+                        "`{shown}` sets `{n}`, which can change what an allowlisted program runs; only {} may be set",
+                        SAFE_ENV_VARS.join(", ")
+                    ),
+                    Some("built-in: environment".into()),
+                )
+            })
+    }
+
+    /// A file a known program writes through an option or positional (`--output=F`,
+    /// `git init DIR`): checked against the write grants.
+    fn check_write_word(
+        &self,
+        w: &agent_core::shell::Word,
+        shown: &SimpleCommand,
+    ) -> Option<Verdict> {
+        if !w.is_static() {
+            return Some(Verdict::deny(
+                format!("`{shown}` writes a file only known at run time ({})", w.raw),
+                Some("built-in: dynamic write".into()),
+            ));
+        }
+        let p = self.expand(&w.text, w.home);
+        let v = self.paths.check(&p, Op::Write);
+        (!v.allowed).then(|| {
+            Verdict::deny(
+                format!("`{shown}` writes {}: {}", p.display(), v.reason),
+                v.rule,
+            )
+        })
+    }
+
+    /// `git -C DIR`, `--git-dir=DIR`, `--work-tree=DIR`: git then reads and writes there, so
+    /// the directory must be writable.
+    fn check_git_location(
+        &self,
+        words: &[agent_core::shell::Word],
+        shown: &SimpleCommand,
+    ) -> Option<Verdict> {
+        if words.first().map(|w| wrappers::basename(&w.text)) != Some("git") {
+            return None;
+        }
+        let mut i = 1;
+        while let Some(w) = words.get(i) {
+            let t = w.text.as_str();
+            if !t.starts_with('-') {
+                break;
+            }
+            i += 1;
+            let value = if t == "-C" || ["--git-dir", "--work-tree"].contains(&t) {
+                let v = words.get(i).cloned();
+                i += 1;
+                v
+            } else if let Some(v) = t
+                .strip_prefix("--git-dir=")
+                .or_else(|| t.strip_prefix("--work-tree="))
+            {
+                Some(agent_core::shell::Word {
+                    text: v.to_owned(),
+                    ..w.clone()
+                })
+            } else if let Some(v) = t.strip_prefix("-C").filter(|v| !v.is_empty()) {
+                Some(agent_core::shell::Word {
+                    text: v.to_owned(),
+                    ..w.clone()
+                })
+            } else {
+                if t == "-c" {
+                    i += 1;
+                }
+                None
+            };
+            if let Some(v) = value
+                && let Some(verdict) = self.check_write_word(&v, shown)
+            {
+                return Some(verdict);
+            }
+        }
+        None
     }
 
     fn check_redirects(&self, cmd: &SimpleCommand, shown: &SimpleCommand) -> Option<Verdict> {
@@ -341,11 +493,12 @@ impl CommandChecker {
                     }
                 }
             }
-            if let Some(t) = r.read_file()
-                && let Some(v) =
-                    self.check_path_word(&t.text, t.is_static(), t.home, Op::Read, shown)
-            {
-                return Some(v);
+            if let Some(t) = r.read_file() {
+                let cands = arguments::candidates(t, &self.cwd, self.home.as_deref());
+                if let Some((why, rule)) = arguments::refusal(&self.paths, &cands, Op::Read, false)
+                {
+                    return Some(Verdict::deny(format!("`{shown}` {why}"), rule));
+                }
             }
         }
         None
@@ -359,28 +512,6 @@ impl CommandChecker {
             return h.join(rest);
         }
         absolute(Path::new(text), &self.cwd)
-    }
-
-    /// An argument that looks like a path and names a denied path.
-    fn check_path_word(
-        &self,
-        text: &str,
-        is_static: bool,
-        home: bool,
-        op: Op,
-        shown: &SimpleCommand,
-    ) -> Option<Verdict> {
-        if !is_static || !(text.contains('/') || home || text.starts_with('.')) {
-            return None;
-        }
-        let p = self.expand(text.split_once('=').map_or(text, |(_, v)| v), home);
-        let real = crate::paths::resolve(&p).unwrap_or_else(|_| lexical(&p, &self.cwd));
-        self.paths.denied(&real, op).map(|v| {
-            Verdict::deny(
-                format!("`{shown}` names {}: {}", real.display(), v.reason),
-                v.rule,
-            )
-        })
     }
 
     fn check_name(&self, word: &str, shown: &SimpleCommand) -> Option<Verdict> {
@@ -409,13 +540,33 @@ impl CommandChecker {
                     Some("allowedCommands".into()),
                 ));
             }
-            if word.contains('/') {
-                let p = lexical(Path::new(word), &self.cwd);
-                if self.writable.iter().any(|w| p.starts_with(w)) {
+            if word.contains('/') || word.starts_with('~') {
+                // A name with a slash is a path: it runs that file, whatever its basename.
+                let p = self.expand(word, word.starts_with('~'));
+                let real = std::fs::canonicalize(&p).ok();
+                let same = self
+                    .allowed_exes
+                    .iter()
+                    .any(|(n, exe)| n == base && real.as_ref() == Some(exe));
+                if !same {
+                    return Some(Verdict::deny(
+                        format!(
+                            "`{shown}` runs {}, which is not the allowlisted `{base}`{}",
+                            p.display(),
+                            self.allowed_exes
+                                .iter()
+                                .find(|(n, _)| n == base)
+                                .map_or_else(String::new, |(_, e)| format!(" ({})", e.display()))
+                        ),
+                        Some("built-in: program named by a path".into()),
+                    ));
+                }
+                let l = lexical(&p, &self.cwd);
+                if self.writable.iter().any(|w| l.starts_with(w)) {
                     return Some(Verdict::deny(
                         format!(
                             "`{shown}` runs {}, a program inside a writable directory",
-                            p.display()
+                            l.display()
                         ),
                         Some("built-in: program in a writable directory".into()),
                     ));
