@@ -198,7 +198,17 @@ pub fn of(words: &[Word]) -> Effects {
         "cp" | "mv" | "install" | "ln" => {
             e.writes = values(args, &[v(Some('t'), &["target-directory"])]);
         }
-        "tee" => {}
+        // `tee` exists to write files: its operands are checked like redirect targets.
+        "tee" => {
+            let mut options_done = false;
+            for w in args {
+                if !options_done && w.text == "--" {
+                    options_done = true;
+                } else if options_done || !w.text.starts_with('-') || w.text == "-" {
+                    e.writes.push(w.clone());
+                }
+            }
+        }
         "tar" => tar(args, &mut e),
         "curl" => {
             e.writes = values(

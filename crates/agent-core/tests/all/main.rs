@@ -13,6 +13,7 @@ mod hooks_process;
 mod hooks_protocol;
 mod hooks_registry;
 mod mode_matrix;
+mod option_effects;
 mod permissions_table;
 mod properties;
 mod read_only_options;
