@@ -17,6 +17,7 @@ mod option_effects;
 mod permissions_table;
 mod properties;
 mod read_only_options;
+mod read_only_oracle;
 mod runtime_eval;
 mod settings_files;
 mod support;
