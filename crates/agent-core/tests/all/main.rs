@@ -18,6 +18,7 @@ mod permissions_table;
 mod properties;
 mod read_only_options;
 mod read_only_oracle;
+mod read_paths;
 mod runtime_eval;
 mod settings_files;
 mod support;

@@ -1,0 +1,112 @@
+//! Issue 13, class 4: every path a command reads (arguments, option values, redirects, after
+//! `cd` of any kind) is resolved as the filesystem would, and reads outside the working
+//! directories are not auto-approved. Enumerated: read-only commands × ways to name a file
+//! outside (absolute, `..`, a symlink inside the project, a symlink followed by `..`, a
+//! redirect, an option value, after `cd` into a symlink, `cd -`, `cd` alone, `cd "$D"`).
+
+use agent_core::permissions::{
+    Behavior, PermissionEngine, PermissionMode, PreToolUseOutcome, ToolCall,
+};
+use serde_json::json;
+
+fn decide(e: &PermissionEngine, cmd: &str) -> Behavior {
+    e.check(
+        &ToolCall::new("Bash", json!({ "command": cmd })),
+        &PreToolUseOutcome::default(),
+    )
+    .behavior
+}
+
+#[test]
+fn reads_outside_the_working_directories_are_never_auto_approved() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(tmp.path()).unwrap();
+    let proj = root.join("proj");
+    let outside = root.join("outside");
+    std::fs::create_dir_all(proj.join("sub")).unwrap();
+    std::fs::create_dir_all(outside.join("deeper")).unwrap();
+    std::fs::write(outside.join("k"), "secret").unwrap();
+    std::fs::write(proj.join("in.txt"), "x").unwrap();
+    std::os::unix::fs::symlink(&outside, proj.join("link")).unwrap();
+    std::os::unix::fs::symlink(outside.join("deeper"), proj.join("sub/down")).unwrap();
+    std::os::unix::fs::symlink("/", proj.join("rootlink")).unwrap();
+    let o = outside.display();
+    let paths = [
+        format!("{o}/k"),
+        "../outside/k".to_owned(),
+        "link/k".to_owned(),
+        "sub/down/../k".to_owned(),
+        "rootlink/etc/passwd".to_owned(),
+        "./link/./k".to_owned(),
+    ];
+    let commands = [
+        "cat",
+        "head -n1",
+        "tail -n1",
+        "wc -l",
+        "grep x",
+        "sort",
+        "stat",
+        "md5sum",
+        "nl",
+        "cut -c1",
+        "file",
+        "diff in.txt",
+    ];
+    for mode in [
+        PermissionMode::Default,
+        PermissionMode::AcceptEdits,
+        PermissionMode::Plan,
+        PermissionMode::DontAsk,
+    ] {
+        let e = PermissionEngine::builder(&proj, "/nonexistent-home")
+            .mode(mode)
+            .build()
+            .unwrap();
+        assert_eq!(decide(&e, "cat in.txt"), Behavior::Allow);
+        for p in &paths {
+            for c in commands {
+                for cmd in [
+                    format!("{c} {p}"),
+                    format!("{c} < {p}"),
+                    format!("cat in.txt | {c} - < {p}"),
+                ] {
+                    assert_ne!(decide(&e, &cmd), Behavior::Allow, "{mode:?}: {cmd:?}");
+                }
+            }
+            for cmd in [
+                format!("grep -f {p} in.txt"),
+                format!("grep -f{p} in.txt"),
+                format!("grep --file={p} in.txt"),
+                format!("sort --random-source={p} in.txt"),
+                format!("date -r {p}"),
+                format!("find . -newer {p}"),
+                format!("[ -f {p} ]"),
+                format!("git blame --contents={p} in.txt"),
+            ] {
+                assert_ne!(decide(&e, &cmd), Behavior::Allow, "{mode:?}: {cmd:?}");
+            }
+        }
+        for cmd in [
+            "cd link && cat k",
+            "cd link; cat k",
+            "cd sub/down && cat ../k",
+            "cd .. && cat outside/k",
+            "cd - && cat in.txt",
+            "cd && cat in.txt",
+            "cd \"$D\" && cat in.txt",
+            "pushd link && cat k",
+            "(cd link && cat k)",
+            "cd rootlink && cat etc/passwd",
+        ] {
+            assert_ne!(decide(&e, cmd), Behavior::Allow, "{mode:?}: {cmd:?}");
+        }
+        for cmd in [
+            "cd sub && cat ../in.txt",
+            "cat sub/../in.txt",
+            "cat < in.txt",
+        ] {
+            assert_eq!(decide(&e, cmd), Behavior::Allow, "{mode:?}: {cmd:?}");
+        }
+    }
+}
