@@ -446,6 +446,49 @@ fn cd(args: &[Word]) -> Result<Vec<Word>, String> {
     }
 }
 
+/// The read-only set as a Markdown table (docs/permissions.md holds it; a test keeps the two
+/// equal): each command, its allowed options in [`OptTable::parse`]'s compact form, and what
+/// its operands are.
+pub fn markdown_table() -> String {
+    let mut out = String::from("| command | allowed options | operands |\n|---|---|---|\n");
+    let operands = |o: Operands| match o {
+        Operands::None => "none",
+        Operands::Text => "text",
+        Operands::Paths => "files read",
+        Operands::PatternThenPaths => "a pattern (unless `-e`/`-f`), then files read",
+        Operands::Format => "`+FORMAT` only",
+    };
+    // Pipes inside a table cell are escaped (GitHub renders `\|` in a code span as `|`).
+    let squash = |s: &str| {
+        s.split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+            .replace('|', "\\|")
+    };
+    for c in COMMANDS {
+        let opts = squash(c.options);
+        let opts = if opts.is_empty() {
+            "none".to_owned()
+        } else {
+            format!("`{opts}`")
+        };
+        let numeric = if c.numeric { " and `-NUM`" } else { "" };
+        out.push_str(&format!(
+            "| `{}` | {opts}{numeric} | {} |\n",
+            c.names.join("`, `"),
+            operands(c.operands)
+        ));
+    }
+    for (names, text) in super::git::subcommands() {
+        out.push_str(&format!(
+            "| `git {}` | `{}` | revisions and pathspecs (text) |\n",
+            names.join("`, `git "),
+            squash(&text)
+        ));
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

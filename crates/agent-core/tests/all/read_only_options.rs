@@ -292,3 +292,28 @@ fn words_only_known_at_run_time_never_stand_where_options_are_read() {
         assert!(read_only(text), "{text:?} is not read-only");
     }
 }
+
+/// docs/permissions.md lists every command's allowed options; it must be the table the code
+/// uses. Regenerate with `AGENT_WRITE_DOCS=1 cargo test -p agent-core read_only_table_in_docs`.
+#[test]
+fn read_only_table_in_docs() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/permissions.md");
+    let doc = std::fs::read_to_string(path).unwrap();
+    let (begin, end) = (
+        "<!-- read-only-table:begin -->\n",
+        "<!-- read-only-table:end -->",
+    );
+    let start = doc.find(begin).expect("the begin marker") + begin.len();
+    let stop = doc.find(end).expect("the end marker");
+    let table = agent_core::programs::read_only::markdown_table();
+    if std::env::var_os("AGENT_WRITE_DOCS").is_some() {
+        let updated = format!("{}{table}{}", &doc[..start], &doc[stop..]);
+        std::fs::write(path, updated).unwrap();
+        return;
+    }
+    assert_eq!(
+        &doc[start..stop],
+        table,
+        "docs/permissions.md is stale: regenerate it"
+    );
+}
