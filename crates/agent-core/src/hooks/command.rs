@@ -1,7 +1,9 @@
 //! Command hooks: a process per run, the input JSON on stdin, stdout and stderr captured with a
 //! memory cap, in its own process group with no terminal on any of its standard streams, and
 //! the whole group killed when it runs out of time (so a hook that forked a sleeper leaves
-//! nothing behind).
+//! nothing behind). The environment is the runtime's minus `OTEL_*` and, with
+//! `hookEnvironment.scrubSecrets`, minus every variable whose name looks like a secret
+//! ([`HookEnvironment`]), plus the hook variables the caller passes.
 
 use std::path::Path;
 use std::process::Stdio;
@@ -10,6 +12,7 @@ use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 
 use super::config::HookShell;
+use super::environment::HookEnvironment;
 use super::protocol::{RawExit, RawRun};
 
 /// At most this much of a hook's stdout is kept in memory; the rest is read and discarded.
@@ -25,6 +28,8 @@ pub(crate) struct CommandSpec<'a> {
     pub shell: HookShell,
     pub cwd: &'a Path,
     pub env: &'a [(String, String)],
+    /// Which of the runtime's variables the hook must not see.
+    pub environment: &'a HookEnvironment,
     /// Values substituted for `${NAME}` in exec-form arguments.
     pub substitutions: &'a [(&'static str, String)],
 }
@@ -104,8 +109,9 @@ pub(crate) async fn run(spec: &CommandSpec<'_>, stdin: &[u8], timeout: Duration)
     #[cfg(unix)]
     cmd.process_group(0);
     for (k, _) in std::env::vars_os() {
-        if k.to_str().is_some_and(|k| k.starts_with("OTEL_")) {
-            cmd.env_remove(k);
+        let name = k.to_string_lossy();
+        if name.starts_with("OTEL_") || spec.environment.withholds(&name) {
+            cmd.env_remove(&k);
         }
     }
     cmd.envs(spec.env.iter().map(|(k, v)| (k, v)));

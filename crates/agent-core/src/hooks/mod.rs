@@ -7,7 +7,9 @@
 //! - [`HookInput`]: the common fields (`session_id`, `transcript_path`, `cwd`,
 //!   `permission_mode`, `hook_event_name`) plus the event's own, typed, and as wire JSON.
 //! - [`HooksConfig`]: the `hooks` blocks of settings files and plugin `hooks/hooks.json` files,
-//!   each handler carrying its source (`file#hooks.PreToolUse[0].hooks[1]`).
+//!   each handler carrying its source (`file#hooks.PreToolUse[0].hooks[1]`), and the
+//!   [`HookEnvironment`] (`hookEnvironment`: whether secrets are scrubbed from hooks'
+//!   environment).
 //! - [`HookRegistry`]: function hooks and configured `command` / `http` handlers (plus
 //!   `prompt` / `agent` through a [`HookExtension`] a host provides); [`HookRegistry::execute`]
 //!   runs every matching hook concurrently and returns a [`HookExecution`]: one merged
@@ -43,6 +45,7 @@
 mod caps;
 mod command;
 mod config;
+mod environment;
 mod event;
 mod gate;
 mod http;
@@ -58,6 +61,8 @@ pub use command::{MAX_STDERR_BYTES, MAX_STDOUT_BYTES};
 pub use config::{
     ConfiguredHook, HandlerConfig, HookConfigError, HookShell, HookSource, HooksConfig,
 };
+pub(crate) use environment::parse as parse_hook_environment;
+pub use environment::{HOOK_ENVIRONMENT_KEY, HookEnvironment};
 pub use event::{ALL_EVENTS, DecisionControl, ExitTwo, HookEvent, UnknownEvent};
 pub use gate::{GatedDecision, HookPermissionRequests, check_tool_call};
 #[cfg(feature = "http")]
