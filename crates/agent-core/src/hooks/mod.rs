@@ -15,6 +15,9 @@
 //!   runs every matching hook concurrently and returns a [`HookExecution`]: one merged
 //!   [`HookOutcome`] (deny > defer > ask > allow, any block wins, deterministic) and each
 //!   hook's [`HookRunResult`].
+//! - Command hooks run in their own process group; when a run ends (exit or timeout) every
+//!   process it started is killed, on Linux also those that left the group or the session
+//!   (the runtime is a child subreaper while hooks run and scans `/proc`; `tree.rs`).
 //! - [`protocol`]: the exit-code and stdout rules (exit 0 JSON or text, exit 2 blocks, anything
 //!   else fails open unless `"onFailure": "block"`), as pure functions.
 //! - [`check_tool_call`] and [`HookPermissionRequests`]: the hooks' place in the permission
@@ -55,6 +58,7 @@ mod outcome;
 mod output;
 pub mod protocol;
 mod registry;
+mod tree;
 
 pub use caps::{MAX_HOOK_TEXT_CHARS, OutputCaps, PREVIEW_CHARS};
 pub use command::{MAX_STDERR_BYTES, MAX_STDOUT_BYTES};
