@@ -500,3 +500,196 @@ fn http_hooks_post_the_input_to_a_loopback_server() {
         "{out}"
     );
 }
+
+/// `agent hooks run --event Stop` with `vars` added to (and `AGENT_HOME` removed from) the
+/// environment of the `agent` process.
+fn run_with_env(env: &Env, extra: &[&str], vars: &[(&str, &str)]) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_agent"));
+    cmd.args(["hooks", "run", "--event", "Stop", "--input", "{}"])
+        .args(extra)
+        .env("HOME", env.root.join("home"))
+        .env_remove("AGENT_HOME")
+        .current_dir(env.root.join("proj"));
+    for (k, v) in vars {
+        cmd.env(k, v);
+    }
+    cmd.output().unwrap()
+}
+
+const SECRETS: [(&str, &str); 7] = [
+    ("ANTHROPIC_API_KEY", "sk-ant-test"),
+    ("OPENAI_API_KEY", "sk-test"),
+    ("GITHUB_TOKEN", "ghp_test"),
+    ("MY_SECRET", "s3cret"),
+    ("DB_PASSWORD", "hunter2"),
+    ("SSH_AUTH_SOCK", "/tmp/agent.sock"),
+    ("MY_PLAIN_SETTING", "visible"),
+];
+
+#[test]
+fn hook_environment_scrubs_secrets_only_when_asked() {
+    let env = Env::new();
+    let seen = env.root.join("env.txt");
+    let hooks = json!({"Stop": [{"hooks": [{"type": "command",
+        "command": format!("env > '{}'", seen.display())}]}]});
+    let names = |out: &Output| -> Vec<String> {
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        std::fs::read_to_string(&seen)
+            .unwrap()
+            .lines()
+            .filter_map(|l| l.split_once('=').map(|(k, _)| k.to_owned()))
+            .collect()
+    };
+    let always = [
+        "PATH",
+        "HOME",
+        "MY_PLAIN_SETTING",
+        "HOOK_EVENT",
+        "HOOK_SESSION_ID",
+        "HOOK_CWD",
+        "CLAUDE_PROJECT_DIR",
+        "CLAUDE_CODE_SESSION_ID",
+    ];
+    let secret_names = [
+        "ANTHROPIC_API_KEY",
+        "OPENAI_API_KEY",
+        "GITHUB_TOKEN",
+        "MY_SECRET",
+        "DB_PASSWORD",
+        "SSH_AUTH_SOCK",
+    ];
+
+    // Default: the whole environment, as in Claude Code.
+    let s = env.write("default.json", &json!({"hooks": hooks}));
+    let got = names(&run_with_env(&env, &["--settings", &s], &SECRETS));
+    for n in always.iter().chain(secret_names.iter()) {
+        assert!(
+            got.iter().any(|g| g == n),
+            "{n} missing by default: {got:?}"
+        );
+    }
+
+    // scrubSecrets: no secret, everything else.
+    let s = env.write(
+        "scrub.json",
+        &json!({"hooks": hooks, "hookEnvironment": {"scrubSecrets": true}}),
+    );
+    let got = names(&run_with_env(&env, &["--settings", &s], &SECRETS));
+    for n in always {
+        assert!(got.iter().any(|g| g == n), "{n} missing: {got:?}");
+    }
+    for n in secret_names {
+        assert!(!got.iter().any(|g| g == n), "{n} leaked: {got:?}");
+    }
+
+    // passthrough keeps the names it lists.
+    let s = env.write(
+        "pass.json",
+        &json!({"hooks": hooks, "hookEnvironment": {"scrubSecrets": true, "passthrough": ["GITHUB_TOKEN"]}}),
+    );
+    let got = names(&run_with_env(&env, &["--settings", &s], &SECRETS));
+    assert!(got.iter().any(|g| g == "GITHUB_TOKEN"), "{got:?}");
+    assert!(!got.iter().any(|g| g == "ANTHROPIC_API_KEY"), "{got:?}");
+
+    // The user turns it on; a trusted project cannot turn it off (nor pass secrets through).
+    std::fs::create_dir_all(env.root.join("home/.agent")).unwrap();
+    std::fs::write(
+        env.root.join("home/.agent/settings.json"),
+        json!({"hooks": hooks, "hookEnvironment": {"scrubSecrets": true}}).to_string(),
+    )
+    .unwrap();
+    std::fs::write(
+        env.root.join("proj/.agent/settings.json"),
+        json!({"hookEnvironment": {"scrubSecrets": false, "passthrough": ["ANTHROPIC_API_KEY"]}})
+            .to_string(),
+    )
+    .unwrap();
+    let out = run_with_env(&env, &["--trust"], &SECRETS);
+    let got = names(&out);
+    for n in secret_names {
+        assert!(!got.iter().any(|g| g == n), "{n} leaked: {got:?}");
+    }
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("hookEnvironment.scrubSecrets: false` is ignored"),
+        "{stderr}"
+    );
+    // The user's own --settings can.
+    let s = env.write(
+        "off.json",
+        &json!({"hookEnvironment": {"scrubSecrets": false}}),
+    );
+    let got = names(&run_with_env(
+        &env,
+        &["--trust", "--settings", &s],
+        &SECRETS,
+    ));
+    assert!(got.iter().any(|g| g == "ANTHROPIC_API_KEY"), "{got:?}");
+}
+
+#[test]
+fn hook_environment_errors_name_the_file_and_key() {
+    let env = Env::new();
+    for (value, want) in [
+        (
+            json!({"scrubSecret": true}),
+            "`hookEnvironment.scrubSecret` is not a known key; use `scrubSecrets`",
+        ),
+        (
+            json!({"scrubSecrets": "yes"}),
+            "`hookEnvironment.scrubSecrets` must be true or false",
+        ),
+        (
+            json!({"passthrough": ["A=1"]}),
+            "`hookEnvironment.passthrough[0]` is \"A=1\", which is not a variable name",
+        ),
+    ] {
+        let s = env.write("bad.json", &json!({"hookEnvironment": value}));
+        let out = run_with_env(&env, &["--settings", &s], &[]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert!(stderr.contains("bad.json: "), "{stderr}");
+        assert!(stderr.contains(want), "{stderr}");
+    }
+}
+
+#[test]
+fn scrubbed_secrets_are_not_sent_in_http_hook_headers_unless_passed_through() {
+    let env = Env::new();
+    for (pass, want) in [
+        (json!([]), "authorization: bearer \r\n"),
+        (
+            json!(["HOOK_TEST_TOKEN"]),
+            "authorization: bearer t0ken\r\n",
+        ),
+    ] {
+        let (url, server) = serve_once(200, "{}");
+        let s = env.write(
+            "http.json",
+            &json!({"hookEnvironment": {"scrubSecrets": true, "passthrough": pass},
+                    "hooks": {"Stop": [{"hooks": [{"type": "http", "url": url,
+                "headers": {"Authorization": "Bearer $HOOK_TEST_TOKEN"},
+                "allowedEnvVars": ["HOOK_TEST_TOKEN"], "timeout": 10}]}]}}),
+        );
+        let out = run_with_env(&env, &["--settings", &s], &[("HOOK_TEST_TOKEN", "t0ken")]);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let (head, _) = server.join().unwrap();
+        assert!(head.to_ascii_lowercase().contains(want), "{head}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(
+            stderr.contains("add it to hookEnvironment.passthrough"),
+            pass.as_array().unwrap().is_empty(),
+            "{stderr}"
+        );
+    }
+}

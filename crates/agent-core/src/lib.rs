@@ -14,6 +14,8 @@
 //! - [`hooks::HookRegistry`]: Claude Code compatible lifecycle hooks (command, http and
 //!   in-process), wired into the permission engine.
 //! - [`shell::parse`]: shell text to the simple commands it can run, at every nesting level.
+//! - [`secrets::is_secret_name`]: which environment variable names count as secrets, for every
+//!   environment the runtime hands to another program.
 
 #![deny(missing_docs)]
 
@@ -22,5 +24,6 @@ pub mod hooks;
 pub mod paths;
 pub mod permissions;
 pub mod programs;
+pub mod secrets;
 pub mod shell;
 pub mod tools;

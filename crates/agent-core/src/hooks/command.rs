@@ -1,7 +1,15 @@
 //! Command hooks: a process per run, the input JSON on stdin, stdout and stderr captured with a
-//! memory cap, in its own process group with no terminal on any of its standard streams, and
-//! the whole group killed when it runs out of time (so a hook that forked a sleeper leaves
-//! nothing behind).
+//! memory cap, in its own process group with no terminal on any of its standard streams.
+//!
+//! A run ends when the main process has exited and its output pipes have closed (a background
+//! child that keeps them open keeps the run going), or when its time is up. Then, on Linux,
+//! **every** process it started is killed, including those that left the process group or the
+//! session, and the ones the runtime adopted are reaped ([`super::tree`]): a finished hook
+//! leaves nothing behind. Elsewhere only the process group is killed, and only on timeout.
+//!
+//! The environment is the runtime's minus `OTEL_*` and, with `hookEnvironment.scrubSecrets`,
+//! minus every variable whose name looks like a secret ([`HookEnvironment`]), plus the hook
+//! variables the caller passes and the run marker `AGENT_HOOK_RUN_ID` (Linux).
 
 use std::path::Path;
 use std::process::Stdio;
@@ -10,7 +18,9 @@ use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 
 use super::config::HookShell;
+use super::environment::HookEnvironment;
 use super::protocol::{RawExit, RawRun};
+use super::tree::HookTree;
 
 /// At most this much of a hook's stdout is kept in memory; the rest is read and discarded.
 pub const MAX_STDOUT_BYTES: usize = 1 << 20;
@@ -25,6 +35,8 @@ pub(crate) struct CommandSpec<'a> {
     pub shell: HookShell,
     pub cwd: &'a Path,
     pub env: &'a [(String, String)],
+    /// Which of the runtime's variables the hook must not see.
+    pub environment: &'a HookEnvironment,
     /// Values substituted for `${NAME}` in exec-form arguments.
     pub substitutions: &'a [(&'static str, String)],
 }
@@ -52,22 +64,6 @@ async fn read_capped<R: AsyncRead + Unpin>(r: Option<R>, cap: usize) -> (Vec<u8>
     (kept, total)
 }
 
-/// Kills the process group `pgid` (the hook and everything it started).
-#[cfg(unix)]
-fn kill_group(pgid: Option<u32>) {
-    use rustix::process::{Pid, Signal, kill_process_group};
-    if let Some(pid) = pgid
-        .and_then(|p| i32::try_from(p).ok())
-        .and_then(Pid::from_raw)
-    {
-        // The group may already be gone; nothing else to do then.
-        let _ = kill_process_group(pid, Signal::KILL);
-    }
-}
-
-#[cfg(not(unix))]
-fn kill_group(_pgid: Option<u32>) {}
-
 fn substitute(arg: &str, subs: &[(&'static str, String)]) -> String {
     let mut out = arg.to_owned();
     for (name, value) in subs {
@@ -79,7 +75,7 @@ fn substitute(arg: &str, subs: &[(&'static str, String)]) -> String {
     out
 }
 
-/// Runs one command hook to completion or until `timeout`.
+/// Runs one command hook to completion or until `timeout`, then ends everything it started.
 pub(crate) async fn run(spec: &CommandSpec<'_>, stdin: &[u8], timeout: Duration) -> RawRun {
     let mut cmd = match spec.args {
         Some(args) => {
@@ -104,11 +100,17 @@ pub(crate) async fn run(spec: &CommandSpec<'_>, stdin: &[u8], timeout: Duration)
     #[cfg(unix)]
     cmd.process_group(0);
     for (k, _) in std::env::vars_os() {
-        if k.to_str().is_some_and(|k| k.starts_with("OTEL_")) {
-            cmd.env_remove(k);
+        let name = k.to_string_lossy();
+        if name.starts_with("OTEL_") || spec.environment.withholds(&name) {
+            cmd.env_remove(&k);
         }
     }
     cmd.envs(spec.env.iter().map(|(k, v)| (k, v)));
+    // Registered before the spawn, so that the runtime adopts the hook's orphans from the start.
+    let mut tree = HookTree::begin();
+    if let Some((k, v)) = tree.marker() {
+        cmd.env(k, v);
+    }
     let mut child = match cmd.spawn() {
         Ok(c) => c,
         Err(e) => {
@@ -119,7 +121,7 @@ pub(crate) async fn run(spec: &CommandSpec<'_>, stdin: &[u8], timeout: Duration)
             };
         }
     };
-    let pgid = child.id();
+    tree.started(child.id());
     let input = child.stdin.take();
     let out = child.stdout.take();
     let err = child.stderr.take();
@@ -131,17 +133,25 @@ pub(crate) async fn run(spec: &CommandSpec<'_>, stdin: &[u8], timeout: Duration)
         }
     };
     let work = async {
-        let ((), (out, out_total), (err, _), status) = tokio::join!(
+        let ((), (out, out_total), (err, _), early) = tokio::join!(
             write,
             read_capped(out, MAX_STDOUT_BYTES),
             read_capped(err, MAX_STDERR_BYTES),
-            child.wait()
+            main_exited(&tree, &mut child)
         );
-        (out, out_total, err, status)
+        (out, out_total, err, early)
     };
-    let finished = tokio::time::timeout(timeout, work).await;
+    let finished = tokio::select! {
+        r = tokio::time::timeout(timeout, work) => r,
+        never = tree.watch() => match never {},
+    };
     match finished {
-        Ok((out, out_total, err, status)) => {
+        Ok((out, out_total, err, early)) => {
+            tree.end(false).await;
+            let status = match early {
+                Some(s) => s,
+                None => child.wait().await,
+            };
             let exit = match status {
                 Ok(s) => match s.code() {
                     Some(c) => RawExit::Code(c),
@@ -164,7 +174,7 @@ pub(crate) async fn run(spec: &CommandSpec<'_>, stdin: &[u8], timeout: Duration)
             }
         }
         Err(_) => {
-            kill_group(pgid);
+            tree.end(true).await;
             let _ = child.start_kill();
             let _ = child.wait().await;
             RawRun {
@@ -174,6 +184,25 @@ pub(crate) async fn run(spec: &CommandSpec<'_>, stdin: &[u8], timeout: Duration)
             }
         }
     }
+}
+
+/// Waits until the main process has exited. On Linux it is left unreaped (a zombie) for the
+/// cleanup, and `None` says to reap it afterwards; elsewhere it is reaped here.
+#[cfg(target_os = "linux")]
+async fn main_exited(
+    tree: &HookTree,
+    _child: &mut tokio::process::Child,
+) -> Option<std::io::Result<std::process::ExitStatus>> {
+    tree.main_exited().await;
+    None
+}
+
+#[cfg(not(target_os = "linux"))]
+async fn main_exited(
+    _tree: &HookTree,
+    child: &mut tokio::process::Child,
+) -> Option<std::io::Result<std::process::ExitStatus>> {
+    Some(child.wait().await)
 }
 
 #[cfg(unix)]

@@ -10,13 +10,15 @@
 //! an untrusted project are skipped with a warning (claude-code.md §8 B18); `disableAllHooks`
 //! from the highest-precedence trusted file that sets it wins; an unknown event name is skipped
 //! with a warning (a newer Claude Code may know it); anything else malformed refuses the whole
-//! configuration with the file and key at fault.
+//! configuration with the file and key at fault. `hookEnvironment` merges as its module
+//! (`environment.rs`) says: the repository's files cannot turn secret scrubbing off.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde_json::{Map, Value};
 
+use super::environment::HookEnvironment;
 use super::event::HookEvent;
 use super::protocol::OnFailure;
 use crate::permissions::{Scope, Settings};
@@ -149,6 +151,8 @@ pub struct HooksConfig {
     pub hooks: Vec<ConfiguredHook>,
     /// The file whose `disableAllHooks: true` turns every hook off.
     pub disabled_by: Option<PathBuf>,
+    /// What environment hooks see (`hookEnvironment`; see [`HookEnvironment`] for the merge).
+    pub environment: HookEnvironment,
     /// Hooks and keys that were skipped, and why (untrusted folder, unknown event, ...).
     pub warnings: Vec<String>,
 }
@@ -193,6 +197,7 @@ impl HooksConfig {
         if let Some((true, path)) = disabled {
             cfg.disabled_by = Some(path);
         }
+        cfg.environment = HookEnvironment::from_files(&settings.files, &mut cfg.warnings);
         Ok(cfg)
     }
 

@@ -7,12 +7,17 @@
 //! - [`HookInput`]: the common fields (`session_id`, `transcript_path`, `cwd`,
 //!   `permission_mode`, `hook_event_name`) plus the event's own, typed, and as wire JSON.
 //! - [`HooksConfig`]: the `hooks` blocks of settings files and plugin `hooks/hooks.json` files,
-//!   each handler carrying its source (`file#hooks.PreToolUse[0].hooks[1]`).
+//!   each handler carrying its source (`file#hooks.PreToolUse[0].hooks[1]`), and the
+//!   [`HookEnvironment`] (`hookEnvironment`: whether secrets are scrubbed from hooks'
+//!   environment).
 //! - [`HookRegistry`]: function hooks and configured `command` / `http` handlers (plus
 //!   `prompt` / `agent` through a [`HookExtension`] a host provides); [`HookRegistry::execute`]
 //!   runs every matching hook concurrently and returns a [`HookExecution`]: one merged
 //!   [`HookOutcome`] (deny > defer > ask > allow, any block wins, deterministic) and each
 //!   hook's [`HookRunResult`].
+//! - Command hooks run in their own process group; when a run ends (exit or timeout) every
+//!   process it started is killed, on Linux also those that left the group or the session
+//!   (the runtime is a child subreaper while hooks run and scans `/proc`; `tree.rs`).
 //! - [`protocol`]: the exit-code and stdout rules (exit 0 JSON or text, exit 2 blocks, anything
 //!   else fails open unless `"onFailure": "block"`), as pure functions.
 //! - [`check_tool_call`] and [`HookPermissionRequests`]: the hooks' place in the permission
@@ -43,6 +48,7 @@
 mod caps;
 mod command;
 mod config;
+mod environment;
 mod event;
 mod gate;
 mod http;
@@ -52,12 +58,15 @@ mod outcome;
 mod output;
 pub mod protocol;
 mod registry;
+mod tree;
 
 pub use caps::{MAX_HOOK_TEXT_CHARS, OutputCaps, PREVIEW_CHARS};
 pub use command::{MAX_STDERR_BYTES, MAX_STDOUT_BYTES};
 pub use config::{
     ConfiguredHook, HandlerConfig, HookConfigError, HookShell, HookSource, HooksConfig,
 };
+pub(crate) use environment::parse as parse_hook_environment;
+pub use environment::{HOOK_ENVIRONMENT_KEY, HookEnvironment};
 pub use event::{ALL_EVENTS, DecisionControl, ExitTwo, HookEvent, UnknownEvent};
 pub use gate::{GatedDecision, HookPermissionRequests, check_tool_call};
 #[cfg(feature = "http")]

@@ -18,6 +18,7 @@ use tracing::Instrument;
 use super::caps::OutputCaps;
 use super::command::{self, CommandSpec};
 use super::config::{ConfiguredHook, HandlerConfig, HooksConfig};
+use super::environment::HookEnvironment;
 use super::event::{ALL_EVENTS, HookEvent};
 use super::http::{self, HookHttpClient, HttpHookRequest};
 use super::input::HookInput;
@@ -289,6 +290,7 @@ struct Runner {
     http: Option<Arc<dyn HookHttpClient>>,
     caps: OutputCaps,
     project_dir: PathBuf,
+    environment: HookEnvironment,
 }
 
 /// The hooks of a session. Register everything first (`&mut self`), then share it (`Arc`) and
@@ -358,6 +360,7 @@ impl HookRegistry {
                 http: None,
                 caps: OutputCaps::default(),
                 project_dir,
+                environment: HookEnvironment::default(),
             }),
             extensions: HashMap::new(),
             home,
@@ -399,6 +402,18 @@ impl HookRegistry {
         self.runner_mut().http = Some(client);
     }
 
+    /// Sets what environment hooks see (the `hookEnvironment` setting; [`Self::load`] sets it
+    /// from the settings when they say anything about it). Set it before loading hooks, so that
+    /// `http` hooks whose `allowedEnvVars` it withholds are warned about.
+    pub fn set_environment(&mut self, environment: HookEnvironment) {
+        self.runner_mut().environment = environment;
+    }
+
+    /// What environment hooks see.
+    pub fn environment(&self) -> &HookEnvironment {
+        &self.runner.environment
+    }
+
     /// Lets `kind` hooks (`prompt`, `agent`, `mcp_tool`) run through `extension`.
     pub fn set_extension(&mut self, kind: &str, extension: Arc<dyn HookExtension>) {
         self.extensions.insert(kind.to_owned(), extension);
@@ -426,9 +441,19 @@ impl HookRegistry {
     /// cannot run (`prompt`/`agent`/`mcp_tool` without an extension, `http` without a client).
     /// Nothing of `config` is registered then.
     pub fn load(&mut self, config: &HooksConfig) -> Result<(), HookLoadError> {
+        let previous = self.runner.environment.clone();
+        if config.environment.set_by.is_some() || config.environment.scrub_secrets {
+            self.runner_mut().environment = config.environment.clone();
+        }
         let mut staged = Vec::with_capacity(config.hooks.len());
         for hook in &config.hooks {
-            staged.push(self.entry_for(hook)?);
+            match self.entry_for(hook) {
+                Ok(e) => staged.push(e),
+                Err(e) => {
+                    self.runner_mut().environment = previous;
+                    return Err(e);
+                }
+            }
         }
         self.warnings.extend(config.warnings.iter().cloned());
         if let Some(d) = &config.disabled_by {
@@ -460,8 +485,19 @@ impl HookRegistry {
                     args, hook.source.plugin_root
                 ),
             ),
-            HandlerConfig::Http { url, headers, .. } => {
+            HandlerConfig::Http {
+                url,
+                headers,
+                allowed_env_vars,
+            } => {
                 self.ensure_http_client().map_err(&err)?;
+                for name in allowed_env_vars {
+                    if self.runner.environment.withholds(name) {
+                        self.warnings.push(format!(
+                            "{source}: `allowedEnvVars` names {name}, which hookEnvironment.scrubSecrets withholds, so its headers read it as empty; add it to hookEnvironment.passthrough to send it"
+                        ));
+                    }
+                }
                 (
                     Handler::Configured(hook.handler.clone()),
                     format!("http\0{url}\0{headers:?}"),
@@ -898,6 +934,7 @@ impl Runner {
                     shell: *shell,
                     cwd: &input.cwd,
                     env: &env,
+                    environment: &self.environment,
                     substitutions: &subs,
                 };
                 command::run(&spec, body, entry.timeout).await
@@ -946,7 +983,15 @@ impl Runner {
         let Some(client) = &self.http else {
             return failed(RawExit::Failed("no HTTP client is configured".into()));
         };
-        let lookup = |name: &str| std::env::var(name).ok();
+        // `allowedEnvVars` opens a variable to the headers; scrubbing closes secrets again
+        // unless they are passed through.
+        let lookup = |name: &str| {
+            if self.environment.withholds(name) {
+                None
+            } else {
+                std::env::var(name).ok()
+            }
+        };
         let headers: Vec<(String, String)> = headers
             .iter()
             .map(|(k, v)| (k.clone(), http::interpolate(v, allowed_env_vars, &lookup)))

@@ -683,6 +683,10 @@ fn parse_file(
     {
         return Err(invalid("disableAllHooks", "must be true or false"));
     }
+    if let Some(h) = map.get(crate::hooks::HOOK_ENVIRONMENT_KEY) {
+        crate::hooks::parse_hook_environment(h)
+            .map_err(|(key, problem)| invalid(&key, &problem))?;
+    }
     let file = SettingsFile {
         path,
         scope,

@@ -606,3 +606,52 @@ async fn runs_become_hook_run_events() {
     assert_eq!(events[0].command.as_deref(), Some("echo no >&2; exit 2"));
     assert_eq!(events[1].outcome, "timeout");
 }
+
+#[test]
+fn hook_environment_comes_from_the_settings_and_warns_about_withheld_header_vars() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = HooksConfig::from_settings(&settings(
+        dir.path(),
+        json!({"hookEnvironment": {"scrubSecrets": true, "passthrough": ["B_TOKEN"]},
+               "hooks": {"Stop": [{"hooks": [{"type": "http", "url": "http://hooks.invalid/h",
+                   "headers": {"A": "$A_TOKEN", "B": "$B_TOKEN", "H": "$HOME"},
+                   "allowedEnvVars": ["A_TOKEN", "B_TOKEN", "HOME"]}]}]}}),
+    ))
+    .unwrap();
+    assert!(cfg.environment.scrub_secrets);
+    assert_eq!(cfg.environment.passthrough, ["B_TOKEN"]);
+    assert_eq!(
+        cfg.environment.set_by.as_deref(),
+        Some(Path::new("fixture.json"))
+    );
+    let mut reg = HookRegistry::new();
+    reg.set_http_client(Arc::new(Recorder(std::sync::Mutex::new(Vec::new()), 200)));
+    reg.load(&cfg).unwrap();
+    assert!(reg.environment().withholds("A_TOKEN"));
+    assert!(!reg.environment().withholds("B_TOKEN"));
+    let warned: Vec<&String> = reg
+        .warnings()
+        .iter()
+        .filter(|w| w.contains("hookEnvironment.passthrough"))
+        .collect();
+    assert_eq!(warned.len(), 1, "{:?}", reg.warnings());
+    assert!(warned[0].contains("names A_TOKEN"), "{warned:?}");
+    // Settings that say nothing leave an environment set in code alone.
+    let mut reg = HookRegistry::new();
+    reg.set_environment(agent_core::hooks::HookEnvironment::scrubbing(["X_KEY"]));
+    reg.load(&HooksConfig::from_settings(&settings(dir.path(), json!({}))).unwrap())
+        .unwrap();
+    assert!(reg.environment().scrub_secrets);
+    // A malformed block is a settings error naming the key.
+    let e = Settings::from_value(
+        json!({"hookEnvironment": {"passthrough": "A_TOKEN"}}),
+        "fixture.json",
+        dir.path(),
+        dir.path(),
+    )
+    .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "fixture.json: `hookEnvironment.passthrough` must be an array of environment variable names; the whole file is ignored until this is fixed"
+    );
+}

@@ -1,6 +1,8 @@
 //! The environment a sandboxed command gets: the caller's, minus anything that looks like a
-//! secret, unless passed explicitly.
+//! secret, unless passed explicitly. What counts as a secret is agent-core's
+//! [`is_secret_name`], the same rule command hooks use with `hookEnvironment.scrubSecrets`.
 
+use agent_core::secrets::is_secret_name;
 use serde::Serialize;
 
 /// What a sandboxed command's environment holds, and what was held back.
@@ -13,7 +15,7 @@ pub struct EnvPlan {
 }
 
 impl EnvPlan {
-    /// Filters `vars`: a name that looks like a secret (see [`is_secret`]) is dropped unless
+    /// Filters `vars`: a name that looks like a secret (see [`is_secret_name`]) is dropped unless
     /// `pass` names it. `pass` entries are `NAME` (keep this variable, secret or not) or
     /// `NAME=VALUE` (set it to this value).
     pub fn sanitize(vars: &[(String, String)], pass: &[String]) -> Self {
@@ -26,7 +28,7 @@ impl EnvPlan {
             {
                 continue;
             }
-            if is_secret(name) && !explicit(name) {
+            if is_secret_name(name) && !explicit(name) {
                 plan.dropped.push(name.clone());
             } else {
                 plan.kept.push((name.clone(), value.clone()));
@@ -41,28 +43,6 @@ impl EnvPlan {
         plan.dropped.sort();
         plan
     }
-}
-
-/// Whether a variable name looks like it holds a secret: `*_TOKEN`, `*_KEY`, `*_PAT`,
-/// `*SECRET*`, `*PASSWORD*`, `*PASSWD*`, `*CREDENTIAL*`, `*API_KEY*`, `*ACCESS_KEY*`,
-/// `*PRIVATE_KEY*`, `*TOKEN*`, and `SSH_AUTH_SOCK` (the use of the user's keys). Case is ignored.
-pub fn is_secret(name: &str) -> bool {
-    let n = name.to_ascii_uppercase();
-    n.ends_with("_KEY")
-        || n.ends_with("_PAT")
-        || n == "SSH_AUTH_SOCK"
-        || [
-            "SECRET",
-            "PASSWORD",
-            "PASSWD",
-            "CREDENTIAL",
-            "TOKEN",
-            "API_KEY",
-            "ACCESS_KEY",
-            "PRIVATE_KEY",
-        ]
-        .iter()
-        .any(|s| n.contains(s))
 }
 
 #[cfg(test)]
