@@ -13,7 +13,12 @@
 //!   Claude Code's `settings.json` rules.
 //! - [`hooks::HookRegistry`]: Claude Code compatible lifecycle hooks (command, http and
 //!   in-process), wired into the permission engine.
-//! - [`shell::parse`]: shell text to the simple commands it can run, at every nesting level.
+//! - [`shell::parse`]: shell text to the simple commands it can run, at every nesting level;
+//!   [`shell::runtime_eval`]: the text bash evaluates at run time, out of the parse's sight.
+//! - [`programs`]: what known programs do with their arguments: options parsed as the
+//!   programs parse them, the read-only allowlist, files written and programs run through
+//!   options.
+//! - [`paths`]: what a path says (lexical) and what it names (resolved in the kernel's order).
 //! - [`secrets::is_secret_name`]: which environment variable names count as secrets, for every
 //!   environment the runtime hands to another program.
 
