@@ -50,7 +50,11 @@ pub(crate) fn candidates(word: &Word, cwd: &Path, home: Option<&Path>) -> Vec<Ca
             texts.push(v);
         }
     } else if text.len() > 1 && text.starts_with('-') {
-        if let Some(at) = text.find(['/', '~', '.']) {
+        // A cluster of short options whose last one takes the rest of the word as its value:
+        // where the letters end is the program's business, so every split is a candidate
+        // (`-fx/secret` is `-f x/secret` or `-f -x /secret`, ...), up to the first `/`.
+        let end = text.find('/').map_or(text.len(), |i| i + 1);
+        for (at, _) in text.char_indices().skip(1).take_while(|(i, _)| *i < end) {
             texts.push(&text[at..]);
         }
     } else {
