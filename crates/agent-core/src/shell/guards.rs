@@ -71,7 +71,7 @@ pub(super) fn refuse(text: &str) -> Option<String> {
 pub(super) fn refuse_word(text: &str) -> Option<String> {
     if unclosed_subscript(text) {
         return Some(
-            "a parameter expansion with an unclosed `[` subscript (`${name[...}`) is not accepted"
+            "a parameter expansion with an unclosed `[` subscript (`${name[...}`) or unbalanced parentheses in it is not accepted"
                 .to_owned(),
         );
     }
@@ -176,11 +176,13 @@ fn unclosed_subscript(text: &str) -> bool {
         if j == name_start || b.get(j) != Some(&b'[') {
             continue;
         }
-        let (mut brackets, mut braces) = (0usize, 0usize);
+        let (mut brackets, mut braces, mut parens) = (0usize, 0usize, 0isize);
         let mut closed = false;
         let mut k = j;
         while let Some(&c) = b.get(k) {
             match c {
+                b'(' => parens += 1,
+                b')' => parens -= 1,
                 b'[' => brackets += 1,
                 b']' => {
                     brackets = brackets.saturating_sub(1);
@@ -196,7 +198,10 @@ fn unclosed_subscript(text: &str) -> bool {
             }
             k += 1;
         }
-        if !closed {
+        // A subscript is arithmetic: unbalanced parentheses in it (`${a[(]i}`) are not valid
+        // bash, and brush's word parser backtracks on them (each occurrence multiplied the
+        // time by about 20: five took 1.2 s; found by the `shell_differential` target).
+        if !closed || parens != 0 {
             return true;
         }
     }
@@ -440,6 +445,11 @@ mod tests {
     /// seconds (five) to forever (eight). Such words are issues, answered at once.
     #[test]
     fn unclosed_subscripts_are_refused_promptly() {
+        let shape = "${a[(]i}".repeat(8);
+        let started = std::time::Instant::now();
+        assert!(super::super::parse(&format!("echo {shape}")).is_err());
+        assert!(started.elapsed() < std::time::Duration::from_secs(1));
+        assert!(super::super::parse("echo ${a[(1+2)]} ${a[i]}").is_ok());
         let text = format!(
             "echo {}; cat <<E\n{}\nE",
             "${W[}".repeat(12),
