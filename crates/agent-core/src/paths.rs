@@ -63,6 +63,18 @@ pub fn resolve(path: &Path) -> Result<PathBuf, PathError> {
     if !path.is_absolute() {
         return Err(PathError::Relative(path.to_path_buf()));
     }
+    resolve_beneath(Path::new("/"), path)
+}
+
+/// [`resolve`] of `base.join(rest)` where `base` is already resolved (absolute, no symlinks,
+/// no `..`): only `rest`'s components are walked, so a path below a directory resolved once
+/// (a working directory) costs one `lstat` per component below it. `rest` may be relative or
+/// absolute (then `base` is ignored) and may contain `..`, which can climb above `base`.
+///
+/// # Errors
+/// As [`resolve`].
+pub fn resolve_beneath(base: &Path, rest: &Path) -> Result<PathBuf, PathError> {
+    let path = rest;
     if path.as_os_str().as_encoded_bytes().contains(&0) {
         return Err(PathError::Nul(path.to_path_buf()));
     }
@@ -76,7 +88,11 @@ pub fn resolve(path: &Path) -> Result<PathBuf, PathError> {
             _ => None,
         })
         .collect();
-    let mut out = PathBuf::from("/");
+    let mut out = if path.is_absolute() {
+        PathBuf::from("/")
+    } else {
+        base.to_path_buf()
+    };
     let mut links = 0usize;
     let mut missing = false;
     while let Some(name) = todo.pop() {

@@ -30,6 +30,9 @@ pub struct WorkingDirs {
     home: PathBuf,
     /// Each working directory in lexical form and, when different, canonical form.
     dirs: Vec<PathBuf>,
+    /// Each working directory's lexical form with its canonical form (resolved once, when the
+    /// session started), deepest first: paths below one are resolved from it.
+    anchors: Vec<(PathBuf, PathBuf)>,
 }
 
 impl WorkingDirs {
@@ -38,19 +41,26 @@ impl WorkingDirs {
         let cwd = normalize(cwd);
         let home = normalize(home);
         let mut dirs = Vec::new();
+        let mut anchors = Vec::new();
         for d in std::iter::once(&cwd).chain(additional.iter()) {
             let lexical = normalize(&absolute(&cwd, &home, d));
-            if let Ok(real) = std::fs::canonicalize(&lexical)
-                && real != lexical
-                && !dirs.contains(&real)
-            {
-                dirs.push(real);
+            if let Ok(real) = std::fs::canonicalize(&lexical) {
+                anchors.push((lexical.clone(), real.clone()));
+                if real != lexical && !dirs.contains(&real) {
+                    dirs.push(real);
+                }
             }
             if !dirs.contains(&lexical) {
                 dirs.push(lexical);
             }
         }
-        Self { cwd, home, dirs }
+        anchors.sort_by_key(|(l, _)| std::cmp::Reverse(l.components().count()));
+        Self {
+            cwd,
+            home,
+            dirs,
+            anchors,
+        }
     }
 
     /// The current directory.
@@ -79,7 +89,16 @@ impl WorkingDirs {
     pub fn resolve_from(&self, base: &Path, path: &str) -> ResolvedPath {
         let joined = absolute(base, &self.home, Path::new(path));
         let lexical = normalize(&joined);
-        let real = crate::paths::resolve(&joined)
+        // Below a working directory (compared component by component on the unnormalised
+        // path, so a `..` is still walked), start from its canonical form.
+        let real = self
+            .anchors
+            .iter()
+            .find_map(|(dir, real)| {
+                let rest = joined.strip_prefix(dir).ok()?;
+                Some(crate::paths::resolve_beneath(real, rest))
+            })
+            .unwrap_or_else(|| crate::paths::resolve(&joined))
             .ok()
             .filter(|r| *r != lexical);
         ResolvedPath { lexical, real }
