@@ -5,7 +5,8 @@
 //!   (`-oFILE`, `-uoFILE`) or the next word (`-o FILE`).
 //! - Long options take their value after `=` (`--output=F`) or, when the value is required, as
 //!   the next word (`--output F`); an optional value is only ever attached.
-//! - Options may follow operands (GNU permutes the arguments); `--` ends the options.
+//! - Options may follow operands (GNU permutes the arguments; git's parse-options does too
+//!   for the subcommands listed); `--` ends the options.
 //! - Long options may be **abbreviated** to any unambiguous prefix of the program's own option
 //!   table (`--outp` is `--output`). An allowlist only knows the options it allows, not the
 //!   program's whole table, so it cannot tell which option a prefix would pick: a long option
@@ -48,26 +49,11 @@ pub struct OptSpec {
     pub value: ValueKind,
 }
 
-/// How a program reads its arguments.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Style {
-    /// GNU `getopt_long`: clustered short options, `--long[=value]`, options after operands.
-    Gnu,
-    /// Like [`Style::Gnu`], but options end at the first operand (POSIX `getopt`, git's
-    /// revision parser).
-    Posix,
-    /// Single-dash long options without clustering (`tree -L 2 --noreport`), values as for
-    /// [`Style::Gnu`]; options after operands.
-    SingleDash,
-}
-
 /// A parsed option table. Built from a compact text form (see [`OptTable::parse`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct OptTable {
     /// The options.
     pub options: Vec<OptSpec>,
-    /// How arguments are read.
-    pub style: Style,
     /// `-NUM` is an option (`head -5`, `grep -3`, `git log -5`).
     pub numeric: bool,
     /// Every option of the program (not only those listed) is harmless, so a glob that could
@@ -84,7 +70,7 @@ impl OptTable {
     /// # Panics
     /// Never on the tables of this crate (a unit test parses every one); an entry that is
     /// malformed is skipped.
-    pub fn parse(text: &'static str, style: Style, numeric: bool) -> Self {
+    pub fn parse(text: &'static str, numeric: bool) -> Self {
         let mut options = Vec::new();
         for entry in text.split_whitespace() {
             let mut spec = OptSpec {
@@ -109,9 +95,6 @@ impl OptTable {
                 }
                 if let Some(l) = name.strip_prefix("--") {
                     spec.long.push(l);
-                } else if let Some(l) = name.strip_prefix('-').filter(|l| l.chars().count() > 1) {
-                    // A single-dash long name (`tree -noreport` style tables write `-name`).
-                    spec.long.push(l);
                 } else {
                     spec.short = name.chars().next();
                 }
@@ -120,7 +103,6 @@ impl OptTable {
         }
         Self {
             options,
-            style,
             numeric,
             glob_safe: false,
         }
@@ -193,8 +175,8 @@ fn attached(w: &Word, value: &str) -> Word {
 /// Parses `args` (the words after the command name) against `table`.
 ///
 /// A word that is only known at run time (an expansion) where options are still recognised
-/// is [`ArgError::Dynamic`]: its value could be `--output=…`. After `--` (or, for
-/// [`Style::Posix`], after the first operand) such words are operands.
+/// is [`ArgError::Dynamic`]: its value could be `--output=…`. After `--` such words are
+/// operands.
 ///
 /// # Errors
 /// The first [`ArgError`].
@@ -221,9 +203,6 @@ pub fn parse_args<'a>(table: &'a OptTable, args: &'a [Word]) -> Result<Vec<Arg<'
         }
         if t.len() < 2 || !t.starts_with('-') {
             out.push(Arg::Operand(w));
-            if table.style == Style::Posix {
-                options_done = true;
-            }
             continue;
         }
         if let Some(body) = t.strip_prefix("--") {
@@ -235,16 +214,6 @@ pub fn parse_args<'a>(table: &'a OptTable, args: &'a [Word]) -> Result<Vec<Arg<'
             continue;
         }
         let body = &t[1..];
-        if table.style == Style::SingleDash {
-            let (name, value) = match body.split_once('=') {
-                Some((n, v)) => (n, Some(v)),
-                None => (body, None),
-            };
-            if name.chars().count() > 1 {
-                i = long_option(table, args, i, w, name, value, "-", &mut out)?;
-                continue;
-            }
-        }
         if table.numeric && body.bytes().all(|b| b.is_ascii_digit()) {
             out.push(Arg::Opt(&NUMERIC, Some(attached(w, body))));
             continue;
@@ -358,11 +327,7 @@ mod tests {
 
     #[test]
     fn forms() {
-        let t = OptTable::parse(
-            "u|--unique r n=|--lines= f=P|--file=P --color?",
-            Style::Gnu,
-            true,
-        );
+        let t = OptTable::parse("u|--unique r n=|--lines= f=P|--file=P --color?", true);
         let ok = |s: &str| parse_args(&t, &words(s)).is_ok();
         for s in [
             "-u",

@@ -9,7 +9,7 @@
 
 use std::sync::OnceLock;
 
-use super::getopt::{Arg, OptTable, Style, ValueKind, parse_args};
+use super::getopt::{Arg, OptTable, ValueKind, parse_args};
 use crate::shell::Word;
 
 /// Options of the diff machinery shared by `diff`, `log`, `show`, `stash show` (never
@@ -241,7 +241,7 @@ fn tables() -> &'static [OptTable] {
         SUBS.iter()
             .map(|s| {
                 let text: &'static str = Box::leak(s.options.join(" ").into_boxed_str());
-                OptTable::parse(text, Style::Gnu, s.numeric)
+                OptTable::parse(text, s.numeric)
             })
             .collect()
     })

@@ -22,7 +22,7 @@
 
 use std::sync::OnceLock;
 
-use super::getopt::{Arg, OptTable, Style, ValueKind, parse_args};
+use super::getopt::{Arg, OptTable, ValueKind, parse_args};
 use crate::shell::Word;
 
 /// What a command's operands are.
@@ -47,8 +47,6 @@ pub struct ReadOnlyCommand {
     pub names: &'static [&'static str],
     /// The allowed options, in [`OptTable::parse`]'s compact form.
     pub options: &'static str,
-    /// How it reads its arguments.
-    pub style: Style,
     /// Whether `-NUM` is an option.
     pub numeric: bool,
     /// Whether every option of the program is harmless (see [`OptTable::glob_safe`]).
@@ -65,7 +63,6 @@ const fn cmd(
     ReadOnlyCommand {
         names,
         options,
-        style: Style::Gnu,
         numeric: false,
         glob_safe: false,
         operands,
@@ -330,7 +327,7 @@ fn tables() -> &'static [(&'static ReadOnlyCommand, OptTable)] {
         COMMANDS
             .iter()
             .map(|c| {
-                let t = OptTable::parse(c.options, c.style, c.numeric);
+                let t = OptTable::parse(c.options, c.numeric);
                 (c, if c.glob_safe { t.glob_safe() } else { t })
             })
             .collect()

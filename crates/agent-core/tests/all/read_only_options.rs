@@ -6,7 +6,7 @@
 //! on purpose is tried in every spelling (never read-only).
 
 use agent_core::permissions::{Behavior, PermissionMode};
-use agent_core::programs::getopt::{Arity, OptTable, Style, ValueKind};
+use agent_core::programs::getopt::{Arity, OptTable, ValueKind};
 use agent_core::programs::read_only::{COMMANDS, Operands};
 use serde_json::json;
 
@@ -20,11 +20,6 @@ fn read_only(cmd: &str) -> bool {
 
 /// Each option's spellings: (form, whether it should be read-only).
 fn forms(table: &OptTable, value: &str) -> Vec<(String, bool)> {
-    let dash = if table.style == Style::SingleDash {
-        "-"
-    } else {
-        "--"
-    };
     let partner = table
         .options
         .iter()
@@ -65,18 +60,18 @@ fn forms(table: &OptTable, value: &str) -> Vec<(String, bool)> {
         }
         for l in &o.long {
             match o.arity {
-                Arity::None => out.push((format!("{dash}{l}"), true)),
+                Arity::None => out.push((format!("--{l}"), true)),
                 Arity::Required => {
-                    out.push((format!("{dash}{l}={v}"), true));
-                    out.push((format!("{dash}{l} {v}"), true));
+                    out.push((format!("--{l}={v}"), true));
+                    out.push((format!("--{l} {v}"), true));
                     if o.value == ValueKind::ReadPath {
-                        out.push((format!("{dash}{l}=/etc/passwd"), false));
-                        out.push((format!("{dash}{l} /etc/passwd"), false));
+                        out.push((format!("--{l}=/etc/passwd"), false));
+                        out.push((format!("--{l} /etc/passwd"), false));
                     }
                 }
                 Arity::Optional => {
-                    out.push((format!("{dash}{l}"), true));
-                    out.push((format!("{dash}{l}={v}"), true));
+                    out.push((format!("--{l}"), true));
+                    out.push((format!("--{l}={v}"), true));
                 }
             }
             // The abbreviated spelling, unless it is itself a listed name.
@@ -88,7 +83,7 @@ fn forms(table: &OptTable, value: &str) -> Vec<(String, bool)> {
                 .options
                 .iter()
                 .any(|x| x.long.contains(&short.as_str()));
-            if dash == "--" && short.len() >= 2 && !listed {
+            if short.len() >= 2 && !listed {
                 out.push((format!("--{short}"), false));
             }
         }
@@ -110,7 +105,7 @@ fn every_listed_option_in_every_spelling() {
     let mut failures = Vec::new();
     let mut tried = 0;
     for c in COMMANDS {
-        let table = OptTable::parse(c.options, c.style, c.numeric);
+        let table = OptTable::parse(c.options, c.numeric);
         for name in c.names {
             for (form, want) in forms(&table, "1") {
                 let cmd = format!("{name} {form}{}", operands(c.operands));
@@ -136,7 +131,7 @@ fn every_git_subcommand_option_in_every_spelling() {
     let mut tried = 0;
     for (names, text) in agent_core::programs::git_read_only_subcommands() {
         let text: &'static str = Box::leak(text.into_boxed_str());
-        let table = OptTable::parse(text, Style::Gnu, false);
+        let table = OptTable::parse(text, false);
         for name in names {
             for (form, want) in forms(&table, "1") {
                 // `branch`/`tag` take operands only with --list; pass none.
