@@ -288,27 +288,30 @@ fn words_only_known_at_run_time_never_stand_where_options_are_read() {
     }
 }
 
-/// docs/permissions.md lists every command's allowed options; it must be the table the code
-/// uses. Regenerate with `AGENT_WRITE_DOCS=1 cargo test -p agent-core read_only_table_in_docs`.
+/// docs/permissions.md and docs/sandbox.md list every command's allowed options; they must be
+/// the table the code uses. Regenerate with
+/// `AGENT_WRITE_DOCS=1 cargo test -p agent-core read_only_table_in_docs`.
 #[test]
 fn read_only_table_in_docs() {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/permissions.md");
-    let doc = std::fs::read_to_string(path).unwrap();
-    let (begin, end) = (
-        "<!-- read-only-table:begin -->\n",
-        "<!-- read-only-table:end -->",
-    );
-    let start = doc.find(begin).expect("the begin marker") + begin.len();
-    let stop = doc.find(end).expect("the end marker");
-    let table = agent_core::programs::read_only::markdown_table();
-    if std::env::var_os("AGENT_WRITE_DOCS").is_some() {
-        let updated = format!("{}{table}{}", &doc[..start], &doc[stop..]);
-        std::fs::write(path, updated).unwrap();
-        return;
+    for doc in ["permissions.md", "sandbox.md"] {
+        let path = format!("{}/../../docs/{doc}", env!("CARGO_MANIFEST_DIR"));
+        let text = std::fs::read_to_string(&path).unwrap();
+        let (begin, end) = (
+            "<!-- read-only-table:begin -->\n",
+            "<!-- read-only-table:end -->",
+        );
+        let start = text.find(begin).expect("the begin marker") + begin.len();
+        let stop = text.find(end).expect("the end marker");
+        let table = agent_core::programs::read_only::markdown_table();
+        if std::env::var_os("AGENT_WRITE_DOCS").is_some() {
+            let updated = format!("{}{table}{}", &text[..start], &text[stop..]);
+            std::fs::write(&path, updated).unwrap();
+            continue;
+        }
+        assert_eq!(
+            &text[start..stop],
+            table,
+            "docs/{doc} is stale: regenerate it"
+        );
     }
-    assert_eq!(
-        &doc[start..stop],
-        table,
-        "docs/permissions.md is stale: regenerate it"
-    );
 }
