@@ -187,8 +187,20 @@ pub(crate) fn critical_rm(bash: &BashSubject, wd: &WorkingDirs) -> Option<Findin
         for arg in positionals(words) {
             let text = arg.text.as_str();
             if arg.dynamic {
-                let bare = arg.raw.trim_matches('"');
-                if matches!(bare, "$PWD" | "${PWD}" | "$OLDPWD" | "${OLDPWD}") {
+                let bare = arg.raw.trim_matches('"').trim_end_matches('/');
+                if matches!(
+                    bare,
+                    "$PWD"
+                        | "${PWD}"
+                        | "$OLDPWD"
+                        | "${OLDPWD}"
+                        | "$(pwd)"
+                        | "$(pwd -P)"
+                        | "$(pwd -L)"
+                        | "`pwd`"
+                        | "~+"
+                        | "~-"
+                ) {
                     return Some(Finding::CriticalRm(format!(
                         "`{}` (the current directory)",
                         arg.raw

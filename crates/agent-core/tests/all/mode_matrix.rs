@@ -94,6 +94,10 @@ cells! {
         [Ask, Ask, Ask, Ask, Deny, Ask];
     critical_rm_of_pwd_asks => |m| decide(m, call("Bash", "rm -rf \"$PWD\""), PreToolUseOutcome::default()),
         [Ask, Ask, Ask, Ask, Deny, Ask];
+    critical_rm_of_pwd_substitution_asks => |m| decide(m, call("Bash", "rm -rf \"$(pwd)\""), PreToolUseOutcome::default()),
+        [Ask, Ask, Ask, Ask, Deny, Ask];
+    critical_rm_of_tilde_plus_asks => |m| decide(m, call("Bash", "rm -rf ~+/"), PreToolUseOutcome::default()),
+        [Ask, Ask, Ask, Ask, Deny, Ask];
     critical_rm_of_home_asks => |m| decide(m, call("Bash", "rm -rf ~"), PreToolUseOutcome::default()),
         [Ask, Ask, Ask, Ask, Deny, Ask];
     critical_rm_beats_hook_allow => |m| decide(m, call("Bash", "rm -rf /"), hook(HookDecision::Allow)),
