@@ -301,8 +301,9 @@ pub struct CheckPathArgs {
 pub struct CheckCommandArgs {
     #[command(flatten)]
     pub settings: SettingsArgs,
-    /// The command string, after `--`.
-    #[arg(last = true, required = true, num_args = 1..)]
+    /// The command string, quoted as one argument (`'git status && ls'`), before or after the
+    /// options; after `--` every word is part of the command (`-- ls -la`).
+    #[arg(required = true, num_args = 1..)]
     pub command: Vec<String>,
 }
 
@@ -374,9 +375,10 @@ pub enum PermissionsCommand {
 /// Where settings come from; shared by every verb that reads them.
 #[derive(Debug, Args)]
 pub struct SettingsArgs {
-    /// A settings file, above every other source (repeatable, or several after one flag; later
-    /// files win).
-    #[arg(long = "settings", value_name = "FILE", num_args = 1..)]
+    /// A settings file, above every other source (repeat the flag for more: `--settings a
+    /// --settings b`; later files win). Takes exactly one value, so it never swallows a
+    /// positional argument.
+    #[arg(long = "settings", value_name = "FILE")]
     pub settings: Vec<PathBuf>,
     /// The current directory of the session (default: the process's).
     #[arg(long, value_name = "DIR")]

@@ -192,13 +192,13 @@ fn check_path(args: &CheckPathArgs) -> Result<Exit> {
 }
 
 fn check_command(args: &CheckCommandArgs) -> Result<Exit> {
-    let (s, _) = sandbox(&args.settings)?;
+    let (s, cwd) = sandbox(&args.settings)?;
     let command = args.command.join(" ");
     if command.trim().is_empty() {
-        bail!("the command is empty; pass it after `--`, e.g. -- 'git status && ls'");
+        bail!("the command is empty; give it as one quoted argument, e.g. 'git status && ls'");
     }
-    // Relative paths in the command are the session's: anchored at the current directory.
-    let cwd = std::env::current_dir().context("cannot read the current directory")?;
+    // Relative paths in the command are the session's: anchored at --cwd (default: the
+    // current directory).
     let checker = CommandChecker::new(&s).with_cwd(cwd);
     for (name, why) in checker.refused() {
         output::warning(&format!("allowedCommands: `{name}` refused: {why}"));
