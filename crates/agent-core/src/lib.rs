@@ -26,6 +26,7 @@
 
 pub mod events;
 pub mod hooks;
+pub mod modes;
 pub mod paths;
 pub mod permissions;
 pub mod programs;

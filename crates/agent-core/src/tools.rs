@@ -42,7 +42,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::permissions::PermissionMode;
+use crate::modes::PermissionMode;
 
 /// What a tool does, as far as permissions are concerned.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]

@@ -4,7 +4,8 @@
 //! Each rule carries examples that must and must not match; the tests check them, so a rule's
 //! documentation cannot drift from its behaviour.
 
-use super::request::{BashSubject, Subject, positionals};
+use super::arguments::positionals;
+use super::request::{BashSubject, Subject};
 use super::workdirs::WorkingDirs;
 use crate::shell::wrappers::basename;
 use crate::shell::{SimpleCommand, Word};

@@ -7,7 +7,7 @@
 //! only known-safe assignments before it. A prefix allow rule never approves an exec wrapper
 //! (`watch`, `setsid`, `ionice`, `flock`) or `find -exec` / `-delete`; only an exact rule does.
 
-use super::request::{Paths, positionals};
+use super::arguments::{Paths, positionals};
 use crate::programs::read_only;
 use crate::shell::wrappers::{EXEC_WRAPPERS, basename};
 use crate::shell::{SimpleCommand, join};

@@ -38,7 +38,6 @@ use super::classifier;
 use super::commands::allow_view;
 use super::decision::{Behavior, PermissionDecision, RuleList, RuleRef, Step};
 use super::grants::SessionGrants;
-use super::modes::PermissionMode;
 use super::policy::{PermissionPolicy, PolicyVerdict};
 use super::prompt::{
     HookDecision, PermissionRequest, PermissionRequestHandler, PreToolUseOutcome, PromptAnswer,
@@ -50,6 +49,7 @@ use super::ruleset::{CompiledList, PathUse, RuleEntry};
 use super::safety::{self, Finding};
 use super::settings::Settings;
 use super::workdirs::WorkingDirs;
+use crate::modes::PermissionMode;
 use crate::shell::{ParsedScript, ShellError};
 use crate::tools::ToolKind;
 

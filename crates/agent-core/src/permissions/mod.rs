@@ -41,12 +41,12 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod arguments;
 mod classifier;
 mod commands;
 mod decision;
 mod engine;
 mod grants;
-mod modes;
 mod policy;
 mod prompt;
 mod request;
@@ -57,6 +57,7 @@ mod settings;
 mod trust;
 mod workdirs;
 
+pub use crate::modes::{PermissionMode, UnknownMode};
 pub use classifier::{DangerRule, RULES as DANGER_RULES};
 pub use commands::SAFE_ENV_VARS;
 pub use decision::{Behavior, PermissionDecision, RuleList, RuleOrigin, RuleRef, Scope, Step};
@@ -64,7 +65,6 @@ pub use engine::{
     EngineError, PermissionEngine, PermissionEngineBuilder, PreparedCall, SandboxState,
 };
 pub use grants::{Grant, GrantError, GrantId, GrantScope, SessionGrants};
-pub use modes::{PermissionMode, UnknownMode};
 pub use policy::{
     CompositePolicy, FnPolicy, PermissionPolicy, PolicyVerdict, ReadOnlyPolicy,
     ToolNameAllowlistPolicy, ToolNameDenylistPolicy,

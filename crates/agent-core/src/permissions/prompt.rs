@@ -6,7 +6,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::grants::GrantScope;
-use super::modes::PermissionMode;
+use crate::modes::PermissionMode;
 
 /// What a PreToolUse hook decided about a call (step 1 and step 6). The hook system builds this;
 /// embedders without hooks pass [`PreToolUseOutcome::default()`].

@@ -5,6 +5,7 @@ use serde_json::Value;
 
 use std::path::PathBuf;
 
+use super::arguments::{PATTERN_OPTIONS, Paths, positionals, positionals_with};
 use super::commands::{AllowView, allow_view, deny_views, is_in_scope_fs_command, is_read_only};
 use super::rules::url_host;
 use super::workdirs::{ResolvedPath, WorkingDirs};
@@ -230,55 +231,6 @@ const PATTERN_COMMANDS: &[&str] = &["grep", "egrep", "fgrep", "rg", "awk", "jq",
 /// Files that never count as writes (`> /dev/null`).
 const HARMLESS_TARGETS: &[&str] = &["/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"];
 
-/// Positional arguments of a command: words after the name that are not options (all words
-/// after `--`).
-pub(crate) fn positionals(words: &[Word]) -> Vec<&Word> {
-    positionals_with(words, &[])
-}
-
-/// Like [`positionals`], where the options in `takes_arg` consume the word after them.
-pub(crate) fn positionals_with<'a>(words: &'a [Word], takes_arg: &[&str]) -> Vec<&'a Word> {
-    let mut out = Vec::new();
-    let mut options_done = false;
-    let mut skip_next = false;
-    for w in words.iter().skip(1) {
-        if skip_next {
-            skip_next = false;
-            continue;
-        }
-        if !options_done && w.text == "--" {
-            options_done = true;
-            continue;
-        }
-        if !options_done && w.text.len() > 1 && w.text.starts_with('-') && !w.dynamic {
-            skip_next = takes_arg.contains(&w.text.as_str());
-            continue;
-        }
-        out.push(w);
-    }
-    out
-}
-
-/// Options of `grep`-like commands that take a separate argument.
-pub(crate) const PATTERN_OPTIONS: &[&str] = &[
-    "-e",
-    "-f",
-    "--regexp",
-    "--file",
-    "--expression",
-    "-A",
-    "-B",
-    "-C",
-    "-m",
-    "--max-count",
-    "-g",
-    "--glob",
-    "-t",
-    "--type",
-    "--include",
-    "--exclude",
-];
-
 impl BashSubject {
     pub(crate) fn new(text: &str, wd: &WorkingDirs) -> Self {
         let parsed = shell::parse(text);
@@ -316,10 +268,10 @@ impl BashSubject {
                     subject.runs_program = found.runs;
                 }
                 for w in &found.writes {
-                    subject.writes.push(at.arg(w, Via::Option));
+                    subject.writes.push(path_arg(&at, w, Via::Option));
                 }
                 for w in &found.reads {
-                    subject.reads.push(at.arg(w, Via::Option));
+                    subject.reads.push(path_arg(&at, w, Via::Option));
                 }
                 if let Some(next) = cd_target(cmd) {
                     base = match (next, &base) {
@@ -334,47 +286,17 @@ impl BashSubject {
     }
 }
 
-/// Where a command's relative paths start.
-#[derive(Clone, Copy)]
-pub(crate) struct Paths<'a> {
-    pub wd: &'a WorkingDirs,
-    /// `None` when a `cd` went somewhere only known at run time.
-    pub base: Option<&'a std::path::Path>,
-}
-
-impl Paths<'_> {
-    /// Resolves a static path (`None` for a relative path after an unknown `cd`).
-    pub fn resolve(&self, text: &str) -> Option<ResolvedPath> {
-        let absolute = text.starts_with('/') || text == "~" || text.starts_with("~/");
-        match self.base {
-            Some(b) => Some(self.wd.resolve_from(b, text)),
-            None if absolute => Some(self.wd.resolve(text)),
-            None => None,
-        }
-    }
-
-    /// A static word naming a path inside the working directories (both its lexical and its
-    /// real form). A glob with a `..` component could pass through a symlink it matches, so
-    /// it is not.
-    pub fn inside(&self, word: &Word) -> bool {
-        if word.dynamic || (word.glob && word.text.split('/').any(|c| c == "..")) {
-            return false;
-        }
-        self.resolve(&word.text)
-            .is_some_and(|p| self.wd.contains(&p))
-    }
-
-    fn arg(&self, word: &Word, via: Via) -> PathArg {
-        let path = if word.dynamic {
-            None
-        } else {
-            self.resolve(&word.text)
-        };
-        PathArg {
-            word: word.clone(),
-            path,
-            via,
-        }
+/// A path a command names, resolved from where the command runs.
+fn path_arg(at: &Paths<'_>, word: &Word, via: Via) -> PathArg {
+    let path = if word.dynamic {
+        None
+    } else {
+        at.resolve(&word.text)
+    };
+    PathArg {
+        word: word.clone(),
+        path,
+        via,
     }
 }
 
@@ -409,7 +331,7 @@ fn collect_paths(
     reads: &mut Vec<PathArg>,
     writes: &mut Vec<PathArg>,
 ) {
-    let path_arg = |w: &Word, via: Via| at.arg(w, via);
+    let path_arg = |w: &Word, via: Via| path_arg(at, w, via);
     for r in &cmd.redirects {
         if let Some(t) = r.written_file()
             && !HARMLESS_TARGETS.contains(&t.text.as_str())

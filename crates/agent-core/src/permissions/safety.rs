@@ -13,7 +13,8 @@
 
 use std::path::Path;
 
-use super::request::{BashSubject, PathArg, positionals};
+use super::arguments::positionals;
+use super::request::{BashSubject, PathArg};
 use super::workdirs::{ResolvedPath, WorkingDirs};
 use crate::shell::wrappers::basename;
 

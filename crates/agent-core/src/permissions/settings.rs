@@ -24,10 +24,10 @@ use std::str::FromStr;
 use serde_json::{Map, Value};
 
 use super::decision::{RuleList, RuleOrigin, Scope};
-use super::modes::PermissionMode;
 use super::rules::{Anchor, Parsed, RuleContent, parse_rule};
 use super::ruleset::RuleEntry;
 use super::trust::{TrustError, TrustStore};
+use crate::modes::PermissionMode;
 
 /// Which settings files load.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -1,4 +1,6 @@
-//! The six permission modes.
+//! The six permission modes (Claude Code's, claude-code.md §4). A module of its own below
+//! [`crate::tools`] and [`crate::permissions`]: a tool's context carries the mode, and the
+//! permission engine decides by it; re-exported as `permissions::PermissionMode`.
 
 use std::fmt;
 use std::str::FromStr;

@@ -1,0 +1,87 @@
+//! How a Bash command's arguments are read by the permission engine: its positional
+//! arguments, and the directory its relative paths start from ([`Paths`]). Shared by the
+//! request (what a call reads and writes) and the command checks (read-only set, `acceptEdits`
+//! commands, the safety step), so neither depends on the other.
+
+use super::workdirs::{ResolvedPath, WorkingDirs};
+use crate::shell::Word;
+
+/// Positional arguments of a command: words after the name that are not options (all words
+/// after `--`).
+pub(crate) fn positionals(words: &[Word]) -> Vec<&Word> {
+    positionals_with(words, &[])
+}
+
+/// Like [`positionals`], where the options in `takes_arg` consume the word after them.
+pub(crate) fn positionals_with<'a>(words: &'a [Word], takes_arg: &[&str]) -> Vec<&'a Word> {
+    let mut out = Vec::new();
+    let mut options_done = false;
+    let mut skip_next = false;
+    for w in words.iter().skip(1) {
+        if skip_next {
+            skip_next = false;
+            continue;
+        }
+        if !options_done && w.text == "--" {
+            options_done = true;
+            continue;
+        }
+        if !options_done && w.text.len() > 1 && w.text.starts_with('-') && !w.dynamic {
+            skip_next = takes_arg.contains(&w.text.as_str());
+            continue;
+        }
+        out.push(w);
+    }
+    out
+}
+
+/// Options of `grep`-like commands that take a separate argument.
+pub(crate) const PATTERN_OPTIONS: &[&str] = &[
+    "-e",
+    "-f",
+    "--regexp",
+    "--file",
+    "--expression",
+    "-A",
+    "-B",
+    "-C",
+    "-m",
+    "--max-count",
+    "-g",
+    "--glob",
+    "-t",
+    "--type",
+    "--include",
+    "--exclude",
+];
+
+/// Where a command's relative paths start.
+#[derive(Clone, Copy)]
+pub(crate) struct Paths<'a> {
+    pub wd: &'a WorkingDirs,
+    /// `None` when a `cd` went somewhere only known at run time.
+    pub base: Option<&'a std::path::Path>,
+}
+
+impl Paths<'_> {
+    /// Resolves a static path (`None` for a relative path after an unknown `cd`).
+    pub fn resolve(&self, text: &str) -> Option<ResolvedPath> {
+        let absolute = text.starts_with('/') || text == "~" || text.starts_with("~/");
+        match self.base {
+            Some(b) => Some(self.wd.resolve_from(b, text)),
+            None if absolute => Some(self.wd.resolve(text)),
+            None => None,
+        }
+    }
+
+    /// A static word naming a path inside the working directories (both its lexical and its
+    /// real form). A glob with a `..` component could pass through a symlink it matches, so
+    /// it is not.
+    pub fn inside(&self, word: &Word) -> bool {
+        if word.dynamic || (word.glob && word.text.split('/').any(|c| c == "..")) {
+            return false;
+        }
+        self.resolve(&word.text)
+            .is_some_and(|p| self.wd.contains(&p))
+    }
+}
