@@ -10,8 +10,11 @@
 //! 2. **Deny rules** from any settings file → deny. Nothing later can undo a deny.
 //! 3. **Ask rules** → ask (`dontAsk`: deny). A bare `Bash` ask rule is skipped while a sandbox
 //!    is active with `autoAllowBashIfSandboxed`, except in `plan`.
-//! 4. **Safety checks**: commands that cannot be analysed and critical-path `rm` → ask in every
-//!    mode; writes to protected paths → ask except in `bypassPermissions` (`dontAsk`: deny).
+//! 4. **Safety checks**: tools that ask the user (`AskUserQuestion`), commands that cannot be
+//!    analysed (text bash evaluates at run time included) and critical-path `rm` → ask in every
+//!    mode; writes to protected paths (redirects, operands and option values alike) and
+//!    program-running options of known programs → ask except in `bypassPermissions` (`dontAsk`:
+//!    deny).
 //! 5. **Policies** ([`PermissionPolicy`]), in order: deny → deny; allow → allow;
 //!    allow-with-input → steps 2–4 again on the new input, then allow.
 //! 6. **A hook's allow** → allow.
@@ -19,7 +22,9 @@
 //!    allows; `auto` asks what the classifier flags and allows the rest; every mode allows reads
 //!    inside the working directories; `acceptEdits` allows edits and filesystem commands there.
 //! 8. **Allow rules**, the built-in read-only command set, and session grants → allow. A Bash
-//!    command is allowed only if every sub-command and every redirect target is.
+//!    command is allowed only if every sub-command is, every file it writes through a redirect
+//!    or an option is covered, and every file it reads through one is inside the working
+//!    directories or covered.
 //! 9. **Otherwise ask**: with `autoAllowBashIfSandboxed` and an active sandbox, Bash is allowed;
 //!    in `dontAsk` the call is denied with a reason naming a rule that would allow it.
 //!    [`PermissionEngine::decide`] then asks the PermissionRequest handler and the prompter; with
