@@ -274,9 +274,12 @@ pub(crate) fn builtin(words: &[Word]) -> Vec<Issue> {
     let args = &words[1..];
     let mut out = Vec::new();
     let need_name = |w: &Word, role: &str, out: &mut Vec<Issue>| {
+        // Only the name matters: a value only known at run time (`PATH=$PATH:/x`) is a plain
+        // value, which the parse walks like any other word.
         let n = w.text.split_once('=').map_or(w.text.as_str(), |(n, _)| n);
         let n = n.strip_suffix('+').unwrap_or(n);
-        if !(w.is_static() && is_identifier(n)) {
+        let raw_name = w.raw.split_once('=').map_or(w.raw.as_str(), |(n, _)| n);
+        if raw_name.contains(['$', '`']) || !is_identifier(n) {
             out.push(issue(format!(
                 "`{name}` takes {role} `{}` as a variable name; bash evaluates a subscript in it at run time (only a plain static name is safe)",
                 w.raw
