@@ -185,15 +185,24 @@ fn matcher(pattern: &Path) -> Option<GlobMatcher> {
 /// `recursive`: the command reads directories recursively.
 pub(crate) fn refusal(
     policy: &PathPolicy,
+    cwd_real: &Path,
     cands: &[Candidate],
     op: Op,
     recursive: bool,
 ) -> Option<(String, Option<String>)> {
     let denied: Vec<&Path> = policy.denied_paths(op).collect();
+    if denied.is_empty() && !(policy.reads_limited() && op == Op::Read) {
+        return None; // nothing bounds this operation's paths
+    }
     for c in cands {
         match c {
             Candidate::Path(p) => {
-                let real = crate::paths::resolve(p).unwrap_or_else(|_| lexical(p, policy.cwd()));
+                // Below the cwd (resolved once), only the rest of the path is walked.
+                let resolved = match p.strip_prefix(policy.cwd()) {
+                    Ok(rest) => agent_core::paths::resolve_beneath(cwd_real, rest),
+                    Err(_) => crate::paths::resolve(p),
+                };
+                let real = resolved.unwrap_or_else(|_| lexical(p, policy.cwd()));
                 if let Some(v) = policy.denied(&real, op) {
                     return Some((format!("names {}: {}", real.display(), v.reason), v.rule));
                 }

@@ -77,6 +77,8 @@ pub struct CommandChecker {
     writable: Vec<PathBuf>,
     home: Option<PathBuf>,
     cwd: PathBuf,
+    /// `cwd` with its symlinks resolved (once).
+    cwd_real: PathBuf,
     /// Allowlisted names refused at start-up, and why.
     refused: Vec<(String, String)>,
 }
@@ -162,6 +164,10 @@ impl CommandChecker {
                 .cloned()
                 .collect()
         });
+        let cwd = settings
+            .base_dir
+            .clone()
+            .unwrap_or_else(|| PathBuf::from("/"));
         Self {
             allowed,
             allowed_exes,
@@ -171,10 +177,8 @@ impl CommandChecker {
             paths: PathPolicy::new(settings, None),
             writable,
             home: std::env::var_os("HOME").map(PathBuf::from),
-            cwd: settings
-                .base_dir
-                .clone()
-                .unwrap_or_else(|| PathBuf::from("/")),
+            cwd_real: crate::paths::resolve(&cwd).unwrap_or_else(|_| cwd.clone()),
+            cwd,
             refused,
         }
     }
@@ -184,6 +188,7 @@ impl CommandChecker {
     pub fn with_cwd(mut self, cwd: impl Into<PathBuf>) -> Self {
         let cwd = cwd.into();
         self.paths = self.paths.with_cwd(&cwd);
+        self.cwd_real = crate::paths::resolve(&cwd).unwrap_or_else(|_| cwd.clone());
         self.cwd = cwd;
         self
     }
@@ -361,7 +366,7 @@ impl CommandChecker {
             for w in cmd.words.iter().skip(1).chain(&found.reads) {
                 let cands = arguments::candidates(w, &self.cwd, self.home.as_deref());
                 if let Some((why, rule)) =
-                    arguments::refusal(&self.paths, &cands, Op::Read, recursive)
+                    arguments::refusal(&self.paths, &self.cwd_real, &cands, Op::Read, recursive)
                 {
                     return Some(Verdict::deny(format!("`{shown}` {why}"), rule));
                 }
@@ -495,7 +500,8 @@ impl CommandChecker {
             }
             if let Some(t) = r.read_file() {
                 let cands = arguments::candidates(t, &self.cwd, self.home.as_deref());
-                if let Some((why, rule)) = arguments::refusal(&self.paths, &cands, Op::Read, false)
+                if let Some((why, rule)) =
+                    arguments::refusal(&self.paths, &self.cwd_real, &cands, Op::Read, false)
                 {
                     return Some(Verdict::deny(format!("`{shown}` {why}"), rule));
                 }
