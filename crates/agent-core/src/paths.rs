@@ -74,6 +74,15 @@ pub fn resolve(path: &Path) -> Result<PathBuf, PathError> {
 /// # Errors
 /// As [`resolve`].
 pub fn resolve_beneath(base: &Path, rest: &Path) -> Result<PathBuf, PathError> {
+    resolve_beneath_existing(base, rest).map(|(p, _)| p)
+}
+
+/// [`resolve_beneath`], also telling whether the resolved path exists (every component was
+/// found), so a caller need not `stat` it again.
+///
+/// # Errors
+/// As [`resolve`].
+pub fn resolve_beneath_existing(base: &Path, rest: &Path) -> Result<(PathBuf, bool), PathError> {
     let path = rest;
     if path.as_os_str().as_encoded_bytes().contains(&0) {
         return Err(PathError::Nul(path.to_path_buf()));
@@ -136,5 +145,5 @@ pub fn resolve_beneath(base: &Path, rest: &Path) -> Result<PathBuf, PathError> {
             }
         }
     }
-    Ok(out)
+    Ok((out, !missing))
 }

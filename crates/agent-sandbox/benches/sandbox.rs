@@ -24,9 +24,10 @@ use criterion::{Criterion, criterion_group, criterion_main};
 const COMMAND: &str =
     "git status && cargo build --release | grep warning; npm run lint && ls -la src";
 /// Five parts too, with what the fast path leaves to brush-parser: an expansion, a
-/// substitution and a redirect.
+/// substitution and a redirect. (The expansion is `echo`'s: with denied paths configured, a
+/// value only known at run time given to another program could name one, and is refused.)
 const BRUSH_COMMAND: &str =
-    "git log -n \"$N\" && cargo build 2> err.txt | grep warning; echo $(date) && ls -la src";
+    "echo \"$N\" && cargo build 2> err.txt | grep warning; echo $(date) && ls -la src";
 
 fn bench(c: &mut Criterion) {
     let settings = SandboxSettings {
@@ -49,7 +50,11 @@ fn bench(c: &mut Criterion) {
         "{:?}",
         checker.check(COMMAND)
     );
-    assert!(checker.check(BRUSH_COMMAND).allowed);
+    assert!(
+        checker.check(BRUSH_COMMAND).allowed,
+        "{:?}",
+        checker.check(BRUSH_COMMAND)
+    );
     assert_eq!(
         shell::parse(COMMAND).unwrap(),
         shell::parse_with_brush_only(COMMAND).unwrap()

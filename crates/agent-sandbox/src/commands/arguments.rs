@@ -190,23 +190,24 @@ pub(crate) fn refusal(
     op: Op,
     recursive: bool,
 ) -> Option<(String, Option<String>)> {
-    let denied: Vec<&Path> = policy.denied_paths(op).collect();
-    if denied.is_empty() && !(policy.reads_limited() && op == Op::Read) {
+    let denied = || policy.denied_paths(op);
+    if denied().next().is_none() && !(policy.reads_limited() && op == Op::Read) {
         return None; // nothing bounds this operation's paths
     }
     for c in cands {
         match c {
             Candidate::Path(p) => {
                 // Below the cwd (resolved once), only the rest of the path is walked.
-                let resolved = match p.strip_prefix(policy.cwd()) {
-                    Ok(rest) => agent_core::paths::resolve_beneath(cwd_real, rest),
-                    Err(_) => crate::paths::resolve(p),
+                let (base, rest) = match p.strip_prefix(policy.cwd()) {
+                    Ok(rest) => (cwd_real, rest),
+                    Err(_) => (Path::new("/"), p.as_path()),
                 };
-                let real = resolved.unwrap_or_else(|_| lexical(p, policy.cwd()));
+                let (real, exists) = agent_core::paths::resolve_beneath_existing(base, rest)
+                    .unwrap_or_else(|_| (lexical(p, policy.cwd()), true));
                 if let Some(v) = policy.denied(&real, op) {
                     return Some((format!("names {}: {}", real.display(), v.reason), v.rule));
                 }
-                if recursive && let Some(d) = denied.iter().find(|d| d.starts_with(&real)) {
+                if recursive && let Some(d) = denied().find(|d| d.starts_with(&real)) {
                     return Some((
                         format!(
                             "reads {} recursively, which holds the denied path {}",
@@ -216,7 +217,10 @@ pub(crate) fn refusal(
                         Some("deniedPaths (recursion)".into()),
                     ));
                 }
-                if policy.reads_limited() && op == Op::Read && looks_like_path(p, policy.cwd()) {
+                if policy.reads_limited()
+                    && op == Op::Read
+                    && looks_like_path(p, policy.cwd(), exists)
+                {
                     let v = policy.check_resolved(&real, op);
                     if !v.allowed {
                         return Some((format!("reads {}: {}", real.display(), v.reason), v.rule));
@@ -230,12 +234,12 @@ pub(crate) fn refusal(
                         None,
                     ));
                 };
-                for d in &denied {
+                for d in denied() {
                     // The pattern matches the denied path, or one of its directories (which a
                     // recursive reader would enter, and any reader could name with more text).
                     let hit = d.ancestors().find(|a| m.is_match(a));
                     if let Some(a) = hit
-                        && (a == *d || recursive)
+                        && (a == d || recursive)
                     {
                         return Some((
                             format!(
@@ -263,7 +267,7 @@ pub(crate) fn refusal(
                 }
             }
             Candidate::Unknown(prefix) => {
-                if let Some(d) = denied.iter().find(|d| d.starts_with(prefix)) {
+                if let Some(d) = denied().find(|d| d.starts_with(prefix)) {
                     return Some((
                         format!(
                             "a path only known at run time (from {}) could be the denied path {}",
@@ -307,9 +311,9 @@ fn literal_dir(p: &Path) -> PathBuf {
 /// Whether a static argument is a path the command may open: it exists, or it is written as
 /// a path (`/`, `./`, `../`, `~`). A plain word that names nothing (`status`, a pattern) is
 /// not checked against the read grants.
-fn looks_like_path(p: &Path, cwd: &Path) -> bool {
+fn looks_like_path(p: &Path, cwd: &Path, exists: bool) -> bool {
     let rel = p.strip_prefix(cwd).unwrap_or(p);
-    p.exists() || rel.components().count() > 1 || !p.starts_with(cwd)
+    exists || rel.components().count() > 1 || !p.starts_with(cwd)
 }
 
 /// Whether the command (name first, after wrappers) reads directories recursively.
