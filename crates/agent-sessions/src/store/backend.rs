@@ -10,13 +10,16 @@ use std::sync::Arc;
 use agent_core::events::Event;
 use async_trait::async_trait;
 
+use super::create::NewSession;
 use super::error::{Result, StoreError};
 use super::export::ExportFormat;
+use super::fork::ForkOptions;
 use super::id::SessionId;
 use super::index::ListQuery;
-use super::local::{ForkOptions, LoadRange, Loaded, LocalStore, NewSession, StoreOptions};
+use super::local::{LocalStore, StoreOptions};
 use super::messages::Message;
 use super::metadata::SessionMetadata;
+use super::read::{LoadRange, Loaded};
 
 /// Where sessions are kept. Every method has the semantics of the [`LocalStore`] method of the
 /// same name.

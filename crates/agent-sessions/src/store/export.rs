@@ -5,11 +5,17 @@
 //! conversation event, chained through `uuid`/`parentUuid`, plus a first `summary` line with the title (anchored at the last message) and
 //! `system` compact-boundary lines for compactions. Hooks and tools that scan Claude Code
 //! transcripts (for example a `Stop` hook reading the last assistant text) read it unchanged.
+//!
+//! [`LocalStore::export`] renders a stored session in either format.
 
 use agent_core::events::{Event, EventPayload};
 use serde_json::{Value, json};
 
-use super::metadata::SessionMetadata;
+use super::error::Result;
+use super::id::SessionId;
+use super::local::LocalStore;
+use super::log;
+use super::metadata::{SessionMetadata, fold};
 
 /// The export formats.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -29,6 +35,28 @@ impl std::str::FromStr for ExportFormat {
             other => Err(format!(
                 "unknown export format `{other}`; use `jsonl` or `claude`"
             )),
+        }
+    }
+}
+
+impl LocalStore {
+    /// The session as text: its log's lines verbatim (`Jsonl`, unknown events included), or a
+    /// Claude-Code-compatible transcript (`Claude`).
+    ///
+    /// # Errors
+    /// As [`LocalStore::load`].
+    pub fn export(&self, id: &SessionId, format: ExportFormat) -> Result<String> {
+        let path = self.require(id)?;
+        let contents = log::read_all(id, &path)?;
+        match format {
+            ExportFormat::Jsonl => Ok(contents.text),
+            ExportFormat::Claude => {
+                let meta = fold(id, &contents);
+                Ok(claude_transcript(
+                    &meta,
+                    contents.entries.iter().map(|(_, e)| e),
+                ))
+            }
         }
     }
 }

@@ -14,13 +14,39 @@
 //! - `parentSessionId` is never the id imported to (a session is not its own parent);
 //! - a `session.fork` names the event just before it (`forkPoint` its id, `forkSeq` its seq;
 //!   `null` and 0 when it is the first event), as `fork` writes it.
+//!
+//! [`LocalStore::import`] checks its input here, then writes it as a new session.
 
 use agent_core::events::{Event, EventPayload, decode_line};
 use serde_json::Value;
 
 use super::error::{Result, StoreError};
 use super::id::SessionId;
+use super::local::LocalStore;
 use super::log::{MAX_LINE_BYTES, oversize_line};
+use super::metadata::SessionMetadata;
+
+impl LocalStore {
+    /// Imports an events JSONL as a new session `id` (`None`: a new UUID v7). The input must be a
+    /// log the store could have written: every line a valid event of at most [`MAX_LINE_BYTES`],
+    /// `seq` 1, 2, 3, ..., valid ids in `sessionId`, `parentSessionId` and `agentId`, one
+    /// session's `sessionId` after the last `session.fork`, no `parentSessionId` equal to `id`,
+    /// and each `session.fork` naming the event before it (docs/sessions.md, "Import"). Lines are
+    /// kept verbatim, except that the log's own `sessionId` becomes `id` when it says another.
+    /// Nothing is written unless the whole input passes.
+    ///
+    /// # Errors
+    /// [`StoreError::BadInput`] naming the line, the field, the value and what to do;
+    /// [`StoreError::AlreadyExists`].
+    pub fn import(&self, jsonl: &str, id: Option<SessionId>) -> Result<SessionMetadata> {
+        let id = id.unwrap_or_else(SessionId::generate);
+        if self.log_path(&id).exists() {
+            return Err(StoreError::AlreadyExists { id });
+        }
+        let text = prepare(jsonl, &id)?;
+        self.write_new(&id, text.as_bytes(), false)
+    }
+}
 
 /// One decoded line of the input.
 struct Line<'a> {

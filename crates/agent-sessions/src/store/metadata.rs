@@ -5,6 +5,7 @@ use agent_core::events::{Event, EventPayload, parse_rfc3339};
 use serde::Serialize;
 
 use super::id::SessionId;
+use super::log::LogContents;
 
 /// What the index knows of one session. Every field is derived from the log.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -129,6 +130,16 @@ impl SessionMetadata {
             _ => {}
         }
     }
+}
+
+/// Folds a log's events into metadata.
+pub fn fold(id: &SessionId, contents: &LogContents) -> SessionMetadata {
+    let mut meta = SessionMetadata::empty(id.clone());
+    for (_, event) in &contents.entries {
+        meta.apply(event, 0);
+    }
+    meta.size_bytes = contents.good_len();
+    meta
 }
 
 /// Whether an event is one of the conversation events counted by `message_count`.

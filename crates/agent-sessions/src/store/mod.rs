@@ -30,27 +30,34 @@
 //! The async [`SessionStore`] implements [`SessionBackend`], the boundary the agent loop uses;
 //! [`LocalStore`] is the same store, synchronous.
 
+mod append;
 mod backend;
+mod create;
 mod error;
 mod export;
+mod fork;
 mod id;
 mod import;
 mod index;
 mod local;
 mod lock;
 mod log;
+mod manage;
 mod messages;
 mod metadata;
+mod read;
+mod reconcile;
 
 pub use backend::{SessionBackend, SessionStore};
+pub use create::{NewSession, git_branch};
 pub use error::{Result, StoreError};
 pub use export::{ExportFormat, claude_transcript};
+pub use fork::{ForkAt, ForkOptions};
 pub use id::{InvalidSessionId, MAX_SESSION_ID_LEN, SessionId};
 pub use index::{INDEX_DIR, INDEX_FILE, ListQuery};
-pub use local::{
-    ForkAt, ForkOptions, LoadRange, Loaded, LocalStore, NewSession, StoreOptions, git_branch,
-};
+pub use local::{LocalStore, StoreOptions};
 pub use lock::LOCK_FILE;
 pub use log::{CORRUPT_FILE, Durability, LOG_FILE, MAX_LINE_BYTES, TornTail};
 pub use messages::{Content, Message, Role, conversation};
 pub use metadata::SessionMetadata;
+pub use read::{LoadRange, Loaded};
