@@ -47,17 +47,22 @@
 
 mod caps;
 mod command;
+mod condition;
 mod config;
+mod entry;
 mod environment;
 mod event;
+mod extension;
 mod gate;
 mod http;
 mod input;
+mod load;
 mod matcher;
 mod outcome;
 mod output;
 pub mod protocol;
 mod registry;
+mod run;
 mod tree;
 
 pub use caps::{MAX_HOOK_TEXT_CHARS, OutputCaps, PREVIEW_CHARS};
@@ -65,9 +70,11 @@ pub use command::{MAX_STDERR_BYTES, MAX_STDOUT_BYTES};
 pub use config::{
     ConfiguredHook, HandlerConfig, HookConfigError, HookShell, HookSource, HooksConfig,
 };
+pub use entry::{BoxError, HookId};
 pub(crate) use environment::parse as parse_hook_environment;
 pub use environment::{HOOK_ENVIRONMENT_KEY, HookEnvironment};
 pub use event::{ALL_EVENTS, DecisionControl, ExitTwo, HookEvent, UnknownEvent};
+pub use extension::{ExtensionHook, HookExtension};
 pub use gate::{GatedDecision, HookPermissionRequests, check_tool_call};
 #[cfg(feature = "http")]
 pub use http::ReqwestHookClient;
@@ -85,6 +92,6 @@ pub use output::{
 };
 pub use protocol::OnFailure;
 pub use registry::{
-    BoxError, DEFAULT_TIMEOUT, ExtensionHook, HookExecution, HookExtension, HookId, HookInfo,
-    HookLoadError, HookOptions, HookRegistry, HookRunResult,
+    DEFAULT_TIMEOUT, HookExecution, HookInfo, HookLoadError, HookOptions, HookRegistry,
 };
+pub use run::HookRunResult;

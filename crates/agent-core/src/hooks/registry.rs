@@ -1,66 +1,30 @@
 //! The registry: in-process function hooks and configured handlers, per event, and `execute`,
 //! which runs every matching hook concurrently, each to completion, and merges their results in
-//! registration order.
+//! registration order. Loading configured hooks is in `load.rs`, selecting the hooks an input
+//! runs in `entry.rs`, running one hook in `run.rs`.
 
 use std::collections::HashMap;
 use std::future::Future;
-use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
-use std::pin::Pin;
 use std::sync::{Arc, Mutex, PoisonError};
-use std::task::Poll;
-use std::time::{Duration, Instant};
-
-use futures_util::FutureExt;
-use serde_json::{Map, Value};
-use tracing::Instrument;
+use std::time::Duration;
 
 use super::caps::OutputCaps;
-use super::command::{self, CommandSpec};
-use super::config::{ConfiguredHook, HandlerConfig, HooksConfig};
+use super::condition::Condition;
+use super::entry::{self, BoxError, BoxedOutputFuture, Entry, Handler, HookFn, HookId};
 use super::environment::HookEnvironment;
 use super::event::{ALL_EVENTS, HookEvent};
-use super::http::{self, HookHttpClient, HttpHookRequest};
+use super::extension::HookExtension;
+use super::http::HookHttpClient;
 use super::input::HookInput;
 use super::matcher::Matcher;
 use super::outcome::{Decision, HookOutcome};
-use super::output::{HookOutput, StdoutKind};
-use super::protocol::{self, OnFailure, RawExit, RawRun};
-use crate::events::HookRun;
-use crate::permissions::rules::{Parsed, parse_rule};
-use crate::permissions::{PermissionEngine, RuleList, ToolCall};
+use super::output::HookOutput;
+use super::protocol::OnFailure;
+use super::run::{HookRunResult, Runner};
 
 /// The default per-hook timeout (DESIGN.md; Claude Code has used 600 s since v2.1.3).
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
-
-/// An error an in-process hook returns.
-pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
-
-/// What the registry keeps of an in-process hook: its output boxed, so the run's state stays
-/// small while five or fifty of them are polled together.
-type BoxedOutputFuture = Pin<Box<dyn Future<Output = Result<Box<HookOutput>, BoxError>> + Send>>;
-
-type HookFn = Arc<dyn Fn(Arc<HookInput>) -> BoxedOutputFuture + Send + Sync>;
-
-/// Runs handler kinds the registry cannot run itself (`prompt`, `agent`, `mcp_tool`):
-/// agent-sessions supplies one that asks the model. Until a host registers one for a kind,
-/// configuring a hook of that kind is an error at load time.
-#[async_trait::async_trait]
-pub trait HookExtension: Send + Sync {
-    /// Runs one hook; an `Err` is a hook failure (non-blocking unless `onFailure: "block"`).
-    async fn run(&self, hook: &ExtensionHook, input: &HookInput) -> Result<HookOutput, String>;
-}
-
-/// A hook handled by a [`HookExtension`].
-#[derive(Clone, Debug, PartialEq)]
-pub struct ExtensionHook {
-    /// `prompt`, `agent` or `mcp_tool`.
-    pub kind: String,
-    /// The handler object as configured (`prompt`, `model`, `server`, `tool`, ...).
-    pub fields: Map<String, Value>,
-    /// Its timeout.
-    pub timeout: Duration,
-}
 
 /// Options of an in-process hook.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -106,10 +70,6 @@ impl HookOptions {
     }
 }
 
-/// Identifies a registered hook.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct HookId(pub u64);
-
 /// Occurs when a hook cannot be registered; names the hook's source and what to do.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("{origin}: {problem}")]
@@ -118,53 +78,6 @@ pub struct HookLoadError {
     pub origin: String,
     /// What is wrong.
     pub problem: String,
-}
-
-/// What one hook did.
-#[derive(Clone, Debug, PartialEq)]
-pub struct HookRunResult {
-    /// The hook's id.
-    pub id: HookId,
-    /// The command line, URL or name.
-    pub label: Arc<str>,
-    /// `function`, `command`, `http`, `prompt`, ...
-    pub kind: Arc<str>,
-    /// Where it was configured.
-    pub source: Arc<str>,
-    /// The matcher it was registered with.
-    pub matcher: Option<Arc<str>>,
-    /// The exit code (command hooks; 0 for a 2xx HTTP reply).
-    pub exit_code: Option<i32>,
-    /// How long it ran.
-    pub duration: Duration,
-    /// Whether it ran out of time (and, for commands, its process group was killed).
-    pub timed_out: bool,
-    /// What went wrong, if anything.
-    pub error: Option<String>,
-    /// Whether it ran in the background (`async`); it cannot block.
-    pub is_async: bool,
-    /// What it decided (boxed: results move through the concurrent join several times).
-    pub outcome: Box<HookOutcome>,
-}
-
-impl HookRunResult {
-    /// The `hook.run` event for the session log.
-    pub fn to_event(&self, event: HookEvent) -> HookRun {
-        let outcome = if self.timed_out {
-            "timeout".to_owned()
-        } else if self.error.is_some() && self.outcome.decision == Decision::None {
-            "error".to_owned()
-        } else {
-            self.outcome.decision.as_str().to_owned()
-        };
-        HookRun {
-            event: event.as_str().to_owned(),
-            matcher: self.matcher.as_deref().map(str::to_owned),
-            outcome,
-            duration_ms: u64::try_from(self.duration.as_millis()).unwrap_or(u64::MAX),
-            command: Some(self.label.to_string()),
-        }
-    }
 }
 
 /// The result of [`HookRegistry::execute`].
@@ -205,94 +118,6 @@ pub struct HookInfo {
     pub duplicate_of: Option<HookId>,
 }
 
-struct Condition {
-    text: String,
-    /// `None` when the rule does not parse: the hook then always runs (fail open, §5.1).
-    engine: Option<PermissionEngine>,
-}
-
-impl Condition {
-    fn new(text: &str, cwd: &Path, home: &Path) -> (Self, Option<String>) {
-        let built = match parse_rule(text, RuleList::Deny) {
-            Ok(Parsed::Rule(..)) => PermissionEngine::builder(cwd, home)
-                .rule(RuleList::Deny, text)
-                .and_then(|b| b.build().map_err(|e| e.to_string())),
-            Ok(Parsed::Ignored(why)) => Err(why),
-            Err(e) => Err(e),
-        };
-        match built {
-            Ok(engine) => (
-                Self {
-                    text: text.to_owned(),
-                    engine: Some(engine),
-                },
-                None,
-            ),
-            Err(e) => (
-                Self {
-                    text: text.to_owned(),
-                    engine: None,
-                },
-                Some(format!(
-                    "`if` rule {text:?} does not parse ({e}); the hook runs on every call (fail open)"
-                )),
-            ),
-        }
-    }
-
-    /// Whether the hook runs for `input`: never on events that are not about one tool call;
-    /// on tool events when the rule matches, or when the call cannot be analysed.
-    fn admits(&self, input: &HookInput) -> bool {
-        if !input.event.is_tool_event() {
-            return false;
-        }
-        let Some(engine) = &self.engine else {
-            return true;
-        };
-        let (Some(tool), Some(tool_input)) = (input.tool_name(), input.tool_input()) else {
-            return true;
-        };
-        let call = ToolCall::new(tool, tool_input.clone());
-        engine.deny_rules_match(&call).unwrap_or(true)
-    }
-}
-
-enum Handler {
-    Function(HookFn),
-    /// A `command` or `http` handler, as configured.
-    Configured(HandlerConfig),
-    Extension(Arc<dyn HookExtension>, ExtensionHook),
-}
-
-struct Entry {
-    id: HookId,
-    event: HookEvent,
-    matcher_text: Option<Arc<str>>,
-    matcher: Matcher,
-    condition: Option<Condition>,
-    timeout: Duration,
-    on_failure: OnFailure,
-    is_async: bool,
-    handler: Handler,
-    kind: Arc<str>,
-    label: Arc<str>,
-    source: Arc<str>,
-    status_message: Option<String>,
-    /// Identical handlers share a key and run once.
-    dedup: Option<String>,
-    plugin_root: Option<PathBuf>,
-    duplicate_of: Option<HookId>,
-}
-
-/// What every run needs besides its entry; shared with background (`async`) runs.
-#[derive(Clone)]
-struct Runner {
-    http: Option<Arc<dyn HookHttpClient>>,
-    caps: OutputCaps,
-    project_dir: PathBuf,
-    environment: HookEnvironment,
-}
-
 /// The hooks of a session. Register everything first (`&mut self`), then share it (`Arc`) and
 /// call [`Self::execute`] from anywhere; it needs a tokio runtime with the time, I/O and
 /// process drivers enabled.
@@ -317,12 +142,12 @@ struct Runner {
 pub struct HookRegistry {
     entries: Vec<Vec<Arc<Entry>>>,
     next_id: u64,
-    runner: Arc<Runner>,
-    extensions: HashMap<String, Arc<dyn HookExtension>>,
-    home: PathBuf,
-    default_timeout: Duration,
-    disabled_by: Option<PathBuf>,
-    warnings: Vec<String>,
+    pub(super) runner: Arc<Runner>,
+    pub(super) extensions: HashMap<String, Arc<dyn HookExtension>>,
+    pub(super) home: PathBuf,
+    pub(super) default_timeout: Duration,
+    pub(super) disabled_by: Option<PathBuf>,
+    pub(super) warnings: Vec<String>,
     pending: Mutex<Vec<tokio::task::JoinHandle<HookRunResult>>>,
 }
 
@@ -372,7 +197,7 @@ impl HookRegistry {
     }
 
     /// The shared run settings, copied first if a background run still holds them.
-    fn runner_mut(&mut self) -> &mut Runner {
+    pub(super) fn runner_mut(&mut self) -> &mut Runner {
         Arc::make_mut(&mut self.runner)
     }
 
@@ -429,147 +254,12 @@ impl HookRegistry {
         &self.warnings
     }
 
-    fn next(&mut self) -> HookId {
+    pub(super) fn next(&mut self) -> HookId {
         self.next_id += 1;
         HookId(self.next_id)
     }
 
-    /// Registers every hook of `config` (after any registered before).
-    ///
-    /// # Errors
-    /// [`HookLoadError`] for a matcher that does not compile, or a handler kind this host
-    /// cannot run (`prompt`/`agent`/`mcp_tool` without an extension, `http` without a client).
-    /// Nothing of `config` is registered then.
-    pub fn load(&mut self, config: &HooksConfig) -> Result<(), HookLoadError> {
-        let previous = self.runner.environment.clone();
-        if config.environment.set_by.is_some() || config.environment.scrub_secrets {
-            self.runner_mut().environment = config.environment.clone();
-        }
-        let mut staged = Vec::with_capacity(config.hooks.len());
-        for hook in &config.hooks {
-            match self.entry_for(hook) {
-                Ok(e) => staged.push(e),
-                Err(e) => {
-                    self.runner_mut().environment = previous;
-                    return Err(e);
-                }
-            }
-        }
-        self.warnings.extend(config.warnings.iter().cloned());
-        if let Some(d) = &config.disabled_by {
-            self.disabled_by = Some(d.clone());
-        }
-        for e in staged {
-            self.push(e);
-        }
-        Ok(())
-    }
-
-    fn entry_for(&mut self, hook: &ConfiguredHook) -> Result<Entry, HookLoadError> {
-        let source = hook.source.to_string();
-        let err = |problem: String| HookLoadError {
-            origin: source.clone(),
-            problem,
-        };
-        let matcher = Matcher::new(hook.matcher.as_deref()).map_err(&err)?;
-        let timeout = hook.timeout.unwrap_or(self.default_timeout);
-        let (handler, dedup) = match &hook.handler {
-            HandlerConfig::Command {
-                command,
-                args,
-                shell,
-            } => (
-                Handler::Configured(hook.handler.clone()),
-                format!(
-                    "command\0{command}\0{:?}\0{shell:?}\0{:?}",
-                    args, hook.source.plugin_root
-                ),
-            ),
-            HandlerConfig::Http {
-                url,
-                headers,
-                allowed_env_vars,
-            } => {
-                self.ensure_http_client().map_err(&err)?;
-                for name in allowed_env_vars {
-                    if self.runner.environment.withholds(name) {
-                        self.warnings.push(format!(
-                            "{source}: `allowedEnvVars` names {name}, which hookEnvironment.scrubSecrets withholds, so its headers read it as empty; add it to hookEnvironment.passthrough to send it"
-                        ));
-                    }
-                }
-                (
-                    Handler::Configured(hook.handler.clone()),
-                    format!("http\0{url}\0{headers:?}"),
-                )
-            }
-            HandlerConfig::Extension { kind, fields } => {
-                let Some(ext) = self.extensions.get(kind) else {
-                    return Err(err(format!(
-                        "hook type \"{kind}\" is not supported by this host: {kind} hooks are run by a host with a model (agent-sessions); use a \"command\" or \"http\" hook here"
-                    )));
-                };
-                (
-                    Handler::Extension(
-                        ext.clone(),
-                        ExtensionHook {
-                            kind: kind.clone(),
-                            fields: fields.clone(),
-                            timeout,
-                        },
-                    ),
-                    format!("{kind}\0{}", Value::Object(fields.clone())),
-                )
-            }
-        };
-        let condition = hook.condition.as_deref().map(|text| {
-            let (c, warning) = Condition::new(text, &self.runner.project_dir, &self.home);
-            if let Some(w) = warning {
-                self.warnings.push(format!("{source}: {w}"));
-            }
-            c
-        });
-        if condition.is_some() && !hook.event.is_tool_event() {
-            self.warnings.push(format!(
-                "{source}: `if` on {} means this hook never runs (`if` applies to tool events only)",
-                hook.event
-            ));
-        }
-        Ok(Entry {
-            id: self.next(),
-            event: hook.event,
-            matcher_text: hook.matcher.as_deref().map(Arc::from),
-            matcher,
-            condition,
-            timeout,
-            on_failure: hook.on_failure,
-            is_async: hook.is_async,
-            kind: hook.handler.kind().into(),
-            label: hook.handler.label().into(),
-            handler,
-            source: source.into(),
-            status_message: hook.status_message.clone(),
-            dedup: Some(dedup),
-            plugin_root: hook.source.plugin_root.clone(),
-            duplicate_of: None,
-        })
-    }
-
-    fn ensure_http_client(&mut self) -> Result<(), String> {
-        if self.runner.http.is_some() {
-            return Ok(());
-        }
-        #[cfg(feature = "http")]
-        {
-            let client = http::ReqwestHookClient::new()?;
-            self.runner_mut().http = Some(Arc::new(client));
-            Ok(())
-        }
-        #[cfg(not(feature = "http"))]
-        Err("http hooks need an HTTP client: enable agent-core's `http` feature or call HookRegistry::set_http_client".into())
-    }
-
-    fn push(&mut self, mut e: Entry) {
+    pub(super) fn push(&mut self, mut e: Entry) {
         let list = &mut self.entries[event_index(e.event)];
         if let Some(key) = &e.dedup {
             e.duplicate_of = list
@@ -689,23 +379,7 @@ impl HookRegistry {
         if self.disabled_by.is_some() || list.is_empty() {
             return HookExecution::default();
         }
-        let value = input.matcher_value();
-        let matcherless = event.matcher_field().is_none();
-        let mut matched: Vec<&Arc<Entry>> = Vec::new();
-        for e in list {
-            if !(matcherless || e.matcher.matches(value)) {
-                continue;
-            }
-            if let Some(c) = &e.condition
-                && !c.admits(&input)
-            {
-                continue;
-            }
-            if e.dedup.is_some() && matched.iter().any(|m| m.dedup == e.dedup) {
-                continue;
-            }
-            matched.push(e);
-        }
+        let matched = entry::select(list, &input);
         if matched.is_empty() {
             return HookExecution::default();
         }
@@ -756,294 +430,5 @@ impl HookRegistry {
             }
         }
         out
-    }
-}
-
-fn raw_error(event: HookEvent, raw: &RawRun, timeout: Duration) -> Option<String> {
-    let first = raw.stderr.trim().lines().next().unwrap_or("").trim();
-    let with = |s: String| {
-        if first.is_empty() {
-            s
-        } else {
-            format!("{s}: {first}")
-        }
-    };
-    match &raw.exit {
-        RawExit::TimedOut => Some(format!("timed out after {}", secs(timeout))),
-        RawExit::Failed(m) => Some(m.clone()),
-        RawExit::Signal(s) => Some(with(format!("killed by signal {s}"))),
-        RawExit::Code(0) => match StdoutKind::classify(&raw.stdout, event) {
-            StdoutKind::SchemaInvalid(why) => Some(format!("invalid JSON output: {why}")),
-            _ => None,
-        },
-        RawExit::Code(2) => None,
-        RawExit::Code(c) => Some(with(format!("exit {c}"))),
-    }
-}
-
-fn secs(d: Duration) -> String {
-    let s = d.as_secs_f64();
-    if s.fract() == 0.0 {
-        format!("{s:.0}s")
-    } else {
-        format!("{s}s")
-    }
-}
-
-impl Runner {
-    fn env(&self, entry: &Entry, input: &HookInput) -> Vec<(String, String)> {
-        let cwd = input.cwd.to_string_lossy().into_owned();
-        let project = self.project_dir.to_string_lossy().into_owned();
-        let mut env = vec![
-            ("HOOK_EVENT".to_owned(), input.event.as_str().to_owned()),
-            ("HOOK_SESSION_ID".to_owned(), input.session_id.clone()),
-            ("HOOK_CWD".to_owned(), cwd),
-            ("CLAUDE_PROJECT_DIR".to_owned(), project),
-            (
-                "CLAUDE_CODE_SESSION_ID".to_owned(),
-                input.session_id.clone(),
-            ),
-        ];
-        if let Some(t) = input.tool_name() {
-            env.push(("HOOK_TOOL_NAME".to_owned(), t.to_owned()));
-        }
-        if let Some(root) = &entry.plugin_root {
-            env.push((
-                "CLAUDE_PLUGIN_ROOT".to_owned(),
-                root.to_string_lossy().into_owned(),
-            ));
-        }
-        env
-    }
-
-    fn span(entry: &Entry, event: HookEvent) -> tracing::Span {
-        tracing::info_span!(
-            "hook",
-            event = event.as_str(),
-            kind = &*entry.kind,
-            hook = &*entry.label,
-            source = &*entry.source
-        )
-    }
-
-    /// Runs one hook. In-process hooks run in a small future; process and network hooks in a
-    /// boxed one, so that a batch of in-process hooks stays cheap to poll and move.
-    async fn run(
-        &self,
-        entry: &Entry,
-        input: &Arc<HookInput>,
-        json: Option<&[u8]>,
-    ) -> HookRunResult {
-        match &entry.handler {
-            Handler::Function(f) => {
-                let span = Self::span(entry, input.event);
-                self.run_function(entry, f, input).instrument(span).await
-            }
-            _ => {
-                let span = Self::span(entry, input.event);
-                Box::pin(self.run_external(entry, input, json).instrument(span)).await
-            }
-        }
-    }
-
-    async fn run_function(
-        &self,
-        entry: &Entry,
-        f: &HookFn,
-        input: &Arc<HookInput>,
-    ) -> HookRunResult {
-        let event = input.event;
-        let start = Instant::now();
-        let label: &str = &entry.label;
-        let mut fut = std::pin::pin!(AssertUnwindSafe(f(input.clone())).catch_unwind());
-        // Most in-process hooks finish on their first poll: the timer is armed only if not.
-        let first = std::future::poll_fn(|cx| Poll::Ready(fut.as_mut().poll(cx))).await;
-        let result = match first {
-            Poll::Ready(r) => Ok(r),
-            Poll::Pending => tokio::time::timeout(entry.timeout, fut).await,
-        };
-        let (what, timed_out) = match result {
-            Ok(Ok(Ok(out))) => match out.validate(event) {
-                Ok(()) => {
-                    let o = protocol::from_output(event, label, &out);
-                    return self.finish(entry, o, None, false, None, start);
-                }
-                Err(e) => (format!("returned an invalid output: {e}"), false),
-            },
-            Ok(Ok(Err(e))) => (format!("returned an error: {e}"), false),
-            Ok(Err(_)) => ("panicked".to_owned(), false),
-            Err(_) => (format!("timed out after {}", secs(entry.timeout)), true),
-        };
-        let o = protocol::fail(event, entry.on_failure, label, what.clone());
-        self.finish(entry, o, None, timed_out, Some(what), start)
-    }
-
-    async fn run_external(
-        &self,
-        entry: &Entry,
-        input: &Arc<HookInput>,
-        json: Option<&[u8]>,
-    ) -> HookRunResult {
-        let event = input.event;
-        let start = Instant::now();
-        let label: &str = &entry.label;
-        let body = json.unwrap_or_default();
-        let raw = match &entry.handler {
-            Handler::Function(f) => return self.run_function(entry, f, input).await,
-            Handler::Extension(ext, hook) => {
-                let (outcome, timed_out, error) =
-                    match tokio::time::timeout(entry.timeout, ext.run(hook, input)).await {
-                        Ok(Ok(out)) => match out.validate(event) {
-                            Ok(()) => (protocol::from_output(event, label, &out), false, None),
-                            Err(e) => {
-                                let what = format!("returned an invalid output: {e}");
-                                let o =
-                                    protocol::fail(event, entry.on_failure, label, what.clone());
-                                (o, false, Some(what))
-                            }
-                        },
-                        Ok(Err(e)) => {
-                            let what = format!("failed: {e}");
-                            let o = protocol::fail(event, entry.on_failure, label, what.clone());
-                            (o, false, Some(what))
-                        }
-                        Err(_) => {
-                            let what = format!("timed out after {}", secs(entry.timeout));
-                            let o = protocol::fail(event, entry.on_failure, label, what.clone());
-                            (o, true, Some(what))
-                        }
-                    };
-                return self.finish(entry, outcome, None, timed_out, error, start);
-            }
-            Handler::Configured(HandlerConfig::Command {
-                command,
-                args,
-                shell,
-            }) => {
-                let env = self.env(entry, input);
-                let mut subs = vec![(
-                    "CLAUDE_PROJECT_DIR",
-                    self.project_dir.to_string_lossy().into_owned(),
-                )];
-                if let Some(root) = &entry.plugin_root {
-                    subs.push(("CLAUDE_PLUGIN_ROOT", root.to_string_lossy().into_owned()));
-                }
-                let spec = CommandSpec {
-                    command,
-                    args: args.as_deref(),
-                    shell: *shell,
-                    cwd: &input.cwd,
-                    env: &env,
-                    environment: &self.environment,
-                    substitutions: &subs,
-                };
-                command::run(&spec, body, entry.timeout).await
-            }
-            Handler::Configured(HandlerConfig::Http {
-                url,
-                headers,
-                allowed_env_vars,
-            }) => self.post(entry, url, headers, allowed_env_vars, body).await,
-            Handler::Configured(HandlerConfig::Extension { kind, .. }) => RawRun {
-                exit: RawExit::Failed(format!("no extension runs \"{kind}\" hooks")),
-                stdout: String::new(),
-                stderr: String::new(),
-            },
-        };
-        let outcome = protocol::interpret(event, entry.on_failure, label, &raw);
-        let code = match raw.exit {
-            RawExit::Code(c) => Some(c),
-            _ => None,
-        };
-        let error = raw_error(event, &raw, entry.timeout);
-        self.finish(
-            entry,
-            outcome,
-            code,
-            raw.exit == RawExit::TimedOut,
-            error,
-            start,
-        )
-    }
-
-    /// One HTTP hook request, as a raw run (a 2xx reply is exit 0 with the body as stdout).
-    async fn post(
-        &self,
-        entry: &Entry,
-        url: &str,
-        headers: &[(String, String)],
-        allowed_env_vars: &[String],
-        body: &[u8],
-    ) -> RawRun {
-        let failed = |exit: RawExit| RawRun {
-            exit,
-            stdout: String::new(),
-            stderr: String::new(),
-        };
-        let Some(client) = &self.http else {
-            return failed(RawExit::Failed("no HTTP client is configured".into()));
-        };
-        // `allowedEnvVars` opens a variable to the headers; scrubbing closes secrets again
-        // unless they are passed through.
-        let lookup = |name: &str| {
-            if self.environment.withholds(name) {
-                None
-            } else {
-                std::env::var(name).ok()
-            }
-        };
-        let headers: Vec<(String, String)> = headers
-            .iter()
-            .map(|(k, v)| (k.clone(), http::interpolate(v, allowed_env_vars, &lookup)))
-            .collect();
-        let req = HttpHookRequest {
-            url,
-            headers: &headers,
-            body,
-            timeout: entry.timeout,
-            max_body_bytes: http::MAX_BODY_BYTES,
-        };
-        match tokio::time::timeout(entry.timeout, client.post(req)).await {
-            Ok(reply) => http::raw_from_reply(reply),
-            Err(_) => failed(RawExit::TimedOut),
-        }
-    }
-
-    fn finish(
-        &self,
-        entry: &Entry,
-        mut outcome: HookOutcome,
-        exit_code: Option<i32>,
-        timed_out: bool,
-        error: Option<String>,
-        start: Instant,
-    ) -> HookRunResult {
-        outcome.additional_context = std::mem::take(&mut outcome.additional_context)
-            .into_iter()
-            .map(|c| self.caps.apply(c))
-            .collect();
-        outcome.system_message = outcome.system_message.take().map(|m| self.caps.apply(m));
-        let duration = start.elapsed();
-        tracing::debug!(
-            decision = outcome.decision.as_str(),
-            exit_code,
-            timed_out,
-            duration_ms = u64::try_from(duration.as_millis()).unwrap_or(u64::MAX),
-            error = error.as_deref(),
-            "hook finished"
-        );
-        HookRunResult {
-            id: entry.id,
-            label: entry.label.clone(),
-            kind: entry.kind.clone(),
-            source: entry.source.clone(),
-            matcher: entry.matcher_text.clone(),
-            exit_code,
-            duration,
-            timed_out,
-            error,
-            is_async: entry.is_async,
-            outcome: Box::new(outcome),
-        }
     }
 }
