@@ -335,3 +335,64 @@ fn exec_runs_inside_the_sandbox() {
     assert_eq!(code, Some(2));
     assert!(err.contains("only on macOS"), "{err}");
 }
+
+#[test]
+fn profile_assembles_a_tree_in_agent_safehouses_forms() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = std::fs::canonicalize(dir.path()).unwrap();
+    let work = home.join("work");
+    std::fs::create_dir(&work).unwrap();
+    let tree = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../agent-sandbox/tests/fixtures/safehouse-tree");
+    let tree = tree.to_str().unwrap();
+    let work_s = work.to_str().unwrap();
+    let (code, sb, err) = run_agent(
+        &home,
+        &[
+            "sandbox",
+            "profile",
+            "--profiles-dir",
+            tree,
+            "--workdir",
+            work_s,
+            "--command",
+            "/usr/local/bin/Claude-Code",
+        ],
+    );
+    assert_eq!(code, Some(0), "{err}");
+    assert!(sb.contains(&format!("(define WORK_DIR \"{work_s}\")")));
+    assert!(sb.contains(&format!("(define HOME_DIR \"{}\")", home.display())));
+    assert!(!sb.contains("__SAFEHOUSE_"));
+    // All three entries of the comma-separated requirement, and electron's own.
+    for rel in ["keychain", "electron", "microphone", "macos-gui"] {
+        assert!(
+            sb.contains(&format!(";; ---- 55-integrations-optional/{rel}.sb ----")),
+            "{rel} missing"
+        );
+    }
+    assert!(sb.ends_with(&format!(
+        "(deny file-write* (literal \"{work_s}/.safehouse\"))\n"
+    )));
+    let (code, sb, err) = run_agent(
+        &home,
+        &["sandbox", "profile", "--profiles-dir", tree, "--workdir="],
+    );
+    assert_eq!(code, Some(0), "{err}");
+    assert!(sb.contains("\n(define WORK_DIR #f)\n"));
+    let (code, _, err) = run_agent(
+        &home,
+        &[
+            "sandbox",
+            "profile",
+            "--profiles-dir",
+            tree,
+            "--enable",
+            "wide-read",
+        ],
+    );
+    assert_eq!(code, Some(2));
+    assert!(
+        err.contains("wide-read") && err.lines().count() == 1,
+        "{err}"
+    );
+}

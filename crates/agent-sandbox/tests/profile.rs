@@ -300,13 +300,15 @@ fn directory_grants_ancestors_workdir_and_append() {
             "workdir (source: current directory): /home/u/work/app".to_owned(),
             "protected paths inside writable directories: read-only".to_owned(),
             format!("appended: {}", extra.display()),
+            "the appended profiles' own files: not writable".to_owned(),
+            "the workdir's .safehouse configuration: not writable (last)".to_owned(),
         ]
     );
     assert!(policy.contains(
-        "(allow file-read*\n    (literal \"/\")\n    (literal \"/data\")\n    (literal \"/data/sets\")\n    (literal \"/data/sets/a\"))\n(allow file-read* (subpath \"/data/sets/a\"))"
+        "(allow file-read*\n    (literal \"/\")\n    (literal \"/data\")\n    (literal \"/data/sets\")\n    (literal \"/data/sets/a\")\n)\n(allow file-read* (subpath \"/data/sets/a\"))"
     ));
     assert!(policy.contains(
-        "    (literal \"/data/sets/a\")\n    (literal \"/data/sets/a/b\"))\n(allow file-read* file-write* (subpath \"/data/sets/a/b\"))"
+        "    (literal \"/data/sets/a\")\n    (literal \"/data/sets/a/b\")\n)\n(allow file-read* file-write* (subpath \"/data/sets/a/b\"))"
     ));
     assert!(policy.contains("(subpath \"/home/u/work/app/.git/hooks\")"));
     // The appended deny comes after the workdir grant, so it wins (last rule wins).
@@ -317,7 +319,14 @@ fn directory_grants_ancestors_workdir_and_append() {
         .find("(deny file-read* (subpath \"/home/u/work/app/secret\"))")
         .unwrap();
     assert!(deny > grant);
-    assert!(policy.ends_with("(deny file-read* (subpath \"/home/u/work/app/secret\"))\n"));
+    assert!(policy.ends_with(&format!(
+        "(deny file-read* (subpath \"/home/u/work/app/secret\"))\n\n\
+         ;; ---- the appended profiles' own files: not writable ----\n\
+         (deny file-write* (literal \"{}\"))\n\n\
+         ;; ---- the workdir's .safehouse configuration: not writable (last) ----\n\
+         (deny file-write* (literal \"/home/u/work/app/.safehouse\"))\n",
+        extra.display()
+    )));
 
     // Explicit (relative to the current directory) and disabled workdirs.
     let explicit = plan(

@@ -3,8 +3,9 @@
 //!
 //! | key | meaning |
 //! |---|---|
-//! | `require=STAGE/NAME.sb` | selecting this profile selects that one too (transitively) |
-//! | `command=a,b` | agent and app profiles: the command basenames that select it (default: the file stem) |
+//! | `require=STAGE/NAME.sb[,STAGE/NAME.sb...]` | selecting this profile selects those too (transitively); a comma-separated list, each entry trimmed and lowercased, as Agent Safehouse's generator reads it |
+//! | `command=a,b` | agent and app profiles: the command basenames that select it, trimmed and lowercased (default: the lowercased file stem) |
+//! | `exec-env-default=NAME=VALUE` | Agent Safehouse: an environment default for the wrapped command; read and kept, not part of the policy |
 //! | `inject-only` | an optional integration that `--enable` cannot name; only a `require` brings it in (`keychain.sb` is always treated so, as in document 001) |
 //! | `linux-ro=PATH`, `linux-rw=PATH` | the Linux rendering binds PATH read-only / read-write when the profile is selected (`HOME/...` is under the home directory) |
 //! | `linux-network` | the Linux rendering keeps the network namespace when the profile is selected |
@@ -20,6 +21,8 @@ pub struct Metadata {
     pub commands: Vec<String>,
     /// `inject-only`.
     pub inject_only: bool,
+    /// `exec-env-default=NAME=VALUE` entries, as written (Agent Safehouse trees).
+    pub exec_env_defaults: Vec<String>,
     /// `linux-ro=` paths.
     pub linux_ro: Vec<String>,
     /// `linux-rw=` paths.
@@ -54,14 +57,11 @@ impl Metadata {
         let (key, value) = token.split_once('=').unwrap_or((token, ""));
         let value = value.trim();
         match key.trim() {
-            "require" if !value.is_empty() => self.requires.push(value.to_owned()),
-            "command" => self.commands.extend(
-                value
-                    .split(',')
-                    .map(str::trim)
-                    .filter(|c| !c.is_empty())
-                    .map(str::to_owned),
-            ),
+            "require" if !value.is_empty() => self.requires.extend(csv(value)),
+            "command" => self.commands.extend(csv(value)),
+            "exec-env-default" if !value.is_empty() => {
+                self.exec_env_defaults.push(value.to_owned());
+            }
             "inject-only" => self.inject_only = true,
             "linux-ro" if !value.is_empty() => self.linux_ro.push(value.to_owned()),
             "linux-rw" if !value.is_empty() => self.linux_rw.push(value.to_owned()),
@@ -69,6 +69,16 @@ impl Metadata {
             _ => self.unknown.push(token.to_owned()),
         }
     }
+}
+
+/// A comma-separated metadata value: each entry trimmed and lowercased, empty entries dropped
+/// (Agent Safehouse's generator reads `require` and `command` lists so).
+fn csv(value: &str) -> impl Iterator<Item = String> + '_ {
+    value
+        .split(',')
+        .map(str::trim)
+        .filter(|c| !c.is_empty())
+        .map(str::to_lowercase)
 }
 
 #[cfg(test)]
@@ -94,5 +104,23 @@ mod tests {
         assert!(m.inject_only && m.linux_network);
         assert_eq!(m.linux_rw, ["HOME/.x"]);
         assert_eq!(m.unknown, ["future=1"]);
+    }
+
+    #[test]
+    fn require_and_command_lists_are_split_trimmed_and_lowercased() {
+        let m = Metadata::parse(
+            ";; $$require=55-integrations-optional/a.sb, 55-integrations-optional/B.sb ,,60-agents/c.sb$$\n\
+             ;; $$command=Claude , claude-code$$\n;; $$exec-env-default=X_MODE=off$$\n",
+        );
+        assert_eq!(
+            m.requires,
+            [
+                "55-integrations-optional/a.sb",
+                "55-integrations-optional/b.sb",
+                "60-agents/c.sb"
+            ]
+        );
+        assert_eq!(m.commands, ["claude", "claude-code"]);
+        assert_eq!(m.exec_env_defaults, ["X_MODE=off"]);
     }
 }

@@ -7,7 +7,9 @@
 //! `65-apps/` (by the command's basename, `--enable=all-agents` / `all-apps`, or a
 //! `$$require=`). Within a stage, files go in `LC_ALL=C` byte order. After the profiles come the
 //! read-only add-dirs, the read-write add-dirs, the workdir (each with ancestor `literal`s), the
-//! protected paths, and the `--append-profile` files last. Machine facts (home directory,
+//! protected paths, the `--append-profile` files, and write-denies of the policy's own files
+//! ([`sbpl`] has the details, [`resolved`] the symlinked paths). Agent Safehouse's trees
+//! assemble to the same rules as its own generator (docs/sandbox.md). Machine facts (home directory,
 //! symlinks, environment) come through a [`host::Host`], so the same inputs give the same bytes
 //! on any machine. Comment metadata is described in [`metadata`].
 //!
@@ -28,6 +30,7 @@ pub mod env;
 pub mod explain;
 pub mod host;
 pub mod metadata;
+pub mod resolved;
 pub mod sbpl;
 pub mod selection;
 mod tree;

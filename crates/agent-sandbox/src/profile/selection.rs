@@ -1,13 +1,18 @@
 //! From what the user asked for (a [`Selection`]) to what goes into the policy (a [`Plan`]):
 //! which profiles, in which order and why, and the resolved directories.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use super::ProfileError;
-use super::host::Host;
+use super::host::{GitWorktrees, Host};
+use super::resolved::{builtin_candidates, home_candidates};
 use super::tree::{Profile, ProfileTree, Stage};
 use crate::paths::lexical;
+
+/// The base profile: its `HOME_DIR` and `WORK_DIR` placeholders are filled in, and its paths are
+/// not resolved.
+pub const BASE_PROFILE: &str = "00-base.sb";
 
 /// `--enable` names that are not integrations.
 pub const ALL_AGENTS: &str = "all-agents";
@@ -75,6 +80,8 @@ pub struct DirGrant {
     pub given: PathBuf,
     /// Absolute, normalised, symlinks resolved.
     pub path: PathBuf,
+    /// Whether it is a directory (granted as a `subpath`; anything else as a `literal`).
+    pub is_dir: bool,
 }
 
 /// An appended profile.
@@ -109,6 +116,11 @@ pub struct Plan {
     pub ignored: Vec<String>,
     /// The command's basename, if one was given.
     pub command: Option<String>,
+    /// Paths the selected profiles grant that are symlinks on this machine, with their
+    /// targets ([`super::resolved`]); the renderer adds a rule for each target.
+    pub links: BTreeMap<PathBuf, PathBuf>,
+    /// The workdir's Git worktree layout (empty without a workdir).
+    pub worktrees: GitWorktrees,
 }
 
 impl Plan {
@@ -196,6 +208,7 @@ impl Plan {
             check_grantable(given, &path)?;
             Ok(DirGrant {
                 given: given.to_path_buf(),
+                is_dir: host.is_dir(&path),
                 path,
             })
         };
@@ -233,6 +246,34 @@ impl Plan {
             })
             .collect::<Result<Vec<_>, _>>()?;
         check_policy_path(&home, "the home directory")?;
+        let mut links = BTreeMap::new();
+        for part in parts.iter().filter(|p| p.profile.rel != BASE_PROFILE) {
+            let text = &part.profile.text;
+            let builtin = builtin_candidates(text).into_iter().map(|(_, p)| p);
+            let homed = home_candidates(text)
+                .into_iter()
+                .map(|(_, _, rel)| format!("{}{rel}", home.display()));
+            for path in builtin.chain(homed).map(PathBuf::from) {
+                if links.contains_key(&path) || !host.exists(&path) {
+                    continue;
+                }
+                let target = host.resolve(&path);
+                if target != path && check_policy_path(&target, "a symlink target").is_ok() {
+                    links.insert(path, target);
+                }
+            }
+        }
+        let worktrees = match &workdir {
+            Some((g, _)) => {
+                let w = host.git_worktrees(&g.path);
+                let paths = w.common_dir.iter().chain(&w.linked);
+                for p in paths {
+                    check_policy_path(p, "a Git worktree path")?;
+                }
+                w
+            }
+            None => GitWorktrees::default(),
+        };
         Ok(Self {
             tree_root: tree.root().to_path_buf(),
             parts,
@@ -244,6 +285,8 @@ impl Plan {
             excluded,
             ignored: tree.ignored().to_vec(),
             command,
+            links,
+            worktrees,
         })
     }
 
@@ -337,6 +380,13 @@ fn enabled_features(
         if valid.contains(&name) {
             out.insert(name.to_owned());
             continue;
+        }
+        if name == "wide-read" {
+            return Err(ProfileError::Selection(
+                "`wide-read` (Agent Safehouse's read grant on `/`) is not supported: the filesystem \
+                 root is never granted; name the directories with --add-dirs-ro instead"
+                    .into(),
+            ));
         }
         let why = match tree
             .profiles()

@@ -61,12 +61,15 @@ pub struct Profile {
 }
 
 impl Profile {
-    /// Whether the command basename `command` selects this agent or app profile.
+    /// Whether the command basename `command` selects this agent or app profile: one of its
+    /// `$$command=` aliases, or its file stem when it declares none (compared lowercased, as
+    /// Agent Safehouse does).
     pub fn matches_command(&self, command: &str) -> bool {
+        let command = command.to_lowercase();
         if self.meta.commands.is_empty() {
-            self.name == command
+            self.name.to_lowercase() == command
         } else {
-            self.meta.commands.iter().any(|c| c == command)
+            self.meta.commands.contains(&command)
         }
     }
 
