@@ -10,7 +10,12 @@
 //! - [`recovery`]: how a run picks up an earlier session: by id, the most recent one for the
 //!   working directory, and fork + resume-at, in that order when combined.
 //!
+//! - [`workspace`]: the shadow workspace: a real folder copied into a shadow tree the tools
+//!   work in, its change set reviewed as diffs, then committed to the real folder all or
+//!   nothing (docs/workspace.md).
+//!
 //! docs/sessions.md describes the layout, durability, locking, recovery and formats.
 
 pub mod recovery;
 pub mod store;
+pub mod workspace;

@@ -1,0 +1,69 @@
+//! Which paths belong to the workspace: everything under the root except what `.gitignore`
+//! and `.agentignore` files exclude (gitignore syntax, read at every level, as Git and the
+//! `ignore` crate read them, whether or not the folder is a Git repository), the reserved
+//! `.agent/` directories (never imported, never committed), and `.git/` unless asked for.
+//! Symlinks are listed as links, never followed.
+
+use std::path::Path;
+
+use ignore::WalkBuilder;
+
+use super::error::WorkspaceError;
+use super::snapshot::Found;
+
+/// The per-folder ignore file of this runtime, read like `.gitignore`.
+pub const AGENT_IGNORE: &str = ".agentignore";
+/// The reserved directory name (settings, sessions): never imported or committed.
+pub const RESERVED: &str = ".agent";
+
+/// Every regular file and symlink under `root` that belongs to the workspace, sorted by path.
+///
+/// # Errors
+/// [`WorkspaceError::Io`] when a directory cannot be read.
+pub fn walk(root: &Path, include_git: bool) -> Result<Vec<Found>, WorkspaceError> {
+    let mut builder = WalkBuilder::new(root);
+    builder
+        .hidden(false)
+        .parents(false)
+        .ignore(false)
+        .git_ignore(true)
+        .git_global(false)
+        .git_exclude(false)
+        .require_git(false)
+        .follow_links(false)
+        .add_custom_ignore_filename(AGENT_IGNORE)
+        .sort_by_file_name(|a, b| a.cmp(b));
+    builder.filter_entry(move |e| {
+        let name = e.file_name();
+        if e.depth() == 0 {
+            return true;
+        }
+        let is_dir = e.file_type().is_some_and(|t| t.is_dir());
+        !(is_dir && (name == RESERVED || (!include_git && name == ".git")))
+    });
+    let mut out = Vec::new();
+    for item in builder.build() {
+        let entry = item
+            .map_err(|e| WorkspaceError::Invalid(format!("cannot walk {}: {e}", root.display())))?;
+        let Some(ft) = entry.file_type() else {
+            continue;
+        };
+        if !(ft.is_file() || ft.is_symlink()) {
+            continue;
+        }
+        let path = entry.path().to_path_buf();
+        let Ok(rel) = path.strip_prefix(root) else {
+            continue;
+        };
+        let Some(rel) = rel.to_str().map(str::to_owned) else {
+            return Err(WorkspaceError::Invalid(format!(
+                "{} has a name that is not UTF-8; rename it or list it in {AGENT_IGNORE}",
+                path.display()
+            )));
+        };
+        let meta = std::fs::symlink_metadata(&path).map_err(super::error::io(&path))?;
+        out.push(Found { rel, path, meta });
+    }
+    out.sort_by(|a, b| a.rel.cmp(&b.rel));
+    Ok(out)
+}

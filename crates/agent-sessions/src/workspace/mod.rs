@@ -1,0 +1,44 @@
+//! The shadow workspace: the agent never touches the user's real folder. [`Workspace::import`]
+//! copies it (minus ignored paths) into a shadow tree and records a base snapshot (path → size,
+//! mode, mtime, sha256); every tool works in [`Workspace::shadow`]; [`Workspace::status`] and
+//! [`Workspace::diff`] show the change set (added, modified, deleted, renamed, mode changes,
+//! binary files); [`Workspace::commit`] applies it to the real folder after review, refusing
+//! paths that changed there since import and never half-applying; [`Workspace::discard`] drops
+//! the shadow's changes; [`Workspace::refresh`] pulls real-folder changes that do not conflict.
+//!
+//! Ignore rules ([`filter`]): `.gitignore` and `.agentignore` files at every level; `.agent/`
+//! never; `.git/` only when asked. Symlinks are copied as links when they stay inside the tree
+//! and left out otherwise; they are never followed.
+//!
+//! ```
+//! use agent_sessions::workspace::{ImportOptions, Workspace, CommitOptions};
+//! # let real = tempfile::tempdir().unwrap();
+//! # let state = tempfile::tempdir().unwrap();
+//! std::fs::write(real.path().join("a.txt"), "one\n")?;
+//! let opts = ImportOptions { state_root: Some(state.path().into()), ..ImportOptions::default() };
+//! let (mut ws, report) = Workspace::import(real.path(), &opts)?;
+//! assert_eq!(report.files, 1);
+//! std::fs::write(ws.shadow().join("a.txt"), "two\n")?;      // a tool edits the shadow
+//! assert_eq!(std::fs::read_to_string(real.path().join("a.txt"))?, "one\n");
+//! assert_eq!(ws.status()?.changes.len(), 1);
+//! ws.commit(&CommitOptions::default())?;                      // after review
+//! assert_eq!(std::fs::read_to_string(real.path().join("a.txt"))?, "two\n");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! docs/workspace.md describes the layout, the algorithms and the decisions.
+
+mod changes;
+mod commit;
+mod error;
+pub mod filter;
+mod shadow;
+mod snapshot;
+mod state;
+
+pub use changes::{Change, ChangeKind, ChangeSet, looks_binary};
+pub use commit::{CommitOptions, CommitReport, Conflict};
+pub use error::WorkspaceError;
+pub use shadow::{ImportOptions, ImportReport, RefreshReport, Workspace};
+pub use snapshot::{Entry, EntryKind, Snapshot};
+pub use state::{STATE_FILE, default_root};

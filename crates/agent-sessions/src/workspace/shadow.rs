@@ -1,0 +1,557 @@
+//! [`Workspace`]: a real folder, its shadow copy, and the base snapshot between them.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Component, Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use serde::Serialize;
+
+use super::changes::{Change, ChangeSet, content, looks_binary, unified};
+use super::error::{WorkspaceError, io};
+use super::filter::walk;
+use super::snapshot::{Entry, EntryKind, Found, Snapshot, mtime, sha256};
+use super::state::{State, default_root, dir_for, find_by_shadow};
+
+/// Files up to this size are read once, hashed and written from memory; larger ones are
+/// copied by the kernel and hashed separately.
+const IN_MEMORY: u64 = 8 << 20;
+
+/// How to import.
+#[derive(Clone, Debug, Default)]
+pub struct ImportOptions {
+    /// Where workspace state lives (default [`super::default_root`]).
+    pub state_root: Option<PathBuf>,
+    /// Where the shadow tree goes (default `<state dir>/tree`); must be empty or absent and
+    /// must not overlap the real folder.
+    pub shadow: Option<PathBuf>,
+    /// Copy `.git/` too (by default it is left out; the agent can still read it in the real
+    /// folder where its permissions allow).
+    pub include_git: bool,
+}
+
+/// What an import (or a discard) did.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ImportReport {
+    /// Files and links copied.
+    pub files: u64,
+    /// Bytes copied.
+    pub bytes: u64,
+    /// Symlinks left out because their target is outside the real folder (never followed).
+    pub skipped_links: Vec<String>,
+}
+
+/// What a refresh did.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RefreshReport {
+    /// Paths brought from the real folder into the shadow.
+    pub pulled: Vec<String>,
+    /// Paths changed on both sides, left as they are in the shadow.
+    pub conflicts: Vec<String>,
+}
+
+/// A shadow workspace: the agent works in [`Workspace::shadow`]; the real folder changes only
+/// through [`Workspace::commit`](super::Workspace::commit).
+#[derive(Clone, Debug)]
+pub struct Workspace {
+    pub(super) dir: PathBuf,
+    pub(super) state: State,
+}
+
+impl Workspace {
+    /// Copies `real` into a new shadow and records the base snapshot.
+    ///
+    /// # Errors
+    /// [`WorkspaceError::Exists`] when `real` already has a workspace, [`WorkspaceError::Invalid`]
+    /// for a folder that is missing or overlaps the shadow, [`WorkspaceError::Io`] when a file
+    /// cannot be copied (the half-made shadow is removed).
+    pub fn import(
+        real: &Path,
+        opts: &ImportOptions,
+    ) -> Result<(Self, ImportReport), WorkspaceError> {
+        let real = canonical_dir(real, "the folder to import")?;
+        let root = match &opts.state_root {
+            Some(r) => r.clone(),
+            None => default_root()?,
+        };
+        let dir = dir_for(&root, &real);
+        if let Ok(existing) = State::load(&dir) {
+            return Err(WorkspaceError::Exists {
+                real,
+                shadow: existing.shadow,
+            });
+        }
+        let shadow = match &opts.shadow {
+            Some(s) => absolute(s)?,
+            None => dir.join("tree"),
+        };
+        if shadow.starts_with(&real) || real.starts_with(&shadow) {
+            return Err(WorkspaceError::Invalid(format!(
+                "the shadow {} and the real folder {} overlap; put the shadow elsewhere (--shadow DIR)",
+                shadow.display(),
+                real.display()
+            )));
+        }
+        if std::fs::read_dir(&shadow).is_ok_and(|mut d| d.next().is_some()) {
+            return Err(WorkspaceError::Invalid(format!(
+                "the shadow directory {} is not empty; name an empty or new directory",
+                shadow.display()
+            )));
+        }
+        std::fs::create_dir_all(&dir).map_err(io(&dir))?;
+        restrict(&dir);
+        std::fs::create_dir_all(&shadow).map_err(io(&shadow))?;
+        let shadow = std::fs::canonicalize(&shadow).map_err(io(&shadow))?;
+        let mut state = State {
+            version: 1,
+            real,
+            shadow,
+            include_git: opts.include_git,
+            base: Snapshot::new(),
+        };
+        let report = match copy_in(&state.real, &state.shadow, state.include_git) {
+            Ok((base, report)) => {
+                state.base = base;
+                report
+            }
+            Err(e) => {
+                let _ = std::fs::remove_dir_all(&state.shadow);
+                let _ = std::fs::remove_dir_all(&dir);
+                return Err(e);
+            }
+        };
+        state.save(&dir)?;
+        Ok((Self { dir, state }, report))
+    }
+
+    /// The workspace of `folder`: a real folder that was imported, or a shadow tree.
+    ///
+    /// # Errors
+    /// [`WorkspaceError::NotFound`] when there is none, [`WorkspaceError::State`] when its
+    /// state cannot be read.
+    pub fn open(folder: &Path, state_root: Option<&Path>) -> Result<Self, WorkspaceError> {
+        let folder = canonical_dir(folder, "the workspace folder")?;
+        let root = match state_root {
+            Some(r) => r.to_path_buf(),
+            None => default_root()?,
+        };
+        let dir = dir_for(&root, &folder);
+        if dir.join(super::state::STATE_FILE).exists() {
+            return Ok(Self {
+                state: State::load(&dir)?,
+                dir,
+            });
+        }
+        match find_by_shadow(&root, &folder) {
+            Some(dir) => Ok(Self {
+                state: State::load(&dir)?,
+                dir,
+            }),
+            None => Err(WorkspaceError::NotFound(folder)),
+        }
+    }
+
+    /// The real folder.
+    pub fn real(&self) -> &Path {
+        &self.state.real
+    }
+
+    /// The shadow tree: the root every tool works in.
+    pub fn shadow(&self) -> &Path {
+        &self.state.shadow
+    }
+
+    /// The directory holding this workspace's state.
+    pub fn state_dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The base snapshot.
+    pub fn base(&self) -> &Snapshot {
+        &self.state.base
+    }
+
+    /// The shadow as it is now (hashing only files whose size or mtime changed).
+    ///
+    /// # Errors
+    /// [`WorkspaceError::Io`] when the shadow cannot be read.
+    pub fn shadow_snapshot(&self) -> Result<Snapshot, WorkspaceError> {
+        snapshot(
+            &self.state.shadow,
+            self.state.include_git,
+            &self.state.base,
+            false,
+        )
+    }
+
+    /// The real folder as it is now.
+    ///
+    /// # Errors
+    /// [`WorkspaceError::Io`] when it cannot be read.
+    pub fn real_snapshot(&self) -> Result<Snapshot, WorkspaceError> {
+        snapshot(
+            &self.state.real,
+            self.state.include_git,
+            &self.state.base,
+            true,
+        )
+    }
+
+    /// The change set of the shadow against the base.
+    ///
+    /// # Errors
+    /// [`WorkspaceError::Io`] when the shadow cannot be read.
+    pub fn status(&self) -> Result<ChangeSet, WorkspaceError> {
+        let now = self.shadow_snapshot()?;
+        let shadow = self.state.shadow.clone();
+        Ok(ChangeSet::between(&self.state.base, &now, &|rel| {
+            content(&shadow, rel).is_some_and(|d| looks_binary(&d))
+        }))
+    }
+
+    /// Unified diffs of the change set, or of the changes at or under `path`. The old side is
+    /// the real folder's file when it still matches the base; when it changed since import the
+    /// diff is against its current content and says so.
+    ///
+    /// # Errors
+    /// [`WorkspaceError::Io`] when the shadow cannot be read.
+    pub fn diff(&self, path: Option<&str>) -> Result<Vec<(Change, String)>, WorkspaceError> {
+        let set = self.status()?;
+        let mut out = Vec::new();
+        for change in set.changes {
+            if let Some(p) = path {
+                let p = p.trim_end_matches('/');
+                let from = match &change.kind {
+                    super::ChangeKind::Renamed { from } => Some(from.as_str()),
+                    _ => None,
+                };
+                let under = |x: &str| x == p || x.starts_with(&format!("{p}/"));
+                if !(under(&change.path) || from.is_some_and(under)) {
+                    continue;
+                }
+            }
+            let old_rel = match &change.kind {
+                super::ChangeKind::Renamed { from } => from.clone(),
+                _ => change.path.clone(),
+            };
+            let old = match change.kind {
+                super::ChangeKind::Added => None,
+                _ => content(&self.state.real, &old_rel),
+            };
+            let new = match change.kind {
+                super::ChangeKind::Deleted => None,
+                _ => content(&self.state.shadow, &change.path),
+            };
+            let mut text = String::new();
+            if let (Some(o), Some(base)) = (&old, self.state.base.get(&old_rel))
+                && sha256(o) != base.sha256
+            {
+                text.push_str(&format!(
+                    "# note: {old_rel} changed in the real folder since import; this diff is against its current content\n"
+                ));
+            }
+            text.push_str(&unified(&change, old.as_deref(), new.as_deref()));
+            out.push((change, text));
+        }
+        Ok(out)
+    }
+
+    /// Throws away every change in the shadow: the shadow is rebuilt from the real folder as it
+    /// is now, and the base snapshot with it.
+    ///
+    /// # Errors
+    /// [`WorkspaceError::Io`] when the shadow cannot be rebuilt.
+    pub fn discard(&mut self) -> Result<ImportReport, WorkspaceError> {
+        let shadow = self.state.shadow.clone();
+        for entry in std::fs::read_dir(&shadow).map_err(io(&shadow))? {
+            let path = entry.map_err(io(&shadow))?.path();
+            let meta = std::fs::symlink_metadata(&path).map_err(io(&path))?;
+            if meta.is_dir() {
+                std::fs::remove_dir_all(&path).map_err(io(&path))?;
+            } else {
+                std::fs::remove_file(&path).map_err(io(&path))?;
+            }
+        }
+        let (base, report) = copy_in(&self.state.real, &shadow, self.state.include_git)?;
+        self.state.base = base;
+        self.state.save(&self.dir)?;
+        Ok(report)
+    }
+
+    /// Brings changes made in the real folder since the base into the shadow, path by path,
+    /// where the shadow did not change the same path (those are reported as conflicts and left
+    /// alone).
+    ///
+    /// # Errors
+    /// [`WorkspaceError::Io`] when a file cannot be read or written.
+    pub fn refresh(&mut self) -> Result<RefreshReport, WorkspaceError> {
+        let real_now = self.real_snapshot()?;
+        let shadow_now = self.shadow_snapshot()?;
+        let mut report = RefreshReport::default();
+        let mut paths: Vec<String> = self.state.base.keys().cloned().collect();
+        paths.extend(real_now.keys().cloned());
+        paths.sort();
+        paths.dedup();
+        for rel in paths {
+            let base = self.state.base.get(&rel);
+            let real = real_now.get(&rel);
+            if same(base, real) {
+                continue;
+            }
+            let shadow = shadow_now.get(&rel);
+            if !same(base, shadow) {
+                if same(shadow, real) {
+                    self.advance(&rel, real, shadow);
+                } else {
+                    report.conflicts.push(rel);
+                }
+                continue;
+            }
+            let target = self.state.shadow.join(&rel);
+            match real {
+                Some(_) => {
+                    let found = Found {
+                        rel: rel.clone(),
+                        path: self.state.real.join(&rel),
+                        meta: std::fs::symlink_metadata(self.state.real.join(&rel))
+                            .map_err(io(self.state.real.join(&rel)))?,
+                    };
+                    let root = self.state.real.clone();
+                    match copy_one(&root, &self.state.shadow, &found)? {
+                        Copied::Entry(e, _) => {
+                            self.state.base.insert(rel.clone(), e);
+                        }
+                        Copied::Skipped => {
+                            self.state.base.remove(&rel);
+                        }
+                    }
+                }
+                None => {
+                    match std::fs::remove_file(&target) {
+                        Ok(()) => {}
+                        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                        Err(e) => return Err(io(&target)(e)),
+                    }
+                    self.state.base.remove(&rel);
+                }
+            }
+            report.pulled.push(rel);
+        }
+        self.state.save(&self.dir)?;
+        Ok(report)
+    }
+
+    /// Sets the base entry of `rel` to `real`'s state (with the shadow's mtime).
+    fn advance(&mut self, rel: &str, real: Option<&Entry>, shadow: Option<&Entry>) {
+        match (real, shadow) {
+            (Some(r), Some(s)) => {
+                let mut e = r.clone();
+                e.shadow_mtime = s.shadow_mtime;
+                self.state.base.insert(rel.to_owned(), e);
+            }
+            _ => {
+                self.state.base.remove(rel);
+            }
+        }
+    }
+
+    /// The `workspace.import` event of this workspace.
+    pub fn import_event(&self, report: &ImportReport) -> agent_core::events::WorkspaceImport {
+        agent_core::events::WorkspaceImport {
+            root: self.state.real.display().to_string(),
+            files: Some(report.files),
+        }
+    }
+}
+
+/// Whether two entries hold the same thing (kind, content, mode), or are both absent.
+pub(super) fn same(a: Option<&Entry>, b: Option<&Entry>) -> bool {
+    match (a, b) {
+        (Some(a), Some(b)) => a.kind == b.kind && a.sha256 == b.sha256 && a.mode == b.mode,
+        (None, None) => true,
+        _ => false,
+    }
+}
+
+fn canonical_dir(path: &Path, what: &str) -> Result<PathBuf, WorkspaceError> {
+    let canonical = std::fs::canonicalize(path).map_err(|e| {
+        WorkspaceError::Invalid(format!("{what} {} cannot be opened: {e}", path.display()))
+    })?;
+    if !canonical.is_dir() {
+        return Err(WorkspaceError::Invalid(format!(
+            "{what} {} is not a directory",
+            path.display()
+        )));
+    }
+    Ok(canonical)
+}
+
+fn absolute(path: &Path) -> Result<PathBuf, WorkspaceError> {
+    if path.is_absolute() {
+        return Ok(path.to_path_buf());
+    }
+    let cwd = std::env::current_dir().map_err(io("."))?;
+    Ok(cwd.join(path))
+}
+
+/// 0700 on a state directory (best effort: it only narrows access).
+fn restrict(dir: &Path) {
+    let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700));
+}
+
+/// A snapshot of `root`; `base` entries with the same size and mtime are not hashed again.
+fn snapshot(
+    root: &Path,
+    include_git: bool,
+    base: &Snapshot,
+    real: bool,
+) -> Result<Snapshot, WorkspaceError> {
+    let found = walk(root, include_git)?;
+    let mut out = Snapshot::new();
+    for f in found {
+        let entry = f.entry(base.get(&f.rel), real)?;
+        // A link of the real folder that leaves it is not part of the workspace (never
+        // imported, never followed).
+        if real
+            && let super::snapshot::EntryKind::Symlink { target } = &entry.kind
+            && !link_stays_inside(&f.rel, target)
+        {
+            continue;
+        }
+        out.insert(f.rel, entry);
+    }
+    Ok(out)
+}
+
+/// Whether a symlink at `rel` with `target` stays inside the tree (lexically).
+pub(super) fn link_stays_inside(rel: &str, target: &str) -> bool {
+    if Path::new(target).is_absolute() {
+        return false;
+    }
+    let mut depth: i64 = rel.matches('/').count() as i64;
+    for c in Path::new(target).components() {
+        match c {
+            Component::ParentDir => depth -= 1,
+            Component::Normal(_) => depth += 1,
+            Component::CurDir => {}
+            _ => return false,
+        }
+        if depth < 0 {
+            return false;
+        }
+    }
+    true
+}
+
+enum Copied {
+    Entry(Entry, u64),
+    Skipped,
+}
+
+/// Copies one file or link from `from_root` to the same place under `to_root`.
+fn copy_one(from_root: &Path, to_root: &Path, f: &Found) -> Result<Copied, WorkspaceError> {
+    let to = to_root.join(&f.rel);
+    if let Some(parent) = to.parent() {
+        std::fs::create_dir_all(parent).map_err(io(parent))?;
+    }
+    let _ = from_root;
+    if f.meta.file_type().is_symlink() {
+        let target = std::fs::read_link(&f.path).map_err(io(&f.path))?;
+        let target_s = target.to_string_lossy().into_owned();
+        if !link_stays_inside(&f.rel, &target_s) {
+            return Ok(Copied::Skipped);
+        }
+        let _ = std::fs::remove_file(&to);
+        std::os::unix::fs::symlink(&target, &to).map_err(io(&to))?;
+        let meta = std::fs::symlink_metadata(&to).map_err(io(&to))?;
+        let entry = Entry {
+            kind: EntryKind::Symlink {
+                target: target_s.clone(),
+            },
+            size: target_s.len() as u64,
+            mode: 0,
+            sha256: sha256(target_s.as_bytes()),
+            real_mtime: mtime(&f.meta),
+            shadow_mtime: mtime(&meta),
+        };
+        return Ok(Copied::Entry(entry, 0));
+    }
+    let size = f.meta.len();
+    let sha = if size <= IN_MEMORY {
+        let data = std::fs::read(&f.path).map_err(io(&f.path))?;
+        std::fs::write(&to, &data).map_err(io(&to))?;
+        sha256(&data)
+    } else {
+        std::fs::copy(&f.path, &to).map_err(io(&to))?;
+        super::snapshot::sha256_file(&f.path)?
+    };
+    let mode = super::snapshot::mode(&f.meta);
+    std::fs::set_permissions(&to, std::fs::Permissions::from_mode(mode)).map_err(io(&to))?;
+    let meta = std::fs::metadata(&to).map_err(io(&to))?;
+    Ok(Copied::Entry(
+        Entry {
+            kind: EntryKind::File,
+            size,
+            mode,
+            sha256: sha,
+            real_mtime: mtime(&f.meta),
+            shadow_mtime: mtime(&meta),
+        },
+        size,
+    ))
+}
+
+/// Copies every workspace path of `real` into `shadow` (in parallel) and returns the base
+/// snapshot.
+fn copy_in(
+    real: &Path,
+    shadow: &Path,
+    include_git: bool,
+) -> Result<(Snapshot, ImportReport), WorkspaceError> {
+    let found = walk(real, include_git)?;
+    let next = AtomicUsize::new(0);
+    let results: Mutex<Vec<(usize, Result<Copied, WorkspaceError>)>> =
+        Mutex::new(Vec::with_capacity(found.len()));
+    let workers = std::thread::available_parallelism().map_or(2, |n| n.get().clamp(2, 8));
+    std::thread::scope(|scope| {
+        for _ in 0..workers {
+            scope.spawn(|| {
+                let mut local = Vec::new();
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(f) = found.get(i) else { break };
+                    local.push((i, copy_one(real, shadow, f)));
+                }
+                if let Ok(mut all) = results.lock() {
+                    all.extend(local);
+                }
+            });
+        }
+    });
+    let results = results
+        .into_inner()
+        .map_err(|_| WorkspaceError::Invalid("a copying thread panicked".into()))?;
+    if results.len() != found.len() {
+        return Err(WorkspaceError::Invalid(
+            "a copying thread stopped early; nothing was imported".into(),
+        ));
+    }
+    let mut base = Snapshot::new();
+    let mut report = ImportReport::default();
+    let mut sorted = results;
+    sorted.sort_by_key(|(i, _)| *i);
+    for (i, r) in sorted {
+        let rel = found[i].rel.clone();
+        match r? {
+            Copied::Entry(e, bytes) => {
+                report.files += 1;
+                report.bytes += bytes;
+                base.insert(rel, e);
+            }
+            Copied::Skipped => report.skipped_links.push(rel),
+        }
+    }
+    Ok((base, report))
+}
