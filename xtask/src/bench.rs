@@ -72,12 +72,37 @@ const GROUPS: &[Group] = &[
         footer: "The baselines do what seed 000's SessionStore does: one `transcript.json` per session (`{\"metadata\", \"messages\"}`), rewritten whole on every save, parsed whole on every load, every file read by `list`. See docs/sessions.md (Performance).",
     },
     Group {
+        name: "workspace",
+        package: "agent-sessions",
+        bench: "workspace",
+        heading: "Shadow workspace (`crates/agent-sessions/benches/workspace.rs`)",
+        rows: WORKSPACE_ROWS,
+        footer: "The tree: 100 directories of 100 files of 10,000 bytes, in the page cache for both sides. See docs/workspace.md.",
+    },
+    Group {
         name: "exec",
         package: "agent-cli",
         bench: "exec",
         heading: "Outer sandbox (`crates/agent-cli/benches/exec.rs`)",
         rows: EXEC_ROWS,
         footer: "No target (issue 5 asks for the figure). Not measured where bubblewrap cannot run; the table then says so.",
+    },
+];
+
+const WORKSPACE_ROWS: &[Row] = &[
+    Row {
+        figure: "import_10k_files_100mb",
+        baseline: "import_baseline_cp_a_10k_files_100mb",
+        target: Some(Target::Ratio(1.5)),
+        items: None,
+        what: "`Workspace::import` of 10,000 files / 100 MB (walk with ignore rules, copy, sha256 of every file, the base snapshot written) vs. `cp -a` of the same tree; the target is ≤ 1.5× `cp -a`",
+    },
+    Row {
+        figure: "status_unchanged_10k_files",
+        baseline: "status_baseline_stat_walk_10k_files",
+        target: Some(Target::Ns(50_000_000.0)),
+        items: None,
+        what: "`Workspace::status` of the unchanged 10,000-file shadow (walk with ignore rules, one `lstat` per file, nothing hashed) vs. a bare recursive `lstat` walk; the target is ≤ 50 ms",
     },
 ];
 
@@ -229,14 +254,32 @@ const PERMISSION_ROWS: &[Row] = &[
 
 pub fn run(args: &[String]) -> Result<()> {
     let quick = args.iter().any(|a| a == "--quick");
+    // `--only NAME` runs one group and rewrites only its section; the others keep theirs.
+    let only = args
+        .iter()
+        .position(|a| a == "--only")
+        .and_then(|i| args.get(i + 1))
+        .map(String::as_str);
+    if let Some(name) = only
+        && !GROUPS.iter().any(|g| g.name == name)
+    {
+        anyhow::bail!(
+            "no bench group `{name}`; groups: {}",
+            GROUPS.iter().map(|g| g.name).collect::<Vec<_>>().join(", ")
+        );
+    }
+    let root = workspace_root()?;
+    let previous = std::fs::read_to_string(root.join("docs/benchmarks.md")).unwrap_or_default();
     for g in GROUPS {
+        if only.is_some_and(|n| n != g.name) {
+            continue;
+        }
         let mut bench_args = vec!["bench", "-p", g.package, "--bench", g.bench, "--"];
         if quick {
             bench_args.extend(["--warm-up-time", "1", "--measurement-time", "2"]);
         }
         crate::cargo(&bench_args)?;
     }
-    let root = workspace_root()?;
     let mut out = String::new();
     writeln!(out, "# Benchmarks\n")?;
     writeln!(
@@ -255,6 +298,12 @@ pub fn run(args: &[String]) -> Result<()> {
         rustc_version()
     )?;
     for g in GROUPS {
+        if only.is_some_and(|n| n != g.name)
+            && let Some(section) = section(&previous, g.heading)
+        {
+            writeln!(out, "{}\n", section.trim_end())?;
+            continue;
+        }
         let criterion = root.join("target/criterion").join(g.name);
         writeln!(out, "## {}\n", g.heading)?;
         writeln!(
@@ -319,6 +368,14 @@ pub fn run(args: &[String]) -> Result<()> {
         .with_context(|| format!("cannot write {}", path.display()))?;
     eprintln!("xtask: wrote {}", path.display());
     Ok(())
+}
+
+/// The section of `doc` under `## heading`, up to the next `## ` heading.
+fn section(doc: &str, heading: &str) -> Option<String> {
+    let start = doc.find(&format!("## {heading}\n"))?;
+    let rest = &doc[start..];
+    let end = rest[3..].find("\n## ").map_or(rest.len(), |i| i + 4);
+    Some(rest[..end].to_owned())
 }
 
 fn median_ns(dir: &Path) -> Result<f64> {

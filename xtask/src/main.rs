@@ -27,7 +27,7 @@ fn main() -> std::process::ExitCode {
         Some("layering") => layering::check(),
         Some("bench") => bench::run(&args[1..]),
         _ => Err(anyhow::anyhow!(
-            "usage: cargo xtask <ci | layering | bench [--quick]>"
+            "usage: cargo xtask <ci | layering | bench [--quick] [--only GROUP]>"
         )),
     };
     match result {

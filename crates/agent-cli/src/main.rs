@@ -25,6 +25,7 @@ fn main() -> std::process::ExitCode {
         cli::Command::Hooks(cmd) => commands::hooks::run(cmd),
         cli::Command::Sandbox(cmd) => commands::sandbox::run(cmd),
         cli::Command::Sessions(args) => commands::sessions::run(args),
+        cli::Command::Workspace(args) => commands::workspace::run(args),
     };
     match result {
         Ok(code) => code.into(),

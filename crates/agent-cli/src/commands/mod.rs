@@ -5,6 +5,7 @@ pub mod permissions;
 pub mod sandbox;
 pub mod sessions;
 pub mod trust;
+pub mod workspace;
 
 use std::path::PathBuf;
 

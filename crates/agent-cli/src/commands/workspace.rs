@@ -1,0 +1,228 @@
+//! `agent workspace`: the shadow workspace from the shell (docs/workspace.md).
+//!
+//! Exit codes: 0 done (or nothing to do); 1 `commit` refused because paths changed in the real
+//! folder since import (they are listed; nothing was applied); 2 bad input, no workspace, a
+//! declined or impossible confirmation, or a failure (a failed commit is rolled back first).
+
+use std::io::{BufRead, IsTerminal, Write};
+use std::path::PathBuf;
+
+use agent_sessions::workspace::{
+    ChangeKind, ChangeSet, CommitOptions, ImportOptions, Workspace, WorkspaceError,
+};
+use anyhow::{Context, Result, bail};
+use serde_json::json;
+
+use crate::cli::{WorkspaceArgs, WorkspaceCommand};
+use crate::exit::Exit;
+use crate::output;
+
+pub fn run(args: WorkspaceArgs) -> Result<Exit> {
+    let state_root = args.state_dir.map(super::absolute).transpose()?;
+    let open = |workspace: Option<PathBuf>| -> Result<Workspace> {
+        let folder = match workspace {
+            Some(d) => d,
+            None => std::env::current_dir().context("cannot read the current directory")?,
+        };
+        Ok(Workspace::open(&folder, state_root.as_deref())?)
+    };
+    match args.command {
+        WorkspaceCommand::Import(a) => {
+            let opts = ImportOptions {
+                state_root: state_root.clone(),
+                shadow: a.shadow.map(super::absolute).transpose()?,
+                include_git: a.include_git,
+            };
+            let (ws, report) = Workspace::import(&a.dir, &opts)?;
+            if a.json {
+                let mut v = serde_json::to_value(&report)?;
+                v["shadow"] = json!(ws.shadow());
+                v["real"] = json!(ws.real());
+                output::stdout_line(&v.to_string());
+            } else {
+                output::stdout_line(&ws.shadow().display().to_string());
+                for link in &report.skipped_links {
+                    output::warning(&format!(
+                        "{link} is a symlink that leaves the folder; it was not imported"
+                    ));
+                }
+            }
+        }
+        WorkspaceCommand::Status(a) => {
+            let ws = open(args.workspace)?;
+            let set = ws.status()?;
+            if a.json {
+                let v = json!({"real": ws.real(), "shadow": ws.shadow(), "changes": set.changes});
+                output::stdout_line(&v.to_string());
+            } else {
+                print_set(&set);
+            }
+        }
+        WorkspaceCommand::Diff(a) => {
+            let ws = open(args.workspace)?;
+            let colour = std::io::stdout().is_terminal();
+            for (_, text) in ws.diff(a.path.as_deref())? {
+                output::stdout_text(&if colour { coloured(&text) } else { text });
+            }
+        }
+        WorkspaceCommand::Commit(a) => {
+            let mut ws = open(args.workspace)?;
+            let set = ws.status()?;
+            if set.is_empty() {
+                if a.json {
+                    output::stdout_line(&json!({"applied": [], "forced": []}).to_string());
+                } else {
+                    output::stdout_line("nothing to commit");
+                }
+                return Ok(Exit::Success);
+            }
+            if !a.yes {
+                print_set(&set);
+                confirm(&format!(
+                    "Apply these {} change(s) to {}?",
+                    set.changes.len(),
+                    ws.real().display()
+                ))?;
+            }
+            let opts = CommitOptions {
+                force: a.force,
+                ..CommitOptions::default()
+            };
+            match ws.commit(&opts) {
+                Ok(report) => {
+                    if a.json {
+                        output::stdout_line(&serde_json::to_string(&report)?);
+                    } else {
+                        output::stdout_line(&format!(
+                            "committed {} path(s) to {}",
+                            report.applied.len(),
+                            ws.real().display()
+                        ));
+                    }
+                }
+                Err(WorkspaceError::Conflicts(conflicts)) => {
+                    if a.json {
+                        output::stdout_line(&json!({"conflicts": conflicts}).to_string());
+                    }
+                    output::error(&WorkspaceError::Conflicts(conflicts).to_string());
+                    return Ok(Exit::Denied);
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
+        WorkspaceCommand::Discard(a) => {
+            let mut ws = open(args.workspace)?;
+            if !a.yes {
+                let set = ws.status()?;
+                print_set(&set);
+                confirm(&format!(
+                    "Drop these {} change(s) and rebuild the shadow from {}?",
+                    set.changes.len(),
+                    ws.real().display()
+                ))?;
+            }
+            let report = ws.discard()?;
+            output::stdout_line(&format!(
+                "shadow rebuilt from {} ({} files)",
+                ws.real().display(),
+                report.files
+            ));
+        }
+        WorkspaceCommand::Refresh(a) => {
+            let mut ws = open(args.workspace)?;
+            let report = ws.refresh()?;
+            if a.json {
+                output::stdout_line(&serde_json::to_string(&report)?);
+            } else {
+                for p in &report.pulled {
+                    output::stdout_line(&format!("pulled    {p}"));
+                }
+                for p in &report.conflicts {
+                    output::stdout_line(&format!(
+                        "conflict  {p} (changed on both sides; the shadow's version stays)"
+                    ));
+                }
+            }
+        }
+    }
+    Ok(Exit::Success)
+}
+
+/// One line per change: `M  src/lib.rs`, `R  new.rs (from old.rs)`, `A  img.png (binary)`.
+fn print_set(set: &ChangeSet) {
+    if set.is_empty() {
+        output::stdout_line("no changes");
+        return;
+    }
+    for c in &set.changes {
+        let (letter, extra) = match &c.kind {
+            ChangeKind::Added => ("A", String::new()),
+            ChangeKind::Modified => ("M", String::new()),
+            ChangeKind::Deleted => ("D", String::new()),
+            ChangeKind::Renamed { from } => ("R", format!(" (from {from})")),
+            ChangeKind::ModeChanged => (
+                "T",
+                format!(
+                    " (mode {:o} -> {:o})",
+                    c.old_mode.unwrap_or(0),
+                    c.new_mode.unwrap_or(0)
+                ),
+            ),
+        };
+        let binary = if c.binary { " (binary)" } else { "" };
+        output::stdout_line(&format!(
+            "{letter}  {}{extra}{binary}",
+            output::sanitize(&c.path)
+        ));
+    }
+}
+
+/// Asks on the terminal; refuses (exit 2) without one.
+fn confirm(question: &str) -> Result<()> {
+    if !std::io::stdin().is_terminal() {
+        bail!(
+            "standard input is not a terminal, so the change set cannot be confirmed; review it with `agent workspace diff`, then run again with --yes"
+        );
+    }
+    let mut err = std::io::stderr().lock();
+    let _ = write!(err, "{question} [y/N] ");
+    let _ = err.flush();
+    let mut answer = String::new();
+    std::io::stdin()
+        .lock()
+        .read_line(&mut answer)
+        .context("cannot read the answer")?;
+    if matches!(answer.trim(), "y" | "Y" | "yes" | "YES" | "Yes") {
+        Ok(())
+    } else {
+        bail!("not confirmed; nothing was changed")
+    }
+}
+
+/// ANSI colours for a unified diff on a terminal.
+fn coloured(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 64);
+    for line in text.split_inclusive('\n') {
+        let code = if line.starts_with("+++") || line.starts_with("---") {
+            "1"
+        } else if line.starts_with('+') {
+            "32"
+        } else if line.starts_with('-') {
+            "31"
+        } else if line.starts_with("@@") {
+            "36"
+        } else {
+            ""
+        };
+        if code.is_empty() {
+            out.push_str(line);
+        } else {
+            let body = line.trim_end_matches('\n');
+            out.push_str(&format!("\x1b[{code}m{body}\x1b[0m"));
+            if line.ends_with('\n') {
+                out.push('\n');
+            }
+        }
+    }
+    out
+}
