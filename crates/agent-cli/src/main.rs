@@ -26,6 +26,7 @@ fn main() -> std::process::ExitCode {
         cli::Command::Sandbox(cmd) => commands::sandbox::run(cmd),
         cli::Command::Sessions(args) => commands::sessions::run(args),
         cli::Command::Workspace(args) => commands::workspace::run(args),
+        cli::Command::Tool(args) => commands::tool::run(args),
     };
     match result {
         Ok(code) => code.into(),

@@ -14,8 +14,13 @@
 //!   work in, its change set reviewed as diffs, then committed to the real folder all or
 //!   nothing (docs/workspace.md).
 //!
+//! - [`tools`]: the built-in tools (Read, Write, Edit, MultiEdit, Glob, Grep, TodoWrite, Task),
+//!   confined to the workspace, and the executor that runs a call through the gate
+//!   (docs/tools.md).
+//!
 //! docs/sessions.md describes the layout, durability, locking, recovery and formats.
 
 pub mod recovery;
 pub mod store;
+pub mod tools;
 pub mod workspace;

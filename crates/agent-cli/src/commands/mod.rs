@@ -4,6 +4,7 @@ pub mod hooks;
 pub mod permissions;
 pub mod sandbox;
 pub mod sessions;
+pub mod tool;
 pub mod trust;
 pub mod workspace;
 

@@ -1,0 +1,116 @@
+//! `agent tool NAME --input JSON`: one built-in tool through the full gate.
+
+use std::sync::Arc;
+
+use agent_core::hooks::{HookContext, HookRegistry, HooksConfig};
+use agent_core::permissions::{PermissionEngine, PermissionMode};
+use agent_sessions::tools::{BUILTIN_NAMES, ToolState, builtin_tools, executor::ToolExecutor};
+use anyhow::{Context, Result, bail};
+use serde_json::Value;
+
+use super::{absolute, agent_home, load_settings};
+use crate::cli::ToolArgs;
+use crate::exit::Exit;
+use crate::output;
+
+pub fn run(mut args: ToolArgs) -> Result<Exit> {
+    if !BUILTIN_NAMES.contains(&args.name.as_str()) {
+        bail!(
+            "no built-in tool `{}`; the tools are {} (Bash and WebFetch are not built yet)",
+            args.name,
+            BUILTIN_NAMES.join(", ")
+        );
+    }
+    let input: Value = serde_json::from_str(&args.input).with_context(|| {
+        format!(
+            "--input is not valid JSON ({:?}); pass one JSON object such as '{{\"file_path\":\"README.md\"}}'",
+            args.input
+        )
+    })?;
+    if !input.is_object() {
+        bail!("--input must be a JSON object, got {input}");
+    }
+    if let Some(w) = args.workspace.take() {
+        let w = absolute(w)?;
+        if !w.is_dir() {
+            bail!("--workspace {} is not a directory", w.display());
+        }
+        args.settings.cwd = Some(w);
+    }
+    let loaded = load_settings(&args.settings)?;
+    let cwd = std::fs::canonicalize(&loaded.cwd)
+        .with_context(|| format!("cannot open the workspace {}", loaded.cwd.display()))?;
+    let requested = args
+        .mode
+        .as_deref()
+        .map(str::parse::<PermissionMode>)
+        .transpose()?;
+    let mode = loaded.settings.mode(requested)?;
+    let mut builder = PermissionEngine::builder(&cwd, &loaded.home)
+        .settings(&loaded.settings)
+        .mode(mode);
+    for d in args.add_dirs {
+        builder = builder.add_dir(absolute(d)?);
+    }
+    let engine = builder.build()?;
+    let config = HooksConfig::from_settings(&loaded.settings)?;
+    let mut registry = HookRegistry::new();
+    registry.set_project_dir(&loaded.project_dir);
+    registry.set_home(&loaded.home);
+    registry.set_output_caps(agent_core::hooks::OutputCaps {
+        dir: agent_home()?.join("hook-output"),
+        ..agent_core::hooks::OutputCaps::default()
+    });
+    registry.load(&config)?;
+    for w in registry.warnings() {
+        output::warning(w);
+    }
+    let (session, state_file) = match &args.session {
+        Some(name) => {
+            if name.is_empty()
+                || name.len() > 64
+                || !name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+            {
+                bail!(
+                    "--session {name:?} is not a valid name; use 1-64 letters, digits, `-` or `_`"
+                );
+            }
+            (
+                name.clone(),
+                Some(
+                    agent_home()?
+                        .join("tool-state")
+                        .join(format!("{name}.json")),
+                ),
+            )
+        }
+        None => (format!("tool-{}", uuid::Uuid::now_v7()), None),
+    };
+    let state = match &state_file {
+        Some(f) => ToolState::load(f).map_err(anyhow::Error::msg)?,
+        None => ToolState::new(),
+    };
+    let executor = ToolExecutor::new(
+        builtin_tools(&state),
+        engine,
+        Arc::new(registry),
+        HookContext::new(session, &cwd),
+    );
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    let tool_use_id = format!("toolu_{}", uuid::Uuid::new_v4().simple());
+    let execution = runtime.block_on(executor.execute(&args.name, input, &tool_use_id));
+    if let Some(f) = &state_file {
+        state.save(f).map_err(anyhow::Error::msg)?;
+    }
+    output::stdout_line(&execution.to_json().to_string());
+    Ok(if execution.succeeded() {
+        Exit::Success
+    } else {
+        Exit::Denied
+    })
+}

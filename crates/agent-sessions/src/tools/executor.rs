@@ -1,0 +1,202 @@
+//! The one path a tool call takes: PreToolUse hooks and the permission engine
+//! (`agent_core::hooks::gate::check_tool_call`, which honours a hook's `updatedInput`), an
+//! ask with no prompter becoming a deny, the tool itself (which does its own sandboxed file
+//! access), then PostToolUse (or PostToolUseFailure) hooks, whose `additionalContext` is
+//! kept for the model. Each call runs in a `tracing` span.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use agent_core::hooks::{EventFields, HookContext, HookEvent, HookRegistry, check_tool_call};
+use agent_core::permissions::{Behavior, PermissionDecision, PermissionEngine, ToolCall};
+use agent_core::tools::{Tool, ToolContext, ToolError, ToolOutput};
+use serde_json::{Map, Value, json};
+use tracing::Instrument as _;
+
+/// What happened to one call.
+#[derive(Debug)]
+pub struct Execution {
+    /// The tool's name.
+    pub tool: String,
+    /// The input the tool ran with (after a hook's `updatedInput`).
+    pub input: Value,
+    /// The gate's decision, with the step and rule that made it.
+    pub decision: PermissionDecision,
+    /// The tool's result, when it ran: its output or its error.
+    pub result: Option<Result<ToolOutput, ToolError>>,
+    /// Context hooks added for the model (PreToolUse and PostToolUse).
+    pub additional_context: Vec<String>,
+    /// How long the tool ran, in milliseconds.
+    pub duration_ms: u64,
+}
+
+impl Execution {
+    /// Whether the tool ran and succeeded (its output not marked as an error).
+    pub fn succeeded(&self) -> bool {
+        matches!(&self.result, Some(Ok(o)) if !o.is_error)
+    }
+
+    /// The result as JSON: the decision (behaviour, step, rule, reason), then `output` and
+    /// `isError`, or `errorType` and `errorMessage`.
+    pub fn to_json(&self) -> Value {
+        let d = &self.decision;
+        let mut v = json!({
+            "tool": self.tool,
+            "decision": d.behavior.as_str(),
+            "step": d.step.as_str(),
+            "rule": d.rule.as_ref().map(|r| r.text.clone()),
+            "reason": d.reason,
+            "input": self.input,
+            "durationMs": self.duration_ms,
+        });
+        match &self.result {
+            Some(Ok(o)) => {
+                v["output"] = o.output.clone();
+                v["isError"] = json!(o.is_error);
+            }
+            Some(Err(e)) => {
+                v["isError"] = json!(true);
+                v["errorType"] = json!(e.error_type());
+                v["errorMessage"] = json!(e.to_string());
+            }
+            None => v["isError"] = json!(true),
+        }
+        if !self.additional_context.is_empty() {
+            v["additionalContext"] = json!(self.additional_context);
+        }
+        v
+    }
+}
+
+/// Runs tool calls through the gate.
+pub struct ToolExecutor {
+    tools: Vec<Arc<dyn Tool>>,
+    engine: PermissionEngine,
+    hooks: Arc<HookRegistry>,
+    context: HookContext,
+}
+
+impl std::fmt::Debug for ToolExecutor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolExecutor")
+            .field(
+                "tools",
+                &self.tools.iter().map(|t| t.name()).collect::<Vec<_>>(),
+            )
+            .finish_non_exhaustive()
+    }
+}
+
+impl ToolExecutor {
+    /// An executor for `tools`, deciding with `engine` and running `hooks` in `context`
+    /// (session id and working directory).
+    pub fn new(
+        tools: Vec<Arc<dyn Tool>>,
+        engine: PermissionEngine,
+        hooks: Arc<HookRegistry>,
+        context: HookContext,
+    ) -> Self {
+        Self {
+            tools,
+            engine,
+            hooks,
+            context,
+        }
+    }
+
+    /// The tools it can run.
+    pub fn tools(&self) -> &[Arc<dyn Tool>] {
+        &self.tools
+    }
+
+    /// Runs one call: hooks, permissions, the tool, PostToolUse hooks.
+    pub async fn execute(&self, tool_name: &str, input: Value, tool_use_id: &str) -> Execution {
+        let span = tracing::info_span!("tool_call", tool = tool_name, tool_use_id);
+        self.run(tool_name, input, tool_use_id)
+            .instrument(span)
+            .await
+    }
+
+    async fn run(&self, tool_name: &str, input: Value, tool_use_id: &str) -> Execution {
+        let call = ToolCall::new(tool_name, input.clone());
+        let gated = check_tool_call(&self.engine, &self.hooks, &self.context, &call).await;
+        let mut decision = gated.decision;
+        let mut additional_context = gated.hooks.outcome.additional_context.clone();
+        if decision.behavior == Behavior::Ask {
+            decision.behavior = Behavior::Deny;
+            decision.reason = format!(
+                "{}; nobody can be asked here, so it is denied (add an allow rule, or answer the question in an interactive session)",
+                decision.reason
+            );
+        }
+        let input = decision.updated_input.clone().unwrap_or(input);
+        let mut execution = Execution {
+            tool: tool_name.to_owned(),
+            input: input.clone(),
+            decision,
+            result: None,
+            additional_context: Vec::new(),
+            duration_ms: 0,
+        };
+        if execution.decision.behavior != Behavior::Allow {
+            tracing::info!(reason = %execution.decision.reason, "tool call not allowed");
+            execution.additional_context = additional_context;
+            return execution;
+        }
+        let Some(tool) = self.tools.iter().find(|t| t.name() == tool_name) else {
+            execution.result = Some(Err(ToolError::invalid_input(format!(
+                "no tool named `{tool_name}`; available: {}",
+                self.tools
+                    .iter()
+                    .map(|t| t.name())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))));
+            return execution;
+        };
+        let ctx = ToolContext::new(&self.context.cwd, &self.context.session_id, tool_use_id)
+            .with_additional_dirs(self.engine.working_dirs().iter().skip(1).cloned().collect())
+            .with_permission_mode(self.engine.mode());
+        let start = Instant::now();
+        let result = tool.call(input.clone(), &ctx).await;
+        execution.duration_ms = u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX);
+        let fields = match &result {
+            Ok(out) => EventFields::ToolResult(agent_core::hooks::ToolResultInput {
+                tool_name: tool_name.to_owned(),
+                tool_input: input.clone(),
+                tool_response: out.output.clone(),
+                tool_use_id: Some(tool_use_id.to_owned()),
+                duration_ms: Some(execution.duration_ms),
+                extra: Map::new(),
+            }),
+            Err(e) => EventFields::ToolFailure(agent_core::hooks::ToolFailureInput {
+                tool_name: tool_name.to_owned(),
+                tool_input: input.clone(),
+                tool_use_id: Some(tool_use_id.to_owned()),
+                error: e.to_string(),
+                is_interrupt: matches!(e, ToolError::Cancelled),
+                duration_ms: Some(execution.duration_ms),
+                extra: Map::new(),
+            }),
+        };
+        let event = if result.is_ok() {
+            HookEvent::PostToolUse
+        } else {
+            HookEvent::PostToolUseFailure
+        };
+        let mut hook_ctx = self.context.clone();
+        hook_ctx.permission_mode = Some(self.engine.mode());
+        let post = self.hooks.execute(hook_ctx.input(event, fields)).await;
+        additional_context.extend(post.outcome.additional_context.iter().cloned());
+        let result = match (result, post.outcome.updated_tool_output.clone()) {
+            (Ok(mut out), Some(replaced)) => {
+                out.output = replaced;
+                Ok(out)
+            }
+            (r, _) => r,
+        };
+        execution.result = Some(result);
+        execution.additional_context = additional_context;
+        execution
+    }
+}
