@@ -202,3 +202,28 @@ fn bad_input_exits_2_with_one_line() {
     assert_eq!(code, Some(1));
     assert_eq!(v["errorType"], "invalid_input");
 }
+
+#[test]
+fn options_come_before_or_after_the_tool_name() {
+    let e = env(json!({}));
+    let input = json!({"file_path": "src/lib.rs"}).to_string();
+    let out = Command::new(env!("CARGO_BIN_EXE_agent"))
+        .args(["tool", "--input", &input, "--workspace"])
+        .arg(&e.ws)
+        .arg("Read")
+        .env("HOME", &e.home)
+        .env("AGENT_HOME", e.home.join(".agent"))
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let help = Command::new(env!("CARGO_BIN_EXE_agent"))
+        .args(["tool", "--help"])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&help.stdout).contains("Example:"));
+}
