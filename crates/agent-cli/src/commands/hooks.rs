@@ -8,7 +8,7 @@ use agent_core::hooks::{
 use anyhow::{Context, Result, bail};
 use serde_json::{Value, json};
 
-use super::{LoadedSettings, absolute, agent_home, load_settings};
+use super::{LoadedSettings, absolute, hook_registry, load_settings};
 use crate::cli::{HookSourcesArgs, HooksCommand, HooksListArgs, HooksRunArgs};
 use crate::exit::Exit;
 use crate::output;
@@ -52,17 +52,7 @@ fn load(args: &HookSourcesArgs) -> Result<Loaded> {
         }
         config.add_plugin(&root)?;
     }
-    let mut registry = HookRegistry::new();
-    registry.set_project_dir(&project_dir);
-    registry.set_home(&home);
-    registry.set_output_caps(agent_core::hooks::OutputCaps {
-        dir: agent_home()?.join("hook-output"),
-        ..agent_core::hooks::OutputCaps::default()
-    });
-    registry.load(&config)?;
-    for w in registry.warnings() {
-        output::warning(w);
-    }
+    let registry = hook_registry(&config, &project_dir, &home)?;
     Ok(Loaded { registry, cwd })
 }
 

@@ -60,6 +60,28 @@ pub fn load_settings(args: &SettingsArgs) -> Result<LoadedSettings> {
     })
 }
 
+/// The hook registry of `config`, as every verb that runs hooks builds it: project directory
+/// and home for the hooks' environment, output spilled under `$AGENT_HOME/hook-output`;
+/// warnings go to stderr.
+pub fn hook_registry(
+    config: &agent_core::hooks::HooksConfig,
+    project_dir: &std::path::Path,
+    home: &std::path::Path,
+) -> Result<agent_core::hooks::HookRegistry> {
+    let mut registry = agent_core::hooks::HookRegistry::new();
+    registry.set_project_dir(project_dir);
+    registry.set_home(home);
+    registry.set_output_caps(agent_core::hooks::OutputCaps {
+        dir: agent_home()?.join("hook-output"),
+        ..agent_core::hooks::OutputCaps::default()
+    });
+    registry.load(config)?;
+    for w in registry.warnings() {
+        output::warning(w);
+    }
+    Ok(registry)
+}
+
 /// The home directory (`$HOME`).
 pub fn home_dir() -> Result<PathBuf> {
     std::env::var_os("HOME")

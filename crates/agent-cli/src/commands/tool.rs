@@ -2,13 +2,13 @@
 
 use std::sync::Arc;
 
-use agent_core::hooks::{HookContext, HookRegistry, HooksConfig};
+use agent_core::hooks::{HookContext, HooksConfig};
 use agent_core::permissions::{PermissionEngine, PermissionMode};
 use agent_sessions::tools::{BUILTIN_NAMES, ToolState, builtin_tools, executor::ToolExecutor};
 use anyhow::{Context, Result, bail};
 use serde_json::Value;
 
-use super::{absolute, agent_home, load_settings};
+use super::{absolute, agent_home, hook_registry, load_settings};
 use crate::cli::ToolArgs;
 use crate::exit::Exit;
 use crate::output;
@@ -54,17 +54,7 @@ pub fn run(mut args: ToolArgs) -> Result<Exit> {
     }
     let engine = builder.build()?;
     let config = HooksConfig::from_settings(&loaded.settings)?;
-    let mut registry = HookRegistry::new();
-    registry.set_project_dir(&loaded.project_dir);
-    registry.set_home(&loaded.home);
-    registry.set_output_caps(agent_core::hooks::OutputCaps {
-        dir: agent_home()?.join("hook-output"),
-        ..agent_core::hooks::OutputCaps::default()
-    });
-    registry.load(&config)?;
-    for w in registry.warnings() {
-        output::warning(w);
-    }
+    let registry = hook_registry(&config, &loaded.project_dir, &loaded.home)?;
     let (session, state_file) = match &args.session {
         Some(name) => {
             if name.is_empty()

@@ -1,14 +1,14 @@
-//! What `Glob` and `Grep` search: the files under a directory of the workspace, with
-//! `.gitignore`/`.agentignore` rules applied, hidden files included, `.git/` and `.agent/` left
-//! out, links not followed.
+//! What `Glob` and `Grep` search: the files under a directory of the workspace, walked by the
+//! shadow workspace's own rules ([`walker`]: `.gitignore`/`.agentignore` applied, hidden files
+//! included, `.git/` and `.agent/` left out, links not followed).
 
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use agent_core::tools::ToolError;
-use ignore::WalkBuilder;
 
 use super::files::Confined;
+use crate::workspace::filter::walker;
 
 /// A file found by a walk.
 pub struct Hit {
@@ -39,24 +39,8 @@ pub fn base(fs: &Confined, path: Option<&str>) -> Result<PathBuf, ToolError> {
 
 /// Every file under `base`.
 pub fn files(base: &Path) -> Vec<Hit> {
-    let mut builder = WalkBuilder::new(base);
-    builder
-        .hidden(false)
-        .parents(false)
-        .ignore(false)
-        .git_ignore(true)
-        .git_global(false)
-        .git_exclude(false)
-        .require_git(false)
-        .follow_links(false)
-        .add_custom_ignore_filename(".agentignore")
-        .filter_entry(|e| {
-            e.depth() == 0
-                || !(e.file_type().is_some_and(|t| t.is_dir())
-                    && (e.file_name() == ".git" || e.file_name() == ".agent"))
-        });
     let mut out = Vec::new();
-    for entry in builder.build().flatten() {
+    for entry in walker(base, false).build().flatten() {
         if !entry.file_type().is_some_and(|t| t.is_file()) {
             continue;
         }

@@ -21,28 +21,8 @@ pub const RESERVED: &str = ".agent";
 /// # Errors
 /// [`WorkspaceError::Io`] when a directory cannot be read.
 pub fn walk(root: &Path, include_git: bool) -> Result<Vec<Found>, WorkspaceError> {
-    let mut builder = WalkBuilder::new(root);
-    builder
-        .hidden(false)
-        .parents(false)
-        .ignore(false)
-        .git_ignore(true)
-        .git_global(false)
-        .git_exclude(false)
-        .require_git(false)
-        .follow_links(false)
-        .add_custom_ignore_filename(AGENT_IGNORE)
-        .sort_by_file_name(|a, b| a.cmp(b));
-    builder.filter_entry(move |e| {
-        let name = e.file_name();
-        if e.depth() == 0 {
-            return true;
-        }
-        let is_dir = e.file_type().is_some_and(|t| t.is_dir());
-        !(is_dir && (name == RESERVED || (!include_git && name == ".git")))
-    });
     let mut out = Vec::new();
-    for item in builder.build() {
+    for item in walker(root, include_git).build() {
         let entry = item
             .map_err(|e| WorkspaceError::Invalid(format!("cannot walk {}: {e}", root.display())))?;
         let Some(ft) = entry.file_type() else {
@@ -66,4 +46,30 @@ pub fn walk(root: &Path, include_git: bool) -> Result<Vec<Found>, WorkspaceError
     }
     out.sort_by(|a, b| a.rel.cmp(&b.rel));
     Ok(out)
+}
+
+/// The walk of `root` under the workspace's rules (see the module docs), for any caller that
+/// must see the same files (the shadow workspace, Glob and Grep).
+pub fn walker(root: &Path, include_git: bool) -> WalkBuilder {
+    let mut builder = WalkBuilder::new(root);
+    builder
+        .hidden(false)
+        .parents(false)
+        .ignore(false)
+        .git_ignore(true)
+        .git_global(false)
+        .git_exclude(false)
+        .require_git(false)
+        .follow_links(false)
+        .add_custom_ignore_filename(AGENT_IGNORE)
+        .sort_by_file_name(|a, b| a.cmp(b));
+    builder.filter_entry(move |e| {
+        let name = e.file_name();
+        if e.depth() == 0 {
+            return true;
+        }
+        let is_dir = e.file_type().is_some_and(|t| t.is_dir());
+        !(is_dir && (name == RESERVED || (!include_git && name == ".git")))
+    });
+    builder
 }
