@@ -227,3 +227,34 @@ fn options_come_before_or_after_the_tool_name() {
         .unwrap();
     assert!(String::from_utf8_lossy(&help.stdout).contains("Example:"));
 }
+
+#[test]
+fn bash_runs_in_the_workspace_through_the_gate_and_the_checker() {
+    let e = env(json!({
+        "permissions": {"allow": ["Bash(echo *)", "Bash(rm *)"], "deny": ["Bash(curl *)"]},
+        "sandbox": {"deniedCommands": ["rm"]}
+    }));
+    let (code, v, err) = e.tool("Bash", &json!({"command": "echo hi"}), &[]);
+    assert_eq!(code, Some(0), "{err} {v}");
+    assert_eq!(v["output"]["stdout"], "hi\n");
+    assert_eq!(v["output"]["exitCode"], 0);
+    let (code, v, _) = e.tool("Bash", &json!({"command": "curl https://x"}), &[]);
+    assert_eq!(code, Some(1));
+    assert_eq!(v["step"], "deny_rule");
+    // Allowed by a rule, refused by the sandbox's command checker: nothing runs.
+    let (code, v, _) = e.tool("Bash", &json!({"command": "rm -f src/lib.rs"}), &[]);
+    assert_eq!(code, Some(1));
+    assert_eq!(v["errorType"], "sandbox_denied");
+    assert!(e.ws.join("src/lib.rs").exists());
+}
+
+#[test]
+fn the_bash_backend_comes_from_the_settings() {
+    let e = env(json!({"permissions": {"allow": ["Bash(echo *)"]}, "bash": {"backend": "wasi"}}));
+    let (code, v, _) = e.tool("Bash", &json!({"command": "echo hi"}), &[]);
+    assert_eq!(code, Some(1));
+    assert_eq!(v["errorType"], "not_supported");
+    let e = env(json!({"bash": {"backend": "zsh"}}));
+    let (code, _, err) = e.tool("Bash", &json!({"command": "echo hi"}), &[]);
+    one_line(code, &err, "bash.backend");
+}

@@ -14,9 +14,9 @@ use crate::exit::Exit;
 use crate::output;
 
 pub fn run(mut args: ToolArgs) -> Result<Exit> {
-    if !BUILTIN_NAMES.contains(&args.name.as_str()) {
+    if !BUILTIN_NAMES.contains(&args.name.as_str()) && args.name != "Bash" {
         bail!(
-            "no built-in tool `{}`; the tools are {} (Bash and WebFetch are not built yet)",
+            "no built-in tool `{}`; the tools are {}, Bash (WebFetch is not built yet)",
             args.name,
             BUILTIN_NAMES.join(", ")
         );
@@ -82,8 +82,12 @@ pub fn run(mut args: ToolArgs) -> Result<Exit> {
         Some(f) => ToolState::load(f).map_err(anyhow::Error::msg)?,
         None => ToolState::new(),
     };
+    let mut tools = builtin_tools(&state);
+    if args.name == "Bash" {
+        tools.push(Arc::new(bash_tool(&loaded.settings, &loaded.home)?));
+    }
     let executor = ToolExecutor::new(
-        builtin_tools(&state),
+        tools,
         engine,
         Arc::new(registry),
         HookContext::new(session, &cwd),
@@ -103,4 +107,50 @@ pub fn run(mut args: ToolArgs) -> Result<Exit> {
     } else {
         Exit::Denied
     })
+}
+
+/// The Bash tool as the settings configure it: `"bash": {"backend": "native" | "wasi"}` (the
+/// last settings file that says wins; default `native`), commands checked against the
+/// `sandbox` block, and run inside the OS sandbox (bwrap on Linux, sandbox-exec on macOS) when
+/// `sandbox.enabled` is true.
+fn bash_tool(
+    settings: &agent_core::permissions::Settings,
+    home: &std::path::Path,
+) -> Result<agent_sessions::tools::Bash> {
+    use agent_sandbox::outer::backend_named;
+    use agent_sandbox::settings::SandboxSettings;
+    use agent_sessions::tools::{Bash, BashBackend, NativeBackend, WasiBackend};
+
+    let mut backend = "native".to_owned();
+    for file in &settings.files {
+        let Some(b) = file.value.get("bash").and_then(|b| b.get("backend")) else {
+            continue;
+        };
+        match b.as_str() {
+            Some(name @ ("native" | "wasi")) => backend = name.to_owned(),
+            _ => bail!(
+                "{}: bash.backend is {b}; use \"native\" or \"wasi\"",
+                file.path.display()
+            ),
+        }
+    }
+    let sandbox = SandboxSettings::from_settings(settings, home)?;
+    let runner: Arc<dyn BashBackend> = if backend == "wasi" {
+        Arc::new(WasiBackend)
+    } else {
+        let outer_name = if !settings.sandbox_enabled {
+            "none"
+        } else if cfg!(target_os = "macos") {
+            "sandbox-exec"
+        } else {
+            "bwrap"
+        };
+        let outer = backend_named(outer_name).map_err(anyhow::Error::msg)?;
+        Arc::new(NativeBackend::new(
+            outer,
+            crate::profiles::embedded()?,
+            sandbox.fails_if_unavailable(),
+        ))
+    };
+    Ok(Bash::new(runner, sandbox))
 }

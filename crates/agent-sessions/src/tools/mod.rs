@@ -1,5 +1,6 @@
 //! The built-in tools, as agent-core [`Tool`]s with Claude Code's input shapes: [`Read`],
-//! [`Write`], [`Edit`], [`MultiEdit`], [`Glob`], [`Grep`], [`TodoWrite`] and [`Task`]. They
+//! [`Write`], [`Edit`], [`MultiEdit`], [`Glob`], [`Grep`], [`TodoWrite`], [`Task`], and
+//! [`Bash`] (built separately: it needs a backend and the sandbox settings). They
 //! work inside the call's workspace root (`ToolContext::cwd`, the shadow workspace when one
 //! is active) and additional directories only, through agent-sandbox's `SandboxedFs`
 //! ([`files`]), with agent-sandbox's output caps. [`ToolState`] is what they remember within a
@@ -21,6 +22,7 @@
 //!
 //! docs/tools.md describes each tool.
 
+pub mod bash;
 mod edit;
 pub mod executor;
 pub mod files;
@@ -38,6 +40,7 @@ use std::sync::Arc;
 
 use agent_core::tools::Tool;
 
+pub use bash::{Bash, BashBackend, NativeBackend, WasiBackend};
 pub use edit::{Edit, MultiEdit};
 pub use glob::Glob;
 pub use grep::Grep;
@@ -47,8 +50,8 @@ pub use task::{SubagentRequest, SubagentRunner, Task};
 pub use todo::TodoWrite;
 pub use write::Write;
 
-/// The names of the built-in tools this crate implements, in the order [`builtin_tools`]
-/// returns them.
+/// The names of the built-in tools [`builtin_tools`] returns, in its order (Bash is made with
+/// [`Bash::new`]).
 pub const BUILTIN_NAMES: &[&str] = &[
     "Read",
     "Write",

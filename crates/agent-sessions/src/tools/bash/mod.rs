@@ -1,0 +1,159 @@
+//! `Bash`: runs a shell command in the workspace. Every command first goes through
+//! agent-sandbox's command checker (the same parse as the permission engine; a refused
+//! command never starts), then through a [`BashBackend`]: the host's shell under the outer
+//! sandbox ([`NativeBackend`]) or, once agent-wasi lands, the WASI shell ([`WasiBackend`]).
+//! Output beyond 10 KB is cut inline and saved whole to a spill file the agent can Read.
+
+mod backend;
+mod native;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use agent_core::tools::{Tool, ToolContext, ToolError, ToolKind, ToolOutput};
+use agent_sandbox::caps::OutputCaps;
+use agent_sandbox::commands::CommandChecker;
+use agent_sandbox::settings::SandboxSettings;
+use serde_json::{Value, json};
+
+pub use backend::{BashBackend, BashOutcome, BashRequest, WasiBackend};
+pub use native::{DEFAULT_TIMEOUT, MAX_TIMEOUT, NativeBackend};
+
+use super::input::{object, opt_bool, opt_usize, str_field};
+
+/// The `Bash` tool.
+pub struct Bash {
+    backend: Arc<dyn BashBackend>,
+    sandbox: SandboxSettings,
+    caps: OutputCaps,
+}
+
+impl std::fmt::Debug for Bash {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Bash")
+            .field("backend", &self.backend.name())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Bash {
+    /// A Bash tool running commands through `backend`, checked against `sandbox` (its
+    /// allowed/denied commands and paths) first.
+    pub fn new(backend: Arc<dyn BashBackend>, sandbox: SandboxSettings) -> Self {
+        Self {
+            backend,
+            sandbox,
+            caps: OutputCaps::default(),
+        }
+    }
+
+    /// Sets the output caps (where spill files go, how much stays inline).
+    pub fn with_caps(mut self, caps: OutputCaps) -> Self {
+        self.caps = caps;
+        self
+    }
+
+    /// The backend's name.
+    pub fn backend_name(&self) -> &'static str {
+        self.backend.name()
+    }
+}
+
+#[async_trait::async_trait]
+impl Tool for Bash {
+    fn name(&self) -> &str {
+        "Bash"
+    }
+
+    fn description(&self) -> &str {
+        "Runs a shell command in the workspace (timeout in ms, default 120000, at most 600000). \
+         Output over 10 KB is cut; the whole of it is saved to a file named in the result."
+    }
+
+    fn input_schema(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "command": {"type": "string"},
+                "description": {"type": "string"},
+                "timeout": {"type": "integer", "minimum": 1, "maximum": 600_000},
+                "run_in_background": {"type": "boolean"},
+                "dangerouslyDisableSandbox": {"type": "boolean"}
+            },
+            "required": ["command"],
+            "additionalProperties": false
+        })
+    }
+
+    fn kind(&self) -> ToolKind {
+        ToolKind::Execute
+    }
+
+    async fn call(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        object(&input)?;
+        let command = str_field(&input, "command")?;
+        if command.trim().is_empty() {
+            return Err(ToolError::invalid_input("`command` is empty"));
+        }
+        if opt_bool(&input, "dangerouslyDisableSandbox")? {
+            return Err(ToolError::Sandbox(
+                "`dangerouslyDisableSandbox` is not honoured: commands always run under the sandbox".into(),
+            ));
+        }
+        if opt_bool(&input, "run_in_background")? {
+            return Err(ToolError::NotSupported(
+                "background commands need the agent loop's task registry, which is not built yet; run the command in the foreground with a `timeout`".into(),
+            ));
+        }
+        let timeout = match opt_usize(&input, "timeout")? {
+            None => DEFAULT_TIMEOUT,
+            Some(ms) if ms == 0 || ms as u128 > MAX_TIMEOUT.as_millis() => {
+                return Err(ToolError::invalid_input(format!(
+                    "`timeout` is {ms} ms; give 1 to {} ms",
+                    MAX_TIMEOUT.as_millis()
+                )));
+            }
+            Some(ms) => Duration::from_millis(ms as u64),
+        };
+        let verdict = CommandChecker::new(&self.sandbox)
+            .with_cwd(&ctx.cwd)
+            .check(command);
+        if !verdict.allowed {
+            return Err(ToolError::Sandbox(format!(
+                "the sandbox refused the command: {}",
+                verdict.reason
+            )));
+        }
+        let request = BashRequest {
+            command: command.to_owned(),
+            cwd: ctx.cwd.clone(),
+            timeout,
+        };
+        let backend = Arc::clone(&self.backend);
+        let outcome = tokio::task::spawn_blocking(move || backend.run(&request))
+            .await
+            .map_err(|e| ToolError::Execution(format!("the command's thread failed: {e}")))??;
+        let stdout = self.caps.command_output(&outcome.stdout);
+        let stderr = self.caps.command_output(&outcome.stderr);
+        let mut out = json!({
+            "stdout": stdout.inline,
+            "stderr": stderr.inline,
+            "interrupted": outcome.interrupted,
+            "isImage": false,
+            "exitCode": outcome.exit_code,
+        });
+        if let Some(p) = &stdout.spilled {
+            out["stdoutFile"] = json!(p);
+        }
+        if let Some(p) = &stderr.spilled {
+            out["stderrFile"] = json!(p);
+        }
+        if let Some(why) = &outcome.stopped_by {
+            out["stoppedBy"] = json!(why);
+        }
+        Ok(ToolOutput {
+            output: out,
+            is_error: outcome.exit_code != Some(0),
+        })
+    }
+}

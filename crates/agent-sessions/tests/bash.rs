@@ -1,0 +1,185 @@
+//! The Bash tool (issue 15): the command checker refuses before anything runs, the native
+//! backend runs in the workspace (inside bubblewrap when that is the outer sandbox), output is
+//! capped and spilled, a timeout ends the whole process group, the WASI backend says it is not
+//! built.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test code: a panic is a failure report"
+)]
+
+use std::path::Path;
+use std::sync::Arc;
+
+use agent_core::tools::{Tool, ToolContext, ToolError, ToolOutput};
+use agent_sandbox::caps::OutputCaps;
+use agent_sandbox::outer::backend_named;
+use agent_sandbox::profile::ProfileTree;
+use agent_sandbox::settings::SandboxSettings;
+use agent_sessions::tools::{Bash, NativeBackend, WasiBackend};
+use serde_json::{Value, json};
+
+fn tree() -> ProfileTree {
+    ProfileTree::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../../profiles")).unwrap()
+}
+
+fn bash(outer: &str, sandbox: SandboxSettings, spill: &Path) -> Bash {
+    let backend = NativeBackend::new(backend_named(outer).unwrap(), tree(), true);
+    Bash::new(Arc::new(backend), sandbox).with_caps(OutputCaps {
+        spill_dir: spill.to_path_buf(),
+        ..OutputCaps::default()
+    })
+}
+
+fn run(tool: &Bash, dir: &Path, input: Value) -> Result<ToolOutput, ToolError> {
+    let ctx = ToolContext::new(dir, "s1", "toolu_1");
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .build()
+        .unwrap()
+        .block_on(tool.call(input, &ctx))
+}
+
+fn dirs() -> (tempfile::TempDir, std::path::PathBuf, std::path::PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let base = std::fs::canonicalize(tmp.path()).unwrap();
+    let ws = base.join("ws");
+    let spill = base.join("spill");
+    std::fs::create_dir_all(&ws).unwrap();
+    (tmp, ws, spill)
+}
+
+#[test]
+fn a_denied_command_never_runs() {
+    let (_t, ws, spill) = dirs();
+    let sandbox = SandboxSettings {
+        denied_commands: vec!["rm".into()],
+        ..SandboxSettings::default()
+    };
+    let tool = bash("none", sandbox, &spill);
+    std::fs::write(ws.join("keep.txt"), "x").unwrap();
+    for cmd in [
+        "touch marker; rm keep.txt",
+        "echo ok && bash -c 'touch marker; \\rm keep.txt'",
+        "x=$(rm keep.txt); touch marker",
+    ] {
+        let err = run(&tool, &ws, json!({"command": cmd})).unwrap_err();
+        assert_eq!(err.error_type(), "sandbox_denied", "{cmd}: {err}");
+        assert!(!ws.join("marker").exists(), "{cmd}: something ran");
+        assert!(ws.join("keep.txt").exists());
+    }
+}
+
+#[test]
+fn an_allowed_command_runs_in_the_workspace() {
+    let (_t, ws, spill) = dirs();
+    let tool = bash("none", SandboxSettings::default(), &spill);
+    let out = run(&tool, &ws, json!({"command": "pwd; echo err >&2; exit 3"})).unwrap();
+    assert_eq!(out.output["stdout"], format!("{}\n", ws.display()));
+    assert_eq!(out.output["stderr"], "err\n");
+    assert_eq!(out.output["exitCode"], 3);
+    assert_eq!(out.output["interrupted"], false);
+    assert!(out.is_error);
+    let out = run(&tool, &ws, json!({"command": "true"})).unwrap();
+    assert!(!out.is_error);
+}
+
+#[test]
+fn output_over_the_cap_is_cut_and_spilled_whole() {
+    let (_t, ws, spill) = dirs();
+    let tool = bash("none", SandboxSettings::default(), &spill);
+    let out = run(&tool, &ws, json!({"command": "seq 1 20000"})).unwrap();
+    let inline = out.output["stdout"].as_str().unwrap();
+    assert!(inline.len() < 11_000, "{} bytes inline", inline.len());
+    let file = out.output["stdoutFile"].as_str().unwrap();
+    let whole = std::fs::read_to_string(file).unwrap();
+    assert!(whole.starts_with("1\n2\n") && whole.ends_with("19999\n20000\n"));
+    assert!(Path::new(file).starts_with(&spill));
+}
+
+#[test]
+fn a_timeout_ends_the_command_and_what_it_started() {
+    let (_t, ws, spill) = dirs();
+    let tool = bash("none", SandboxSettings::default(), &spill);
+    let out = run(
+        &tool,
+        &ws,
+        json!({"command": "sleep 30 & echo $! > child.pid; wait", "timeout": 300}),
+    )
+    .unwrap();
+    assert_eq!(out.output["interrupted"], true);
+    assert!(
+        out.output["stoppedBy"]
+            .as_str()
+            .unwrap()
+            .contains("timed out")
+    );
+    let pid = std::fs::read_to_string(ws.join("child.pid")).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let alive = Path::new(&format!("/proc/{}", pid.trim())).exists()
+        && !std::fs::read_to_string(format!("/proc/{}/stat", pid.trim()))
+            .unwrap_or_default()
+            .contains(") Z ");
+    assert!(!alive, "the background child {pid} survived the timeout");
+}
+
+#[test]
+fn inputs_outside_the_contract_are_refused() {
+    let (_t, ws, spill) = dirs();
+    let tool = bash("none", SandboxSettings::default(), &spill);
+    for (input, kind) in [
+        (json!({}), "invalid_input"),
+        (json!({"command": "  "}), "invalid_input"),
+        (
+            json!({"command": "true", "timeout": 600_001}),
+            "invalid_input",
+        ),
+        (
+            json!({"command": "true", "run_in_background": true}),
+            "not_supported",
+        ),
+        (
+            json!({"command": "true", "dangerouslyDisableSandbox": true}),
+            "sandbox_denied",
+        ),
+    ] {
+        let err = run(&tool, &ws, input.clone()).unwrap_err();
+        assert_eq!(err.error_type(), kind, "{input}: {err}");
+    }
+}
+
+#[test]
+fn the_wasi_backend_is_not_built_yet() {
+    let (_t, ws, _spill) = dirs();
+    let tool = Bash::new(Arc::new(WasiBackend), SandboxSettings::default());
+    let err = run(&tool, &ws, json!({"command": "echo hi"})).unwrap_err();
+    assert_eq!(err.error_type(), "not_supported");
+    assert!(err.to_string().contains("agent-wasi"), "{err}");
+}
+
+#[test]
+fn inside_bubblewrap_only_the_workspace_is_writable() {
+    let probe = backend_named("bwrap").unwrap();
+    if let Err(e) = probe.probe() {
+        eprintln!("bubblewrap cannot run here ({e}); this test is skipped");
+        return;
+    }
+    let (_t, ws, spill) = dirs();
+    let outside = ws.parent().unwrap().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    let backend = NativeBackend::new(backend_named("bwrap").unwrap(), tree(), false);
+    assert_eq!(backend.outer_name(), "bwrap");
+    let tool = Bash::new(Arc::new(backend), SandboxSettings::default()).with_caps(OutputCaps {
+        spill_dir: spill,
+        ..OutputCaps::default()
+    });
+    let cmd = format!(
+        "touch inside.txt && echo made; touch {}/escape.txt 2>/dev/null || echo refused",
+        outside.display()
+    );
+    let out = run(&tool, &ws, json!({"command": cmd})).unwrap();
+    assert_eq!(out.output["stdout"], "made\nrefused\n", "{}", out.output);
+    assert!(ws.join("inside.txt").exists());
+    assert!(!outside.join("escape.txt").exists());
+}
