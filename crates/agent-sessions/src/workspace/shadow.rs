@@ -318,8 +318,7 @@ impl Workspace {
                         meta: std::fs::symlink_metadata(self.state.real.join(&rel))
                             .map_err(io(self.state.real.join(&rel)))?,
                     };
-                    let root = self.state.real.clone();
-                    match copy_one(&root, &self.state.shadow, &found)? {
+                    match copy_one(&self.state.shadow, &found)? {
                         Copied::Entry(e, _) => {
                             self.state.base.insert(rel.clone(), e);
                         }
@@ -450,13 +449,12 @@ enum Copied {
     Skipped,
 }
 
-/// Copies one file or link from `from_root` to the same place under `to_root`.
-fn copy_one(from_root: &Path, to_root: &Path, f: &Found) -> Result<Copied, WorkspaceError> {
+/// Copies one file or link found by a walk to the same place under `to_root`.
+fn copy_one(to_root: &Path, f: &Found) -> Result<Copied, WorkspaceError> {
     let to = to_root.join(&f.rel);
     if let Some(parent) = to.parent() {
         std::fs::create_dir_all(parent).map_err(io(parent))?;
     }
-    let _ = from_root;
     if f.meta.file_type().is_symlink() {
         let target = std::fs::read_link(&f.path).map_err(io(&f.path))?;
         let target_s = target.to_string_lossy().into_owned();
@@ -522,7 +520,7 @@ fn copy_in(
                 loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(f) = found.get(i) else { break };
-                    local.push((i, copy_one(real, shadow, f)));
+                    local.push((i, copy_one(shadow, f)));
                 }
                 if let Ok(mut all) = results.lock() {
                     all.extend(local);
