@@ -155,7 +155,14 @@ impl ToolExecutor {
             return execution;
         };
         let ctx = ToolContext::new(&self.context.cwd, &self.context.session_id, tool_use_id)
-            .with_additional_dirs(self.engine.working_dirs().iter().skip(1).cloned().collect())
+            .with_additional_dirs(
+                self.engine
+                    .working_dirs()
+                    .iter()
+                    .filter(|d| **d != self.context.cwd)
+                    .cloned()
+                    .collect(),
+            )
             .with_permission_mode(self.engine.mode());
         let start = Instant::now();
         let result = tool.call(input.clone(), &ctx).await;
