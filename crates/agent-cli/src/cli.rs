@@ -45,7 +45,7 @@ pub enum Command {
 /// `agent tool`.
 #[derive(Debug, Args)]
 pub struct ToolArgs {
-    /// The tool: Read, Write, Edit, MultiEdit, Glob, Grep, TodoWrite, Task, Bash.
+    /// The tool: Read, Write, Edit, MultiEdit, Glob, Grep, TodoWrite, Task, Bash, WebFetch.
     pub name: String,
     /// The tool input as a JSON object, e.g. '{"file_path":"README.md"}'.
     #[arg(long, value_name = "JSON")]

@@ -258,3 +258,19 @@ fn the_bash_backend_comes_from_the_settings() {
     let (code, _, err) = e.tool("Bash", &json!({"command": "echo hi"}), &[]);
     one_line(code, &err, "bash.backend");
 }
+
+#[test]
+fn web_fetch_refuses_internal_addresses_even_when_a_rule_allows_the_domain() {
+    let e = env(
+        json!({"permissions": {"allow": ["WebFetch(domain:127.0.0.1)", "WebFetch(domain:169.254.169.254)"]}}),
+    );
+    for url in [
+        "http://127.0.0.1:9/x",
+        "http://169.254.169.254/latest/meta-data",
+    ] {
+        let (code, v, err) = e.tool("WebFetch", &json!({"url": url, "prompt": "p"}), &[]);
+        assert_eq!(code, Some(1), "{err}");
+        assert_eq!(v["decision"], "allow");
+        assert_eq!(v["errorType"], "sandbox_denied", "{v}");
+    }
+}

@@ -14,9 +14,11 @@ use crate::exit::Exit;
 use crate::output;
 
 pub fn run(mut args: ToolArgs) -> Result<Exit> {
-    if !BUILTIN_NAMES.contains(&args.name.as_str()) && args.name != "Bash" {
+    if !BUILTIN_NAMES.contains(&args.name.as_str())
+        && !matches!(args.name.as_str(), "Bash" | "WebFetch")
+    {
         bail!(
-            "no built-in tool `{}`; the tools are {}, Bash (WebFetch is not built yet)",
+            "no built-in tool `{}`; the tools are {}, Bash, WebFetch",
             args.name,
             BUILTIN_NAMES.join(", ")
         );
@@ -85,6 +87,15 @@ pub fn run(mut args: ToolArgs) -> Result<Exit> {
     let mut tools = builtin_tools(&state);
     if args.name == "Bash" {
         tools.push(Arc::new(bash_tool(&loaded.settings, &loaded.home)?));
+    }
+    if args.name == "WebFetch" {
+        let sandbox = agent_sandbox::settings::SandboxSettings::from_settings(
+            &loaded.settings,
+            &loaded.home,
+        )?;
+        tools.push(Arc::new(agent_sessions::tools::WebFetch::new(
+            &sandbox.network,
+        )));
     }
     let executor = ToolExecutor::new(
         tools,

@@ -1,6 +1,6 @@
 //! The built-in tools, as agent-core [`Tool`]s with Claude Code's input shapes: [`Read`],
 //! [`Write`], [`Edit`], [`MultiEdit`], [`Glob`], [`Grep`], [`TodoWrite`], [`Task`], and
-//! [`Bash`] (built separately: it needs a backend and the sandbox settings). They
+//! [`Bash`] and [`WebFetch`] (built separately: they need a backend or the network settings). They
 //! work inside the call's workspace root (`ToolContext::cwd`, the shadow workspace when one
 //! is active) and additional directories only, through agent-sandbox's `SandboxedFs`
 //! ([`files`]), with agent-sandbox's output caps. [`ToolState`] is what they remember within a
@@ -29,11 +29,13 @@ pub mod files;
 mod glob;
 mod grep;
 mod input;
+mod markdown;
 mod read;
 mod search;
 mod state;
 mod task;
 mod todo;
+mod web_fetch;
 mod write;
 
 use std::sync::Arc;
@@ -44,10 +46,12 @@ pub use bash::{Bash, BashBackend, NativeBackend, WasiBackend};
 pub use edit::{Edit, MultiEdit};
 pub use glob::Glob;
 pub use grep::Grep;
+pub use markdown::html_to_markdown;
 pub use read::{Read, media_type};
 pub use state::{Seen, Todo, ToolState};
 pub use task::{SubagentRequest, SubagentRunner, Task};
 pub use todo::TodoWrite;
+pub use web_fetch::WebFetch;
 pub use write::Write;
 
 /// The names of the built-in tools [`builtin_tools`] returns, in its order (Bash is made with
