@@ -104,6 +104,13 @@ const WORKSPACE_ROWS: &[Row] = &[
         items: None,
         what: "`Workspace::status` of the unchanged 10,000-file shadow (walk with ignore rules, one `lstat` per file, nothing hashed) vs. a bare recursive `lstat` walk; the target is ≤ 50 ms",
     },
+    Row {
+        figure: "grep_tool_10k_files",
+        baseline: "grep_baseline_rg_or_grep_r_10k_files",
+        target: None,
+        items: None,
+        what: "the Grep tool (`files_with_matches`, a literal that 100 files hold) over the 10,000-file / 100 MB shadow, every file opened through the sandbox's capability handles, vs. `rg -l` when installed, else `grep -rl`, started as a process on the same tree",
+    },
 ];
 
 const SESSION_ROWS: &[Row] = &[

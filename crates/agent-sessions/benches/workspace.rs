@@ -3,7 +3,8 @@
 //! - import of a generated tree of 10,000 files / 100 MB (100 directories of 100 files of
 //!   10,000 bytes) vs. `cp -a` of the same tree (target ≤ 1.5× `cp -a`);
 //! - `status` of the unchanged 10,000-file shadow (target ≤ 50 ms) vs. a walk that only
-//!   `stat`s every file (the least any status must do).
+//!   `stat`s every file (the least any status must do);
+//! - the Grep tool over the same tree vs. `rg` when installed, else `grep -r`.
 
 #![allow(
     clippy::unwrap_used,
@@ -15,6 +16,8 @@ use std::hint::black_box;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use agent_core::tools::{Tool, ToolContext};
+use agent_sessions::tools::Grep;
 use agent_sessions::workspace::{ImportOptions, Workspace};
 use criterion::{Criterion, criterion_group, criterion_main};
 
@@ -110,6 +113,34 @@ fn benches(c: &mut Criterion) {
             let mut n = 0;
             stat_walk(ws.shadow(), &mut n);
             black_box(n)
+        });
+    });
+    let ctx = ToolContext::new(ws.shadow(), "bench", "toolu_bench");
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    let grep = Grep::default();
+    let input = serde_json::json!({"pattern": "file 42:", "output_mode": "files_with_matches"});
+    g.bench_function("grep_tool_10k_files", |b| {
+        b.iter(|| {
+            let out = runtime.block_on(grep.call(input.clone(), &ctx)).unwrap();
+            black_box(out)
+        });
+    });
+    let rg = std::process::Command::new("rg").arg("--version").output().is_ok();
+    g.bench_function("grep_baseline_rg_or_grep_r_10k_files", |b| {
+        b.iter(|| {
+            let mut cmd = if rg {
+                let mut c = std::process::Command::new("rg");
+                c.args(["-l", "file 42:"]);
+                c
+            } else {
+                let mut c = std::process::Command::new("grep");
+                c.args(["-rl", "file 42:"]);
+                c
+            };
+            let out = cmd.current_dir(ws.shadow()).arg(".").output().unwrap();
+            black_box(out)
         });
     });
     g.finish();
