@@ -127,7 +127,10 @@ fn benches(c: &mut Criterion) {
             black_box(out)
         });
     });
-    let rg = std::process::Command::new("rg").arg("--version").output().is_ok();
+    let rg = std::process::Command::new("rg")
+        .arg("--version")
+        .output()
+        .is_ok();
     g.bench_function("grep_baseline_rg_or_grep_r_10k_files", |b| {
         b.iter(|| {
             let mut cmd = if rg {
