@@ -183,3 +183,25 @@ fn inside_bubblewrap_only_the_workspace_is_writable() {
     assert!(ws.join("inside.txt").exists());
     assert!(!outside.join("escape.txt").exists());
 }
+
+#[test]
+fn spilled_output_lands_in_the_workspace_where_read_can_page_through_it() {
+    let (_t, ws, _spill) = dirs();
+    let backend = NativeBackend::new(backend_named("none").unwrap(), tree(), true);
+    let tool = Bash::new(Arc::new(backend), SandboxSettings::default());
+    let out = run(&tool, &ws, json!({"command": "seq 1 20000"})).unwrap();
+    let file = out.output["stdoutFile"].as_str().unwrap().to_owned();
+    assert!(
+        Path::new(&file).starts_with(ws.join(".agent/output")),
+        "{file}"
+    );
+    let tools = agent_sessions::tools::builtin_tools(&agent_sessions::tools::ToolState::new());
+    let read = tools.iter().find(|t| t.name() == "Read").unwrap();
+    let ctx = ToolContext::new(&ws, "s1", "toolu_2");
+    let page = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap()
+        .block_on(read.call(json!({"file_path": file, "offset": 19999}), &ctx))
+        .unwrap();
+    assert_eq!(page.output, " 19999\t19999\n 20000\t20000\n");
+}

@@ -2,7 +2,8 @@
 //! agent-sandbox's command checker (the same parse as the permission engine; a refused
 //! command never starts), then through a [`BashBackend`]: the host's shell under the outer
 //! sandbox ([`NativeBackend`]) or, once agent-wasi lands, the WASI shell ([`WasiBackend`]).
-//! Output beyond 10 KB is cut inline and saved whole to a spill file the agent can Read.
+//! Output beyond 10 KB is cut inline and saved whole to a spill file the agent can Read: by
+//! default in the workspace's reserved `.agent/output/` (never imported or committed).
 
 mod backend;
 mod native;
@@ -25,8 +26,13 @@ use super::input::{object, opt_bool, opt_usize, str_field};
 pub struct Bash {
     backend: Arc<dyn BashBackend>,
     sandbox: SandboxSettings,
-    caps: OutputCaps,
+    caps: Option<OutputCaps>,
 }
+
+/// Where spill files go by default, relative to the workspace root: inside it, so the Read
+/// tool can page through them, and under the reserved `.agent/`, so the workspace never
+/// imports or commits them.
+pub const SPILL_DIR: &str = ".agent/output";
 
 impl std::fmt::Debug for Bash {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -43,13 +49,14 @@ impl Bash {
         Self {
             backend,
             sandbox,
-            caps: OutputCaps::default(),
+            caps: None,
         }
     }
 
-    /// Sets the output caps (where spill files go, how much stays inline).
+    /// Sets the output caps (where spill files go, how much stays inline); by default they
+    /// are agent-sandbox's, spilling into the workspace's [`SPILL_DIR`].
     pub fn with_caps(mut self, caps: OutputCaps) -> Self {
-        self.caps = caps;
+        self.caps = Some(caps);
         self
     }
 
@@ -133,8 +140,12 @@ impl Tool for Bash {
         let outcome = tokio::task::spawn_blocking(move || backend.run(&request))
             .await
             .map_err(|e| ToolError::Execution(format!("the command's thread failed: {e}")))??;
-        let stdout = self.caps.command_output(&outcome.stdout);
-        let stderr = self.caps.command_output(&outcome.stderr);
+        let caps = self.caps.clone().unwrap_or_else(|| OutputCaps {
+            spill_dir: ctx.cwd.join(SPILL_DIR),
+            ..OutputCaps::default()
+        });
+        let stdout = caps.command_output(&outcome.stdout);
+        let stderr = caps.command_output(&outcome.stderr);
         let mut out = json!({
             "stdout": stdout.inline,
             "stderr": stderr.inline,
