@@ -274,3 +274,23 @@ fn web_fetch_refuses_internal_addresses_even_when_a_rule_allows_the_domain() {
         assert_eq!(v["errorType"], "sandbox_denied", "{v}");
     }
 }
+
+#[test]
+fn a_background_bash_run_is_complete_when_agent_tool_exits() {
+    let e = env(json!({"permissions": {"allow": ["Bash(sleep *)", "Bash(echo *)"]}}));
+    let (code, v, err) = e.tool(
+        "Bash",
+        &json!({"command": "sleep 0.2; echo bg", "run_in_background": true}),
+        &[],
+    );
+    assert_eq!(code, Some(0), "{err} {v}");
+    assert_eq!(v["output"]["status"], "running");
+    let file = v["output"]["outputFile"].as_str().unwrap();
+    assert!(
+        Path::new(file).starts_with(e.ws.join(".agent/output")),
+        "{file}"
+    );
+    let done: Value = serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap();
+    assert_eq!(done["status"], "completed", "{done}");
+    assert_eq!(done["stdout"], "bg\n");
+}

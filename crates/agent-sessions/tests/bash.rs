@@ -136,10 +136,6 @@ fn inputs_outside_the_contract_are_refused() {
             "invalid_input",
         ),
         (
-            json!({"command": "true", "run_in_background": true}),
-            "not_supported",
-        ),
-        (
             json!({"command": "true", "dangerouslyDisableSandbox": true}),
             "sandbox_denied",
         ),
@@ -204,4 +200,43 @@ fn spilled_output_lands_in_the_workspace_where_read_can_page_through_it() {
         .block_on(read.call(json!({"file_path": file, "offset": 19999}), &ctx))
         .unwrap();
     assert_eq!(page.output, " 19999\t19999\n 20000\t20000\n");
+}
+
+#[test]
+fn a_background_command_returns_at_once_and_writes_its_result() {
+    let (_t, ws, spill) = dirs();
+    let tool = bash("none", SandboxSettings::default(), &spill);
+    let started = std::time::Instant::now();
+    let out = run(
+        &tool,
+        &ws,
+        json!({"command": "sleep 0.3; echo done; exit 4", "run_in_background": true}),
+    )
+    .unwrap();
+    assert!(started.elapsed() < std::time::Duration::from_millis(250));
+    assert_eq!(out.output["status"], "running");
+    let file = out.output["outputFile"].as_str().unwrap().to_owned();
+    let first: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert_eq!(first["status"], "running");
+    tool.wait_background();
+    let done: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert_eq!(done["status"], "completed", "{done}");
+    assert_eq!(done["stdout"], "done\n");
+    assert_eq!(done["exitCode"], 4);
+    // The checker still runs first.
+    let denying = bash(
+        "none",
+        SandboxSettings {
+            denied_commands: vec!["rm".into()],
+            ..SandboxSettings::default()
+        },
+        &spill,
+    );
+    let err = run(
+        &denying,
+        &ws,
+        json!({"command": "rm -rf x", "run_in_background": true}),
+    )
+    .unwrap_err();
+    assert_eq!(err.error_type(), "sandbox_denied");
 }

@@ -85,8 +85,11 @@ pub fn run(mut args: ToolArgs) -> Result<Exit> {
         None => ToolState::new(),
     };
     let mut tools = builtin_tools(&state);
+    let mut bash = None;
     if args.name == "Bash" {
-        tools.push(Arc::new(bash_tool(&loaded.settings, &loaded.home)?));
+        let tool = Arc::new(bash_tool(&loaded.settings, &loaded.home)?);
+        bash = Some(Arc::clone(&tool));
+        tools.push(tool);
     }
     if args.name == "WebFetch" {
         let sandbox = agent_sandbox::settings::SandboxSettings::from_settings(
@@ -109,10 +112,15 @@ pub fn run(mut args: ToolArgs) -> Result<Exit> {
         .context("cannot start the async runtime")?;
     let tool_use_id = format!("toolu_{}", uuid::Uuid::new_v4().simple());
     let execution = runtime.block_on(executor.execute(&args.name, input, &tool_use_id));
+    // This process owns any background command it started: print the call's result at once,
+    // then stay until the command has written its result file.
+    output::stdout_line(&execution.to_json().to_string());
+    if let Some(b) = &bash {
+        b.wait_background();
+    }
     if let Some(f) = &state_file {
         state.save(f).map_err(anyhow::Error::msg)?;
     }
-    output::stdout_line(&execution.to_json().to_string());
     Ok(if execution.succeeded() {
         Exit::Success
     } else {

@@ -8,7 +8,9 @@
 mod backend;
 mod native;
 
-use std::sync::Arc;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
 use std::time::Duration;
 
 use agent_core::tools::{Tool, ToolContext, ToolError, ToolKind, ToolOutput};
@@ -27,6 +29,7 @@ pub struct Bash {
     backend: Arc<dyn BashBackend>,
     sandbox: SandboxSettings,
     caps: Option<OutputCaps>,
+    background: Arc<Mutex<Vec<JoinHandle<()>>>>,
 }
 
 /// Where spill files go by default, relative to the workspace root: inside it, so the Read
@@ -50,7 +53,66 @@ impl Bash {
             backend,
             sandbox,
             caps: None,
+            background: Arc::default(),
         }
+    }
+
+    /// Waits for every background command this tool started (a process that started them
+    /// calls this before it exits, so their result files are complete).
+    pub fn wait_background(&self) {
+        let handles = match self.background.lock() {
+            Ok(mut g) => std::mem::take(&mut *g),
+            Err(poisoned) => std::mem::take(&mut *poisoned.into_inner()),
+        };
+        for h in handles {
+            let _ = h.join();
+        }
+    }
+
+    /// Starts `request` on its own thread; its result is written to a JSON file in `dir`.
+    fn start_background(&self, request: BashRequest, dir: &Path) -> Result<ToolOutput, ToolError> {
+        let id = uuid::Uuid::new_v4().simple().to_string();
+        let id = id[..12].to_owned();
+        std::fs::create_dir_all(dir)
+            .map_err(|e| ToolError::Execution(format!("cannot create {}: {e}", dir.display())))?;
+        let file = dir.join(format!("bash-{id}.json"));
+        write_json(
+            &file,
+            &json!({"status": "running", "command": request.command}),
+        )?;
+        let backend = Arc::clone(&self.backend);
+        let out = file.clone();
+        let handle = std::thread::spawn(move || {
+            let result = match backend.run(&request) {
+                Ok(o) => json!({
+                    "status": "completed",
+                    "command": request.command,
+                    "exitCode": o.exit_code,
+                    "stdout": o.stdout,
+                    "stderr": o.stderr,
+                    "interrupted": o.interrupted,
+                    "stoppedBy": o.stopped_by,
+                }),
+                Err(e) => json!({
+                    "status": "failed",
+                    "command": request.command,
+                    "errorType": e.error_type(),
+                    "errorMessage": e.to_string(),
+                }),
+            };
+            if let Err(e) = write_json(&out, &result) {
+                tracing::warn!(error = %e, "cannot write a background command's result");
+            }
+        });
+        match self.background.lock() {
+            Ok(mut g) => g.push(handle),
+            Err(poisoned) => poisoned.into_inner().push(handle),
+        }
+        Ok(ToolOutput::json(json!({
+            "backgroundTaskId": id,
+            "outputFile": file,
+            "status": "running",
+        })))
     }
 
     /// Sets the output caps (where spill files go, how much stays inline); by default they
@@ -107,11 +169,7 @@ impl Tool for Bash {
                 "`dangerouslyDisableSandbox` is not honoured: commands always run under the sandbox".into(),
             ));
         }
-        if opt_bool(&input, "run_in_background")? {
-            return Err(ToolError::NotSupported(
-                "background commands need the agent loop's task registry, which is not built yet; run the command in the foreground with a `timeout`".into(),
-            ));
-        }
+        let background = opt_bool(&input, "run_in_background")?;
         let timeout = match opt_usize(&input, "timeout")? {
             None => DEFAULT_TIMEOUT,
             Some(ms) if ms == 0 || ms as u128 > MAX_TIMEOUT.as_millis() => {
@@ -136,14 +194,17 @@ impl Tool for Bash {
             cwd: ctx.cwd.clone(),
             timeout,
         };
-        let backend = Arc::clone(&self.backend);
-        let outcome = tokio::task::spawn_blocking(move || backend.run(&request))
-            .await
-            .map_err(|e| ToolError::Execution(format!("the command's thread failed: {e}")))??;
         let caps = self.caps.clone().unwrap_or_else(|| OutputCaps {
             spill_dir: ctx.cwd.join(SPILL_DIR),
             ..OutputCaps::default()
         });
+        if background {
+            return self.start_background(request, &caps.spill_dir);
+        }
+        let backend = Arc::clone(&self.backend);
+        let outcome = tokio::task::spawn_blocking(move || backend.run(&request))
+            .await
+            .map_err(|e| ToolError::Execution(format!("the command's thread failed: {e}")))??;
         let stdout = caps.command_output(&outcome.stdout);
         let stderr = caps.command_output(&outcome.stderr);
         let mut out = json!({
@@ -167,4 +228,12 @@ impl Tool for Bash {
             is_error: outcome.exit_code != Some(0),
         })
     }
+}
+
+/// Writes `value` to `path` whole (temporary file, then rename).
+fn write_json(path: &Path, value: &Value) -> Result<(), ToolError> {
+    let tmp: PathBuf = path.with_extension("json.tmp");
+    std::fs::write(&tmp, value.to_string())
+        .and_then(|()| std::fs::rename(&tmp, path))
+        .map_err(|e| ToolError::Execution(format!("cannot write {}: {e}", path.display())))
 }
