@@ -78,6 +78,10 @@ pub struct WorkspaceArgs {
     /// The workspace: its real folder or its shadow (default: the current directory).
     #[arg(long, value_name = "DIR", global = true)]
     pub workspace: Option<PathBuf>,
+    /// Append what the verb did to this session's log (`workspace.import`, `workspace.diff`
+    /// from status and diff, `workspace.commit`), in $AGENT_HOME/sessions.
+    #[arg(long, value_name = "ID", global = true)]
+    pub session: Option<String>,
     #[command(subcommand)]
     pub command: WorkspaceCommand,
 }

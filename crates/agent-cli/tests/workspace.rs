@@ -225,3 +225,58 @@ fn bad_input_is_one_line_and_exit_2() {
     assert_eq!(help.status.code(), Some(0));
     assert!(stdout(&help).contains("Example:"));
 }
+
+#[test]
+fn workspace_events_go_to_the_named_session() {
+    let env = Env::new();
+    let created = env.agent(&env.real, &["sessions", "create", "--id", "ws-log"]);
+    assert_eq!(created.status.code(), Some(0), "{}", stderr(&created));
+    let out = env.agent(
+        &env.real,
+        &["workspace", "--session", "ws-log", "import", ".", "--json"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let shadow = PathBuf::from(v["shadow"].as_str().unwrap());
+    std::fs::write(shadow.join("NEW.md"), "new\n").unwrap();
+    std::fs::write(shadow.join("README.md"), "# agent\n").unwrap();
+    std::fs::write(env.real.join("README.md"), "# user\n").unwrap();
+    for args in [
+        &["workspace", "status", "--session", "ws-log"][..],
+        &["workspace", "commit", "--yes", "--session", "ws-log"][..],
+        &[
+            "workspace",
+            "commit",
+            "--yes",
+            "--force",
+            "README.md",
+            "--session",
+            "ws-log",
+        ][..],
+    ] {
+        env.agent(&env.real, args);
+    }
+    let shown = env.agent(&env.real, &["sessions", "show", "ws-log", "--json"]);
+    let events: Vec<Value> = stdout(&shown)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let ws: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["type"].as_str().unwrap().starts_with("workspace."))
+        .collect();
+    assert_eq!(ws.len(), 4, "{events:?}");
+    assert_eq!(ws[0]["type"], "workspace.import");
+    assert_eq!(ws[0]["root"], env.real.display().to_string());
+    assert_eq!(ws[0]["files"], 3);
+    assert_eq!(ws[1]["type"], "workspace.diff");
+    assert_eq!(ws[1]["added"], serde_json::json!(["NEW.md"]));
+    assert_eq!(ws[1]["modified"], serde_json::json!(["README.md"]));
+    assert_eq!(ws[2]["type"], "workspace.commit");
+    assert_eq!(ws[2]["conflicts"], serde_json::json!(["README.md"]));
+    assert_eq!(ws[2]["applied"], serde_json::json!([]));
+    assert_eq!(ws[3]["applied"], serde_json::json!(["NEW.md", "README.md"]));
+    // An unknown session is one line and exit 2, before anything is done.
+    let out = env.agent(&env.real, &["workspace", "--session", "a/b", "status"]);
+    assert_eq!(out.status.code(), Some(2));
+}

@@ -7,8 +7,11 @@
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::PathBuf;
 
+use agent_core::events::{Event, EventPayload};
+use agent_sessions::store::{LocalStore, SessionId, StoreOptions};
+
 use agent_sessions::workspace::{
-    ChangeKind, ChangeSet, CommitOptions, ImportOptions, Workspace, WorkspaceError,
+    ChangeKind, ChangeSet, CommitOptions, CommitReport, ImportOptions, Workspace, WorkspaceError,
 };
 use anyhow::{Context, Result, bail};
 use serde_json::json;
@@ -17,7 +20,18 @@ use crate::cli::{WorkspaceArgs, WorkspaceCommand};
 use crate::exit::Exit;
 use crate::output;
 
+/// Appends `payload` to `session`'s log when one was named.
+fn log(session: Option<&SessionId>, payload: EventPayload) -> Result<()> {
+    let Some(id) = session else { return Ok(()) };
+    let store = LocalStore::open(StoreOptions::new(StoreOptions::default_root()?))?;
+    store.append(id, vec![Event::new(0, None, payload)])?;
+    store.close(id)?;
+    Ok(())
+}
+
 pub fn run(args: WorkspaceArgs) -> Result<Exit> {
+    let session = args.session.as_deref().map(SessionId::parse).transpose()?;
+    let session = session.as_ref();
     let state_root = args.state_dir.map(super::absolute).transpose()?;
     let open = |workspace: Option<PathBuf>| -> Result<Workspace> {
         let folder = match workspace {
@@ -34,6 +48,10 @@ pub fn run(args: WorkspaceArgs) -> Result<Exit> {
                 include_git: a.include_git,
             };
             let (ws, report) = Workspace::import(&a.dir, &opts)?;
+            log(
+                session,
+                EventPayload::WorkspaceImport(ws.import_event(&report)),
+            )?;
             if a.json {
                 let mut v = serde_json::to_value(&report)?;
                 v["shadow"] = json!(ws.shadow());
@@ -51,6 +69,7 @@ pub fn run(args: WorkspaceArgs) -> Result<Exit> {
         WorkspaceCommand::Status(a) => {
             let ws = open(args.workspace)?;
             let set = ws.status()?;
+            log(session, EventPayload::WorkspaceDiff(set.event()))?;
             if a.json {
                 let v = json!({"real": ws.real(), "shadow": ws.shadow(), "changes": set.changes});
                 output::stdout_line(&v.to_string());
@@ -60,6 +79,7 @@ pub fn run(args: WorkspaceArgs) -> Result<Exit> {
         }
         WorkspaceCommand::Diff(a) => {
             let ws = open(args.workspace)?;
+            log(session, EventPayload::WorkspaceDiff(ws.status()?.event()))?;
             let colour = std::io::stdout().is_terminal();
             for (_, text) in ws.diff(a.path.as_deref())? {
                 output::stdout_text(&if colour { coloured(&text) } else { text });
@@ -90,6 +110,7 @@ pub fn run(args: WorkspaceArgs) -> Result<Exit> {
             };
             match ws.commit(&opts) {
                 Ok(report) => {
+                    log(session, EventPayload::WorkspaceCommit(report.event()))?;
                     if a.json {
                         output::stdout_line(&serde_json::to_string(&report)?);
                     } else {
@@ -101,6 +122,10 @@ pub fn run(args: WorkspaceArgs) -> Result<Exit> {
                     }
                 }
                 Err(WorkspaceError::Conflicts(conflicts)) => {
+                    log(
+                        session,
+                        EventPayload::WorkspaceCommit(CommitReport::refused_event(&conflicts)),
+                    )?;
                     if a.json {
                         output::stdout_line(&json!({"conflicts": conflicts}).to_string());
                     }

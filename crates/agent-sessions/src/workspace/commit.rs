@@ -51,11 +51,21 @@ pub struct CommitReport {
 }
 
 impl CommitReport {
-    /// The `workspace.commit` event.
+    /// The `workspace.commit` event of a commit that happened (forced paths were applied, so
+    /// they are not among its `conflicts`).
     pub fn event(&self) -> agent_core::events::WorkspaceCommit {
         agent_core::events::WorkspaceCommit {
             applied: self.applied.clone(),
-            conflicts: self.forced.clone(),
+            conflicts: Vec::new(),
+        }
+    }
+
+    /// The `workspace.commit` event of a commit refused because of `conflicts` (nothing
+    /// applied).
+    pub fn refused_event(conflicts: &[Conflict]) -> agent_core::events::WorkspaceCommit {
+        agent_core::events::WorkspaceCommit {
+            applied: Vec::new(),
+            conflicts: conflicts.iter().map(|c| c.path.clone()).collect(),
         }
     }
 }
