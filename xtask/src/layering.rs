@@ -13,6 +13,7 @@ pub const ORDER: &[&str] = &[
     "agent-sandbox",
     "agent-bundles",
     "agent-wasi",
+    "agent-providers",
     "agent-sessions",
     "agent-cli",
 ];
