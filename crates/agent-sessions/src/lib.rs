@@ -18,8 +18,13 @@
 //!   confined to the workspace, and the executor that runs a call through the gate
 //!   (docs/tools.md).
 //!
+//! - [`agent`]: the agent loop: prompt → provider (agent-providers) → tool calls through hooks,
+//!   permissions and the sandbox → results, until the model stops; context compaction,
+//!   subagents, model-evaluated hooks; every step logged, every run resumable (docs/agent.md).
+//!
 //! docs/sessions.md describes the layout, durability, locking, recovery and formats.
 
+pub mod agent;
 pub mod recovery;
 pub mod store;
 pub mod tools;

@@ -255,6 +255,10 @@ pub struct HookContext {
     pub cwd: PathBuf,
     /// The permission mode.
     pub permission_mode: Option<PermissionMode>,
+    /// The subagent's id, when the hooks run inside a subagent.
+    pub agent_id: Option<String>,
+    /// The subagent's type, when the hooks run inside a subagent.
+    pub agent_type: Option<String>,
 }
 
 impl HookContext {
@@ -265,6 +269,8 @@ impl HookContext {
             transcript_path: None,
             cwd: cwd.into(),
             permission_mode: None,
+            agent_id: None,
+            agent_type: None,
         }
     }
 
@@ -276,8 +282,8 @@ impl HookContext {
             transcript_path: self.transcript_path.clone(),
             cwd: self.cwd.clone(),
             permission_mode: self.permission_mode,
-            agent_id: None,
-            agent_type: None,
+            agent_id: self.agent_id.clone(),
+            agent_type: self.agent_type.clone(),
             fields,
         }
     }

@@ -7,9 +7,10 @@
 use std::sync::Arc;
 use std::time::Instant;
 
+use agent_core::events::HookRun;
 use agent_core::hooks::{EventFields, HookContext, HookEvent, HookRegistry, check_tool_call};
 use agent_core::permissions::{Behavior, PermissionDecision, PermissionEngine, ToolCall};
-use agent_core::tools::{Tool, ToolContext, ToolError, ToolOutput};
+use agent_core::tools::{CancellationFlag, Tool, ToolContext, ToolError, ToolOutput};
 use serde_json::{Map, Value, json};
 use tracing::Instrument as _;
 
@@ -28,6 +29,13 @@ pub struct Execution {
     pub additional_context: Vec<String>,
     /// How long the tool ran, in milliseconds.
     pub duration_ms: u64,
+    /// The hooks that ran for the call (PreToolUse, then PostToolUse or PostToolUseFailure),
+    /// as `hook.run` payloads for the session log.
+    pub hook_runs: Vec<HookRun>,
+    /// Set when a hook answered `continue: false`: the run must stop, with this reason.
+    pub stop: Option<String>,
+    /// Warnings for the user from the hooks (`systemMessage`, non-blocking failures).
+    pub notices: Vec<String>,
 }
 
 impl Execution {
@@ -71,7 +79,7 @@ impl Execution {
 /// Runs tool calls through the gate.
 pub struct ToolExecutor {
     tools: Vec<Arc<dyn Tool>>,
-    engine: PermissionEngine,
+    engine: Arc<PermissionEngine>,
     hooks: Arc<HookRegistry>,
     context: HookContext,
 }
@@ -96,12 +104,43 @@ impl ToolExecutor {
         hooks: Arc<HookRegistry>,
         context: HookContext,
     ) -> Self {
+        Self::shared(tools, Arc::new(engine), hooks, context)
+    }
+
+    /// An executor deciding with an engine shared with other executors (a subagent's shares
+    /// its parent's rules, mode and session grants).
+    pub fn shared(
+        tools: Vec<Arc<dyn Tool>>,
+        engine: Arc<PermissionEngine>,
+        hooks: Arc<HookRegistry>,
+        context: HookContext,
+    ) -> Self {
         Self {
             tools,
             engine,
             hooks,
             context,
         }
+    }
+
+    /// The permission engine.
+    pub fn engine(&self) -> &Arc<PermissionEngine> {
+        &self.engine
+    }
+
+    /// The hooks.
+    pub fn hooks(&self) -> &Arc<HookRegistry> {
+        &self.hooks
+    }
+
+    /// The hook context (session id, working directory) calls run in.
+    pub fn context(&self) -> &HookContext {
+        &self.context
+    }
+
+    /// The tool named `name`.
+    pub fn tool(&self, name: &str) -> Option<&Arc<dyn Tool>> {
+        self.tools.iter().find(|t| t.name() == name)
     }
 
     /// The tools it can run.
@@ -111,15 +150,50 @@ impl ToolExecutor {
 
     /// Runs one call: hooks, permissions, the tool, PostToolUse hooks.
     pub async fn execute(&self, tool_name: &str, input: Value, tool_use_id: &str) -> Execution {
+        self.execute_cancellable(tool_name, input, tool_use_id, CancellationFlag::new())
+            .await
+    }
+
+    /// [`Self::execute`], with a flag the tool sees as `ToolContext::cancellation`.
+    pub async fn execute_cancellable(
+        &self,
+        tool_name: &str,
+        input: Value,
+        tool_use_id: &str,
+        cancellation: CancellationFlag,
+    ) -> Execution {
         let span = tracing::info_span!("tool_call", tool = tool_name, tool_use_id);
-        self.run(tool_name, input, tool_use_id)
+        self.run(tool_name, input, tool_use_id, cancellation)
             .instrument(span)
             .await
     }
 
-    async fn run(&self, tool_name: &str, input: Value, tool_use_id: &str) -> Execution {
-        let call = ToolCall::new(tool_name, input.clone());
+    async fn run(
+        &self,
+        tool_name: &str,
+        input: Value,
+        tool_use_id: &str,
+        cancellation: CancellationFlag,
+    ) -> Execution {
+        let mut call = ToolCall::new(tool_name, input.clone());
+        call.tool_use_id = Some(tool_use_id.to_owned());
         let gated = check_tool_call(&self.engine, &self.hooks, &self.context, &call).await;
+        let hook_runs: Vec<HookRun> = gated
+            .hooks
+            .runs
+            .iter()
+            .map(|r| r.to_event(HookEvent::PreToolUse))
+            .collect();
+        let mut notices: Vec<String> = gated.hooks.outcome.notices.clone();
+        notices.extend(gated.hooks.outcome.system_message.clone());
+        let stop = (!gated.hooks.outcome.continue_).then(|| {
+            gated
+                .hooks
+                .outcome
+                .stop_reason
+                .clone()
+                .unwrap_or_else(|| "a PreToolUse hook asked to stop".into())
+        });
         let mut decision = gated.decision;
         let mut additional_context = gated.hooks.outcome.additional_context.clone();
         if decision.behavior == Behavior::Ask {
@@ -137,6 +211,9 @@ impl ToolExecutor {
             result: None,
             additional_context: Vec::new(),
             duration_ms: 0,
+            hook_runs,
+            stop,
+            notices,
         };
         if execution.decision.behavior != Behavior::Allow {
             tracing::info!(reason = %execution.decision.reason, "tool call not allowed");
@@ -154,7 +231,7 @@ impl ToolExecutor {
             ))));
             return execution;
         };
-        let ctx = ToolContext::new(&self.context.cwd, &self.context.session_id, tool_use_id)
+        let mut ctx = ToolContext::new(&self.context.cwd, &self.context.session_id, tool_use_id)
             .with_additional_dirs(
                 self.engine
                     .working_dirs()
@@ -164,6 +241,7 @@ impl ToolExecutor {
                     .collect(),
             )
             .with_permission_mode(self.engine.mode());
+        ctx.cancellation = cancellation;
         let start = Instant::now();
         let result = tool.call(input.clone(), &ctx).await;
         execution.duration_ms = u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX);
@@ -194,6 +272,23 @@ impl ToolExecutor {
         let mut hook_ctx = self.context.clone();
         hook_ctx.permission_mode = Some(self.engine.mode());
         let post = self.hooks.execute(hook_ctx.input(event, fields)).await;
+        execution
+            .hook_runs
+            .extend(post.runs.iter().map(|r| r.to_event(event)));
+        execution
+            .notices
+            .extend(post.outcome.notices.iter().cloned());
+        execution
+            .notices
+            .extend(post.outcome.system_message.iter().cloned());
+        if !post.outcome.continue_ && execution.stop.is_none() {
+            execution.stop = Some(
+                post.outcome
+                    .stop_reason
+                    .clone()
+                    .unwrap_or_else(|| format!("a {} hook asked to stop", event.as_str())),
+            );
+        }
         additional_context.extend(post.outcome.additional_context.iter().cloned());
         let result = match (result, post.outcome.updated_tool_output.clone()) {
             (Ok(mut out), Some(replaced)) => {

@@ -1,0 +1,111 @@
+//! What a running agent tells its caller ([`AgentEvent`]), and how a run is interrupted
+//! ([`Interrupt`]).
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use agent_core::events::Event;
+use agent_core::tools::CancellationFlag;
+use tokio::sync::{Notify, mpsc};
+
+use super::run::RunResult;
+
+/// One thing the caller of [`super::Agent::query`] sees, in the order it happened.
+#[derive(Clone, Debug)]
+pub enum AgentEvent {
+    /// An event appended to the session log (`user.message`, `tool.use`, `tool.result`,
+    /// `permission.decision`, `hook.run`, `compaction`, `error`, `result`, ...), with its `seq`.
+    Logged(Event),
+    /// A fragment of the assistant's answer, as soon as the provider streamed it (not logged;
+    /// the whole text is logged as `assistant.message`).
+    TextDelta(String),
+    /// A notice for the user: a hook's `systemMessage`, a hook that failed, a retry.
+    Notice(String),
+    /// The run ended; the last event of a run.
+    Finished(RunResult),
+}
+
+/// Where a run sends its [`AgentEvent`]s: nowhere ([`super::Agent::prompt`]) or a channel
+/// ([`super::Agent::query`]).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Sink(Option<mpsc::UnboundedSender<AgentEvent>>);
+
+impl Sink {
+    pub(crate) fn channel(tx: mpsc::UnboundedSender<AgentEvent>) -> Self {
+        Self(Some(tx))
+    }
+
+    pub(crate) fn send(&self, event: AgentEvent) {
+        if let Some(tx) = &self.0 {
+            // A caller that dropped the stream no longer listens; the run still completes
+            // and is logged.
+            let _ = tx.send(event);
+        }
+    }
+
+    pub(crate) fn is_listening(&self) -> bool {
+        self.0.as_ref().is_some_and(|tx| !tx.is_closed())
+    }
+}
+
+/// Interrupts a run (Ctrl-C in the CLI): the provider call in flight is dropped, running tools
+/// see their cancellation flag and are abandoned, each unanswered tool call gets a `cancelled`
+/// result, and the run ends with stop reason `interrupted`, leaving a log that resumes cleanly.
+/// Cloneable and usable from any thread.
+#[derive(Clone, Debug, Default)]
+pub struct Interrupt {
+    inner: Arc<InterruptInner>,
+}
+
+#[derive(Debug, Default)]
+struct InterruptInner {
+    set: AtomicBool,
+    notify: Notify,
+    flag: std::sync::Mutex<CancellationFlag>,
+}
+
+impl Interrupt {
+    /// A handle that is not set.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Interrupts the current run.
+    pub fn interrupt(&self) {
+        self.inner.set.store(true, Ordering::SeqCst);
+        self.inner
+            .flag
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .cancel();
+        self.inner.notify.notify_waiters();
+    }
+
+    /// Whether the current run was interrupted.
+    pub fn is_set(&self) -> bool {
+        self.inner.set.load(Ordering::SeqCst)
+    }
+
+    /// Clears the handle for the next run, with a fresh cancellation flag for its tools.
+    pub(crate) fn reset(&self) -> CancellationFlag {
+        self.inner.set.store(false, Ordering::SeqCst);
+        let fresh = CancellationFlag::new();
+        *self
+            .inner
+            .flag
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = fresh.clone();
+        fresh
+    }
+
+    /// Resolves once the run is interrupted (at once when it already is).
+    pub(crate) async fn wait(&self) {
+        loop {
+            let notified = self.inner.notify.notified();
+            if self.is_set() {
+                return;
+            }
+            notified.await;
+        }
+    }
+}
