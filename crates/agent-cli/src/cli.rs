@@ -40,6 +40,104 @@ pub enum Command {
         after_help = "Example:\n  agent tool Read --input '{\"file_path\":\"src/lib.rs\"}' --workspace ~/src/app\n  agent tool Grep --input '{\"pattern\":\"fn main\",\"output_mode\":\"content\"}' --settings s.json"
     )]
     Tool(ToolArgs),
+    /// Run the agent on a prompt: the model works in a shadow copy of the folder, every tool
+    /// call goes through hooks, permissions and the sandbox, and the change set is reviewed at
+    /// the end. Needs an API key (ANTHROPIC_API_KEY or OPENAI_API_KEY); `agent demo` runs
+    /// offline.
+    #[command(
+        after_help = "Examples:\n  agent run \"fix the failing test in src/calc.py\" --workspace ~/src/app\n  agent run \"explain this repo\" --provider openai --model gpt-4.1 --mode plan\n  agent run \"go on\" --continue\n  agent run \"try another way\" --fork 0190c2d4-... --resume-at 0190c2d5-...\n  agent run \"hi\" --provider openai-compatible --base-url http://localhost:11434/v1 --model llama3.1\n\nExit codes: 0 the model finished (or stopped at max turns); 1 the run ended in an error (the\nprovider failed; the session is logged and can be resumed) or the commit was refused; 2 bad\narguments, settings or provider configuration; 130 interrupted (Ctrl-C)."
+    )]
+    Run(RunArgs),
+    /// Run a complete agent session offline against a built-in scripted model (clearly a demo:
+    /// no network, no API key): it reads, greps, edits, runs Bash, meets a permission question
+    /// answered by policy and a denied command, runs a hook, and ends with the change set.
+    #[command(
+        after_help = "Examples:\n  agent demo\n  agent demo --dir /tmp/agent-demo --json\n\nExit codes: 0 the demo ran; 2 it could not (bad --dir, unwritable $AGENT_HOME)."
+    )]
+    Demo(DemoArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    #[command(after_help = "Example:\n  agent completions bash > ~/.local/share/bash-completion/completions/agent")]
+    Completions(CompletionsArgs),
+}
+
+/// `agent completions`.
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell.
+    #[arg(value_parser = ["bash", "zsh", "fish", "elvish", "powershell"])]
+    pub shell: String,
+}
+
+/// `agent run`.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// The prompt.
+    pub prompt: String,
+    /// The provider: anthropic, openai or openai-compatible (default: the settings' `provider`,
+    /// else anthropic when ANTHROPIC_API_KEY is set, else openai when OPENAI_API_KEY is set).
+    #[arg(long, value_name = "NAME", value_parser = ["anthropic", "openai", "openai-compatible"])]
+    pub provider: Option<String>,
+    /// The model (default: the settings' `model`, else the provider's default model).
+    #[arg(long, value_name = "MODEL")]
+    pub model: Option<String>,
+    /// The API's base URL (an OpenAI-compatible server such as http://localhost:11434/v1).
+    #[arg(long = "base-url", value_name = "URL")]
+    pub base_url: Option<String>,
+    /// The permission mode (default: the settings' defaultMode, else `default`; a resumed
+    /// session keeps its own unless it was plan or bypassPermissions).
+    #[arg(long, value_name = "MODE", value_parser = ["default", "manual", "plan", "acceptEdits", "auto", "dontAsk", "bypassPermissions"])]
+    pub mode: Option<String>,
+    #[command(flatten)]
+    pub settings: SettingsArgs,
+    /// Resume this session.
+    #[arg(long, value_name = "ID", conflicts_with_all = ["continue_recent", "fork"])]
+    pub session: Option<String>,
+    /// Resume the most recent session of the workspace.
+    #[arg(long = "continue", conflicts_with = "fork")]
+    pub continue_recent: bool,
+    /// Fork this session and run in the copy.
+    #[arg(long, value_name = "ID")]
+    pub fork: Option<String>,
+    /// With --fork (or --session / --continue): keep the history up to and including this
+    /// event id (always forks).
+    #[arg(long = "resume-at", value_name = "UUID")]
+    pub resume_at: Option<String>,
+    /// The most provider calls that may end in tool calls (default 50).
+    #[arg(long = "max-turns", value_name = "N", default_value_t = 50)]
+    pub max_turns: u32,
+    /// The real folder to work on (default: --cwd, else the current directory). The agent
+    /// works in its shadow copy.
+    #[arg(long, value_name = "DIR")]
+    pub workspace: Option<PathBuf>,
+    /// Where workspace state lives (default: $AGENT_HOME/workspaces).
+    #[arg(long = "state-dir", value_name = "DIR")]
+    pub state_dir: Option<PathBuf>,
+    /// An extra working directory (repeatable).
+    #[arg(long = "add-dir", value_name = "DIR")]
+    pub add_dirs: Vec<PathBuf>,
+    /// Apply the change set to the real folder at the end without asking.
+    #[arg(long, conflicts_with = "no_commit")]
+    pub yes: bool,
+    /// Never apply the change set (review it later with `agent workspace diff`).
+    #[arg(long = "no-commit")]
+    pub no_commit: bool,
+    /// Print one JSON object at the end (session, result, change set) instead of the live
+    /// transcript.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `agent demo`.
+#[derive(Debug, Args)]
+pub struct DemoArgs {
+    /// Where to create the demo project (must be absent or empty; default: a new folder under
+    /// $AGENT_HOME/demo).
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+    /// Print one JSON object at the end (session, result, events, change set) instead of the
+    /// live transcript.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// `agent tool`.

@@ -27,6 +27,9 @@ fn main() -> std::process::ExitCode {
         cli::Command::Sessions(args) => commands::sessions::run(args),
         cli::Command::Workspace(args) => commands::workspace::run(args),
         cli::Command::Tool(args) => commands::tool::run(args),
+        cli::Command::Run(args) => commands::run::run(args),
+        cli::Command::Demo(args) => commands::demo::run(args),
+        cli::Command::Completions(args) => commands::completions(&args),
     };
     match result {
         Ok(code) => code.into(),

@@ -1,7 +1,10 @@
 //! One module per verb.
 
+pub mod demo;
 pub mod hooks;
+pub mod live;
 pub mod permissions;
+pub mod run;
 pub mod sandbox;
 pub mod sessions;
 pub mod tool;
@@ -13,7 +16,8 @@ use std::path::PathBuf;
 use agent_core::permissions::{SettingSources, Settings, SettingsLoader};
 use anyhow::{Context, Result};
 
-use crate::cli::SettingsArgs;
+use crate::cli::{CompletionsArgs, SettingsArgs};
+use crate::exit::Exit;
 use crate::output;
 
 /// Settings loaded from the standard sources and `--settings` files, with the directories
@@ -68,7 +72,22 @@ pub fn hook_registry(
     project_dir: &std::path::Path,
     home: &std::path::Path,
 ) -> Result<agent_core::hooks::HookRegistry> {
+    hook_registry_with(config, project_dir, home, None)
+}
+
+/// [`hook_registry`], with `prompt` and `agent` hooks run by `models` (the agent loop's
+/// provider).
+pub fn hook_registry_with(
+    config: &agent_core::hooks::HooksConfig,
+    project_dir: &std::path::Path,
+    home: &std::path::Path,
+    models: Option<std::sync::Arc<dyn agent_core::hooks::HookExtension>>,
+) -> Result<agent_core::hooks::HookRegistry> {
     let mut registry = agent_core::hooks::HookRegistry::new();
+    if let Some(m) = models {
+        registry.set_extension("prompt", std::sync::Arc::clone(&m));
+        registry.set_extension("agent", m);
+    }
     registry.set_project_dir(project_dir);
     registry.set_home(home);
     registry.set_output_caps(agent_core::hooks::OutputCaps {
@@ -106,4 +125,19 @@ pub fn absolute(p: PathBuf) -> Result<PathBuf> {
     Ok(std::env::current_dir()
         .context("cannot read the current directory")?
         .join(p))
+}
+
+/// `agent completions SHELL`: the completion script on stdout.
+pub fn completions(args: &CompletionsArgs) -> Result<Exit> {
+    use clap::CommandFactory as _;
+    use clap_complete::Shell;
+    let shell: Shell = args
+        .shell
+        .parse()
+        .map_err(|e| anyhow::anyhow!("unknown shell {:?}: {e}", args.shell))?;
+    let mut command = crate::cli::Cli::command();
+    let mut out = Vec::new();
+    clap_complete::generate(shell, &mut command, "agent", &mut out);
+    output::stdout_text(&String::from_utf8_lossy(&out));
+    Ok(Exit::Success)
 }

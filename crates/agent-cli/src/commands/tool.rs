@@ -132,7 +132,7 @@ pub fn run(mut args: ToolArgs) -> Result<Exit> {
 /// last settings file that says wins; default `native`), commands checked against the
 /// `sandbox` block, and run inside the OS sandbox (bwrap on Linux, sandbox-exec on macOS) when
 /// `sandbox.enabled` is true.
-fn bash_tool(
+pub(crate) fn bash_tool(
     settings: &agent_core::permissions::Settings,
     home: &std::path::Path,
 ) -> Result<agent_sessions::tools::Bash> {

@@ -174,7 +174,7 @@ pub fn run(args: WorkspaceArgs) -> Result<Exit> {
 }
 
 /// One line per change: `M  src/lib.rs`, `R  new.rs (from old.rs)`, `A  img.png (binary)`.
-fn print_set(set: &ChangeSet) {
+pub(crate) fn print_set(set: &ChangeSet) {
     if set.is_empty() {
         output::stdout_line("no changes");
         return;
@@ -225,7 +225,7 @@ fn confirm(question: &str) -> Result<()> {
 }
 
 /// ANSI colours for a unified diff on a terminal.
-fn coloured(text: &str) -> String {
+pub(crate) fn coloured(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + 64);
     for line in text.split_inclusive('\n') {
         let code = if line.starts_with("+++") || line.starts_with("---") {

@@ -1,0 +1,362 @@
+//! `agent run "PROMPT"`: the agent on a real folder, through a real provider.
+//!
+//! The folder is imported into its shadow workspace (or the existing shadow is reused), the
+//! agent works there through the full gate, the transcript streams live, and at the end the
+//! change set is shown and applied only when confirmed (`--yes`, or `y` on a terminal).
+
+use std::io::IsTerminal;
+use std::path::Path;
+use std::sync::Arc;
+
+use agent_core::events::{Event, EventPayload};
+use agent_core::hooks::HooksConfig;
+use agent_core::permissions::{PermissionEngine, PermissionMode, Settings};
+use agent_core::tools::Tool;
+use agent_providers::{Provider, ProviderConfig, ProviderKind};
+use agent_sessions::agent::{Agent, AgentEvent, AgentOptions, ModelHooks, RunResult};
+use agent_sessions::recovery::ResumeOptions;
+use agent_sessions::store::{SessionBackend, SessionId, SessionStore, StoreOptions};
+use agent_sessions::tools::{ToolState, WebFetch, builtin_tools};
+use agent_sessions::workspace::{ChangeSet, CommitOptions, ImportOptions, Workspace, WorkspaceError};
+use anyhow::{Context, Result, bail};
+use futures_util::StreamExt as _;
+use serde_json::{Value, json};
+
+use super::live::{Live, TerminalPrompter};
+use super::{absolute, hook_registry_with, load_settings};
+use crate::cli::RunArgs;
+use crate::exit::Exit;
+use crate::output;
+
+/// The default model of each provider (overridden by `--model` or the settings' `model`).
+fn default_model(kind: ProviderKind) -> Option<&'static str> {
+    match kind {
+        ProviderKind::Anthropic => Some("claude-sonnet-4-5"),
+        ProviderKind::OpenAi => Some("gpt-4.1"),
+        ProviderKind::OpenAiCompatible => None,
+    }
+}
+
+/// The provider and base URL the settings name: `"provider": "openai"` or `"provider":
+/// {"name": "openai-compatible", "baseUrl": "http://localhost:11434/v1"}` (the last file that
+/// says wins), and the settings' `model`.
+fn provider_settings(settings: &Settings) -> Result<(Option<String>, Option<String>, Option<String>)> {
+    let (mut name, mut base, mut model) = (None, None, None);
+    for file in &settings.files {
+        match file.value.get("provider") {
+            None => {}
+            Some(Value::String(s)) => name = Some(s.clone()),
+            Some(Value::Object(o)) => {
+                if let Some(n) = o.get("name").and_then(Value::as_str) {
+                    name = Some(n.to_owned());
+                }
+                if let Some(b) = o.get("baseUrl").and_then(Value::as_str) {
+                    base = Some(b.to_owned());
+                }
+            }
+            Some(other) => bail!(
+                "{}: provider is {other}; use \"anthropic\", \"openai\", \"openai-compatible\" or {{\"name\": ..., \"baseUrl\": ...}}",
+                file.path.display()
+            ),
+        }
+        if let Some(m) = file.value.get("model") {
+            match m.as_str() {
+                Some(m) => model = Some(m.to_owned()),
+                None => bail!("{}: model is {m}; it must be a string", file.path.display()),
+            }
+        }
+    }
+    Ok((name, base, model))
+}
+
+/// The provider `agent run` uses, and the model.
+fn provider(args: &RunArgs, settings: &Settings) -> Result<(Arc<dyn Provider>, String)> {
+    let (set_name, set_base, set_model) = provider_settings(settings)?;
+    let name = match args.provider.clone().or(set_name) {
+        Some(n) => n,
+        None if std::env::var_os("ANTHROPIC_API_KEY").is_some_and(|k| !k.is_empty()) => {
+            "anthropic".into()
+        }
+        None if std::env::var_os("OPENAI_API_KEY").is_some_and(|k| !k.is_empty()) => {
+            "openai".into()
+        }
+        None => bail!(
+            "no model provider is configured: set ANTHROPIC_API_KEY (or OPENAI_API_KEY), or pass --provider openai-compatible --base-url URL --model M for a local server; `agent demo` shows the whole loop offline without a key"
+        ),
+    };
+    let kind: ProviderKind = name.parse().map_err(|e| anyhow::anyhow!("{e}"))?;
+    let mut config = ProviderConfig::from_env(kind);
+    if let Some(b) = args.base_url.clone().or(set_base) {
+        config = config.with_base_url(b);
+    }
+    let model = match args.model.clone().or(set_model) {
+        Some(m) => m,
+        None => match default_model(kind) {
+            Some(m) => m.to_owned(),
+            None => bail!(
+                "an openai-compatible server needs --model (the name the server knows, e.g. llama3.1)"
+            ),
+        },
+    };
+    let provider = agent_providers::build(&config).map_err(|e| anyhow::anyhow!("{e}"))?;
+    Ok((provider, model))
+}
+
+/// The shadow workspace of `folder`: the existing one, or a fresh import.
+pub(crate) fn workspace(folder: &Path, state_root: Option<&Path>) -> Result<(Workspace, Option<Event>)> {
+    match Workspace::open(folder, state_root) {
+        Ok(ws) => Ok((ws, None)),
+        Err(WorkspaceError::NotFound(_)) => {
+            let opts = ImportOptions {
+                state_root: state_root.map(Path::to_path_buf),
+                ..ImportOptions::default()
+            };
+            let (ws, report) = Workspace::import(folder, &opts)?;
+            let event = Event::new(0, None, EventPayload::WorkspaceImport(ws.import_event(&report)));
+            Ok((ws, Some(event)))
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Every tool `agent run` offers: the built-ins, Bash as the settings configure it, WebFetch.
+pub(crate) fn tools(settings: &Settings, home: &Path) -> Result<Vec<Arc<dyn Tool>>> {
+    let mut tools = builtin_tools(&ToolState::new());
+    tools.push(Arc::new(super::tool::bash_tool(settings, home)?));
+    let sandbox = agent_sandbox::settings::SandboxSettings::from_settings(settings, home)?;
+    tools.push(Arc::new(WebFetch::new(&sandbox.network)));
+    Ok(tools)
+}
+
+/// Streams one prompt's run to the terminal (or collects it quietly for `--json`), with
+/// Ctrl-C interrupting it cleanly.
+pub(crate) async fn drive(agent: &mut Agent, prompt: &str, quiet: bool) -> Result<(RunResult, Vec<Event>)> {
+    let interrupt = agent.interrupter();
+    let ctrl_c = tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            interrupt.interrupt();
+            // A second Ctrl-C ends the process at once; the log stays readable (a call
+            // without its result is answered when the session is resumed).
+            if tokio::signal::ctrl_c().await.is_ok() {
+                std::process::exit(130);
+            }
+        }
+    });
+    let mut live = Live::new();
+    let mut logged = Vec::new();
+    let mut result = None;
+    {
+        let mut stream = std::pin::pin!(agent.query(prompt));
+        while let Some(item) = stream.next().await {
+            let event = item?;
+            if !quiet {
+                live.show(&event);
+            }
+            match event {
+                AgentEvent::Logged(e) => logged.push(e),
+                AgentEvent::Finished(r) => result = Some(r),
+                _ => {}
+            }
+        }
+    }
+    live.finish();
+    ctrl_c.abort();
+    let result = result.context("the run ended without a result")?;
+    Ok((result, logged))
+}
+
+/// The change set as JSON.
+pub(crate) fn changes_json(set: &ChangeSet) -> Value {
+    json!(set.changes)
+}
+
+pub fn run(mut args: RunArgs) -> Result<Exit> {
+    if let Some(w) = args.workspace.take() {
+        let w = absolute(w)?;
+        if !w.is_dir() {
+            bail!("--workspace {} is not a directory", w.display());
+        }
+        args.settings.cwd = Some(w);
+    }
+    let loaded = load_settings(&args.settings)?;
+    let folder = std::fs::canonicalize(&loaded.cwd)
+        .with_context(|| format!("cannot open the folder {}", loaded.cwd.display()))?;
+    let (provider, model) = provider(&args, &loaded.settings)?;
+    let requested = args
+        .mode
+        .as_deref()
+        .map(str::parse::<PermissionMode>)
+        .transpose()?;
+    let resuming = args.session.is_some() || args.continue_recent || args.fork.is_some();
+    let mode = match requested {
+        Some(m) => Some(loaded.settings.mode(Some(m))?),
+        None if resuming => None,
+        None => Some(loaded.settings.mode(None)?),
+    };
+    let state_root = args.state_dir.clone().map(absolute).transpose()?;
+    let (ws, imported) = workspace(&folder, state_root.as_deref())?;
+    let shadow = ws.shadow().to_path_buf();
+
+    let store: Arc<dyn SessionBackend> = {
+        let runtime = runtime()?;
+        Arc::new(runtime.block_on(SessionStore::open(StoreOptions::new(
+            StoreOptions::default_root()?,
+        )))?)
+    };
+    let models: Arc<dyn agent_core::hooks::HookExtension> = Arc::new(ModelHooks::new(
+        Arc::clone(&provider),
+        model.clone(),
+        Some(Arc::clone(&store)),
+    ));
+    let config = HooksConfig::from_settings(&loaded.settings)?;
+    let hooks = Arc::new(hook_registry_with(
+        &config,
+        &loaded.project_dir,
+        &loaded.home,
+        Some(models),
+    )?);
+    let mut permissions = PermissionEngine::builder(&shadow, &loaded.home).settings(&loaded.settings);
+    for d in &args.add_dirs {
+        permissions = permissions.add_dir(absolute(d.clone())?);
+    }
+    let mut options = AgentOptions::new(model).max_turns(args.max_turns);
+    options.resume = ResumeOptions {
+        session_id: match (&args.session, &args.fork) {
+            (Some(s), _) | (None, Some(s)) => Some(SessionId::parse(s)?),
+            _ => None,
+        },
+        continue_recent: args.continue_recent,
+        cwd: Some(shadow.display().to_string()),
+        fork: args.fork.is_some(),
+        resume_at: args
+            .resume_at
+            .clone()
+            .map(agent_core::events::EventId),
+        fork_id: None,
+    };
+    if args.resume_at.is_some() && !resuming {
+        bail!("--resume-at needs --session, --continue or --fork to say which session");
+    }
+    let mut builder = Agent::builder(Arc::clone(&provider), Arc::clone(&store), &shadow)
+        .options(options)
+        .permissions(permissions)
+        .hooks(hooks)
+        .tools(tools(&loaded.settings, &loaded.home)?);
+    if let Some(m) = mode {
+        builder = builder.mode(m);
+    }
+    if std::io::stdin().is_terminal() && !args.json {
+        builder = builder.prompter(Arc::new(TerminalPrompter));
+    }
+    let runtime = runtime()?;
+    let (result, logged, agent_session) = runtime.block_on(async {
+        let mut agent = builder.start().await?;
+        if let Some(e) = imported {
+            store.append(agent.session_id(), vec![e]).await?;
+        }
+        let (result, logged) = drive(&mut agent, &args.prompt, args.json).await?;
+        let id = agent.session_id().clone();
+        agent.close().await?;
+        anyhow::Ok((result, logged, id))
+    })?;
+    let _ = logged;
+
+    // The review.
+    let mut ws = ws;
+    let set = ws.status()?;
+    let log = |payload: EventPayload| -> Result<()> {
+        let local = agent_sessions::store::LocalStore::open(StoreOptions::new(StoreOptions::default_root()?))?;
+        local.append(&agent_session, vec![Event::new(0, None, payload)])?;
+        local.close(&agent_session)?;
+        Ok(())
+    };
+    log(EventPayload::WorkspaceDiff(set.event()))?;
+    let mut commit = json!(null);
+    let mut refused = false;
+    if !set.is_empty() && !args.no_commit {
+        let apply = if args.yes {
+            true
+        } else if std::io::stdin().is_terminal() && !args.json {
+            output::stdout_line("");
+            super::workspace::print_set(&set);
+            for (_, text) in ws.diff(None)? {
+                output::stdout_text(&if std::io::stdout().is_terminal() {
+                    super::workspace::coloured(&text)
+                } else {
+                    text
+                });
+            }
+            confirm(&format!("Apply these changes to {}?", folder.display()))
+        } else {
+            false
+        };
+        if apply {
+            match ws.commit(&CommitOptions::default()) {
+                Ok(report) => {
+                    log(EventPayload::WorkspaceCommit(report.event()))?;
+                    commit = serde_json::to_value(&report)?;
+                }
+                Err(WorkspaceError::Conflicts(conflicts)) => {
+                    log(EventPayload::WorkspaceCommit(
+                        agent_sessions::workspace::CommitReport::refused_event(&conflicts),
+                    ))?;
+                    refused = true;
+                    commit = json!({"refused": conflicts});
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
+    }
+    if args.json {
+        output::stdout_line(
+            &json!({
+                "sessionId": result.session_id,
+                "finalText": result.final_text,
+                "stopReason": result.stop_reason,
+                "turns": result.turns,
+                "usage": result.usage,
+                "error": result.error,
+                "real": folder,
+                "shadow": shadow,
+                "changes": changes_json(&set),
+                "commit": commit,
+            })
+            .to_string(),
+        );
+    } else if !set.is_empty() && commit.is_null() {
+        output::stdout_line(&format!(
+            "{} change(s) wait in the shadow workspace: review with `agent workspace diff --workspace {}`, apply with `agent workspace commit --workspace {}`",
+            set.changes.len(),
+            folder.display(),
+            folder.display()
+        ));
+    } else if refused {
+        output::warning("the commit was refused: files changed in the real folder since import (nothing was applied)");
+    }
+    Ok(match result.stop_reason.as_str() {
+        "interrupted" => Exit::Code(130),
+        _ if result.is_error || refused => Exit::Denied,
+        _ => Exit::Success,
+    })
+}
+
+fn confirm(question: &str) -> bool {
+    use std::io::{BufRead, Write};
+    let mut err = std::io::stderr().lock();
+    let _ = write!(err, "{question} [y/N] ");
+    let _ = err.flush();
+    let mut answer = String::new();
+    if std::io::stdin().lock().read_line(&mut answer).is_err() {
+        return false;
+    }
+    matches!(answer.trim(), "y" | "Y" | "yes")
+}
+
+/// The async runtime of one verb.
+pub(crate) fn runtime() -> Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")
+}
