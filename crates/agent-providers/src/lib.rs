@@ -6,8 +6,17 @@
 //! each tool call once its input is complete, and a final [`ModelResponse`] with the stop
 //! reason and token usage. Adapters translate that to and from each API's wire format:
 //!
+//! - [`AnthropicProvider`]: the Anthropic Messages API (`POST /v1/messages`, streamed).
+//! - [`OpenAiProvider`]: OpenAI Chat Completions (`POST /chat/completions`, streamed), at
+//!   api.openai.com or any compatible server (Ollama, vLLM, llama.cpp server).
 //! - [`ScriptedProvider`]: replays scripted responses through the same trait (the offline demo,
 //!   tests and benchmarks).
+//!
+//! [`ProviderConfig`] describes which adapter to use and how (base URL, [`ApiKey`],
+//! [`RetryPolicy`], timeouts); [`build`] turns it into an `Arc<dyn Provider>`. Both real
+//! adapters read the response as Server-Sent Events with [`SseParser`]. Each call runs in an
+//! `info` span `provider_call` (fields `provider`, `model`); status codes, attempts and retry
+//! delays are logged at `debug`. Neither the key nor message bodies are ever logged.
 //!
 //! A provider retries what is safe to retry (429, 5xx, connection resets before the response
 //! started, honouring `retry-after`) and reports everything else as one [`ProviderError`] whose
@@ -24,15 +33,26 @@
 //! # });
 //! ```
 
+mod anthropic;
+mod config;
 mod error;
+mod http;
+mod openai;
 mod provider;
+mod retry;
 mod scripted;
+mod sse;
 mod types;
 
+pub use anthropic::AnthropicProvider;
+pub use config::{ApiKey, ProviderConfig, ProviderKind, build};
 pub use error::ProviderError;
+pub use openai::{MaxTokensField, OpenAiProvider, openai_context_window};
 pub use provider::{EventStream, Provider};
+pub use retry::{RetryPolicy, is_retryable_status};
 pub use scripted::{ScriptedProvider, ScriptedTurn};
+pub use sse::{SseEvent, SseParser};
 pub use types::{
-    ContentBlock, Message, ModelRequest, ModelResponse, Role, StopReason, StreamEvent,
-    ToolChoice, ToolSpec, Usage,
+    ContentBlock, Message, ModelRequest, ModelResponse, Role, StopReason, StreamEvent, ToolChoice,
+    ToolSpec, Usage,
 };

@@ -37,11 +37,15 @@ impl ScriptedTurn {
     /// their results.
     pub fn tools(text: Option<&str>, calls: Vec<(&str, &str, Value)>) -> Self {
         let mut content: Vec<ContentBlock> = text.map(ContentBlock::text).into_iter().collect();
-        content.extend(calls.into_iter().map(|(id, name, input)| ContentBlock::ToolUse {
-            id: id.to_owned(),
-            name: name.to_owned(),
-            input,
-        }));
+        content.extend(
+            calls
+                .into_iter()
+                .map(|(id, name, input)| ContentBlock::ToolUse {
+                    id: id.to_owned(),
+                    name: name.to_owned(),
+                    input,
+                }),
+        );
         Self::Respond(ModelResponse {
             id: None,
             model: Some("scripted".into()),
@@ -186,7 +190,10 @@ mod tests {
     #[tokio::test]
     async fn replays_turns_in_order_and_records_requests() {
         let p = ScriptedProvider::new(vec![
-            ScriptedTurn::tools(Some("let me look"), vec![("t1", "Read", json!({"file_path": "a"}))]),
+            ScriptedTurn::tools(
+                Some("let me look"),
+                vec![("t1", "Read", json!({"file_path": "a"}))],
+            ),
             ScriptedTurn::text("done"),
         ])
         .with_delta_size(4);
