@@ -14,6 +14,7 @@ pub const ORDER: &[&str] = &[
     "agent-bundles",
     "agent-wasi",
     "agent-providers",
+    "agent-mcp",
     "agent-sessions",
     "agent-cli",
 ];

@@ -56,7 +56,9 @@ pub enum Command {
     )]
     Demo(DemoArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
-    #[command(after_help = "Example:\n  agent completions bash > ~/.local/share/bash-completion/completions/agent")]
+    #[command(
+        after_help = "Example:\n  agent completions bash > ~/.local/share/bash-completion/completions/agent"
+    )]
     Completions(CompletionsArgs),
 }
 

@@ -44,7 +44,8 @@ const FILES: &[(&str, &str)] = &[
 ];
 
 /// The prompt the demo sends.
-pub const PROMPT: &str = "The test says add(2, 3) should be 5. Find the bug in this project and fix it.";
+pub const PROMPT: &str =
+    "The test says add(2, 3) should be 5. Find the bug in this project and fix it.";
 
 /// The demo's settings: read-only tools allowed, `curl`/`wget` denied, two command hooks.
 fn settings() -> serde_json::Value {
@@ -182,26 +183,31 @@ pub fn run(args: DemoArgs) -> Result<Exit> {
             .input
             .get("file_path")
             .and_then(|p| p.as_str())
-            .is_some_and(|p| !p.contains("..") && (!p.starts_with('/') || Path::new(p).starts_with(&shadow_for_policy)));
+            .is_some_and(|p| {
+                !p.contains("..")
+                    && (!p.starts_with('/') || Path::new(p).starts_with(&shadow_for_policy))
+            });
         if matches!(r.tool_name.as_str(), "Edit" | "Write" | "MultiEdit") && inside {
             PromptAnswer::AllowOnce {
                 updated_input: None,
             }
         } else {
             PromptAnswer::Deny {
-                message: "the demo's policy declines everything but edits inside the workspace".into(),
+                message: "the demo's policy declines everything but edits inside the workspace"
+                    .into(),
                 interrupt: false,
             }
         }
     });
     let runtime = runtime()?;
     let (result, logged, session) = runtime.block_on(async {
-        let store: Arc<dyn SessionBackend> = Arc::new(
-            SessionStore::open(StoreOptions::new(StoreOptions::default_root()?)).await?,
-        );
+        let store: Arc<dyn SessionBackend> =
+            Arc::new(SessionStore::open(StoreOptions::new(StoreOptions::default_root()?)).await?);
         let mut agent = Agent::builder(provider, Arc::clone(&store), &shadow)
             .options(AgentOptions::new("scripted-demo").max_turns(10))
-            .permissions(PermissionEngine::builder(&shadow, &loaded.home).settings(&loaded.settings))
+            .permissions(
+                PermissionEngine::builder(&shadow, &loaded.home).settings(&loaded.settings),
+            )
             .hooks(hooks)
             .tools(tools(&loaded.settings, &loaded.home)?)
             .prompter(Arc::new(prompter))
@@ -230,9 +236,7 @@ pub fn run(args: DemoArgs) -> Result<Exit> {
     if args.json {
         let mut counts = serde_json::Map::new();
         for e in &logged {
-            let n = counts
-                .entry(e.type_name().to_owned())
-                .or_insert(json!(0));
+            let n = counts.entry(e.type_name().to_owned()).or_insert(json!(0));
             *n = json!(n.as_u64().unwrap_or(0) + 1);
         }
         output::stdout_line(

@@ -163,7 +163,10 @@ impl Live {
                 self.line(&t);
             }
             EventPayload::Error(err) => {
-                let t = self.paint("31", &format!("  error: {}", output::sanitize(&err.message)));
+                let t = self.paint(
+                    "31",
+                    &format!("  error: {}", output::sanitize(&err.message)),
+                );
                 self.line(&t);
             }
             _ => {}
@@ -189,7 +192,14 @@ fn truncate(s: &str, n: usize) -> String {
 
 /// A tool input in a few words: its path, pattern or command, else the JSON.
 fn brief(input: &Value) -> String {
-    for key in ["file_path", "command", "pattern", "url", "path", "description"] {
+    for key in [
+        "file_path",
+        "command",
+        "pattern",
+        "url",
+        "path",
+        "description",
+    ] {
         if let Some(v) = input.get(key).and_then(Value::as_str) {
             return truncate(v, 80);
         }

@@ -17,7 +17,9 @@ use agent_sessions::agent::{Agent, AgentEvent, AgentOptions, ModelHooks, RunResu
 use agent_sessions::recovery::ResumeOptions;
 use agent_sessions::store::{SessionBackend, SessionId, SessionStore, StoreOptions};
 use agent_sessions::tools::{ToolState, WebFetch, builtin_tools};
-use agent_sessions::workspace::{ChangeSet, CommitOptions, ImportOptions, Workspace, WorkspaceError};
+use agent_sessions::workspace::{
+    ChangeSet, CommitOptions, ImportOptions, Workspace, WorkspaceError,
+};
 use anyhow::{Context, Result, bail};
 use futures_util::StreamExt as _;
 use serde_json::{Value, json};
@@ -40,7 +42,9 @@ fn default_model(kind: ProviderKind) -> Option<&'static str> {
 /// The provider and base URL the settings name: `"provider": "openai"` or `"provider":
 /// {"name": "openai-compatible", "baseUrl": "http://localhost:11434/v1"}` (the last file that
 /// says wins), and the settings' `model`.
-fn provider_settings(settings: &Settings) -> Result<(Option<String>, Option<String>, Option<String>)> {
+fn provider_settings(
+    settings: &Settings,
+) -> Result<(Option<String>, Option<String>, Option<String>)> {
     let (mut name, mut base, mut model) = (None, None, None);
     for file in &settings.files {
         match file.value.get("provider") {
@@ -103,7 +107,10 @@ fn provider(args: &RunArgs, settings: &Settings) -> Result<(Arc<dyn Provider>, S
 }
 
 /// The shadow workspace of `folder`: the existing one, or a fresh import.
-pub(crate) fn workspace(folder: &Path, state_root: Option<&Path>) -> Result<(Workspace, Option<Event>)> {
+pub(crate) fn workspace(
+    folder: &Path,
+    state_root: Option<&Path>,
+) -> Result<(Workspace, Option<Event>)> {
     match Workspace::open(folder, state_root) {
         Ok(ws) => Ok((ws, None)),
         Err(WorkspaceError::NotFound(_)) => {
@@ -112,7 +119,11 @@ pub(crate) fn workspace(folder: &Path, state_root: Option<&Path>) -> Result<(Wor
                 ..ImportOptions::default()
             };
             let (ws, report) = Workspace::import(folder, &opts)?;
-            let event = Event::new(0, None, EventPayload::WorkspaceImport(ws.import_event(&report)));
+            let event = Event::new(
+                0,
+                None,
+                EventPayload::WorkspaceImport(ws.import_event(&report)),
+            );
             Ok((ws, Some(event)))
         }
         Err(e) => Err(e.into()),
@@ -128,9 +139,44 @@ pub(crate) fn tools(settings: &Settings, home: &Path) -> Result<Vec<Arc<dyn Tool
     Ok(tools)
 }
 
+/// The MCP servers `agent run` starts: `mcpServers` of every settings file that may grant
+/// capabilities (an untrusted project's files may not), then the project's `.mcp.json` when
+/// the project is trusted (a later definition of a name wins). A server's command runs on the
+/// host, like a hook's, so an untrusted folder never starts one.
+fn mcp_config(settings: &Settings, project_dir: &Path) -> Result<agent_mcp::McpConfig> {
+    let mut merged = agent_mcp::McpConfig::default();
+    for file in &settings.files {
+        if !file.trusted || !file.value.contains_key("mcpServers") {
+            continue;
+        }
+        let c = agent_mcp::McpConfig::from_json(&Value::Object(file.value.clone()))
+            .with_context(|| format!("{}", file.path.display()))?;
+        merged.servers.extend(c.servers);
+    }
+    let dot = project_dir.join(".mcp.json");
+    if dot.is_file() {
+        if settings.project_trusted {
+            merged
+                .servers
+                .extend(agent_mcp::McpConfig::load(&dot)?.servers);
+        } else {
+            output::warning(&format!(
+                "{} is not used: the folder is not trusted (run `agent trust {}` to use its MCP servers)",
+                dot.display(),
+                project_dir.display()
+            ));
+        }
+    }
+    Ok(merged)
+}
+
 /// Streams one prompt's run to the terminal (or collects it quietly for `--json`), with
 /// Ctrl-C interrupting it cleanly.
-pub(crate) async fn drive(agent: &mut Agent, prompt: &str, quiet: bool) -> Result<(RunResult, Vec<Event>)> {
+pub(crate) async fn drive(
+    agent: &mut Agent,
+    prompt: &str,
+    quiet: bool,
+) -> Result<(RunResult, Vec<Event>)> {
     let interrupt = agent.interrupter();
     let ctrl_c = tokio::spawn(async move {
         if tokio::signal::ctrl_c().await.is_ok() {
@@ -215,7 +261,8 @@ pub fn run(mut args: RunArgs) -> Result<Exit> {
         &loaded.home,
         Some(models),
     )?);
-    let mut permissions = PermissionEngine::builder(&shadow, &loaded.home).settings(&loaded.settings);
+    let mut permissions =
+        PermissionEngine::builder(&shadow, &loaded.home).settings(&loaded.settings);
     for d in &args.add_dirs {
         permissions = permissions.add_dir(absolute(d.clone())?);
     }
@@ -228,10 +275,7 @@ pub fn run(mut args: RunArgs) -> Result<Exit> {
         continue_recent: args.continue_recent,
         cwd: Some(shadow.display().to_string()),
         fork: args.fork.is_some(),
-        resume_at: args
-            .resume_at
-            .clone()
-            .map(agent_core::events::EventId),
+        resume_at: args.resume_at.clone().map(agent_core::events::EventId),
         fork_id: None,
     };
     if args.resume_at.is_some() && !resuming {
@@ -248,8 +292,15 @@ pub fn run(mut args: RunArgs) -> Result<Exit> {
     if std::io::stdin().is_terminal() && !args.json {
         builder = builder.prompter(Arc::new(TerminalPrompter));
     }
+    let mcp = mcp_config(&loaded.settings, &loaded.project_dir)?;
     let runtime = runtime()?;
     let (result, logged, agent_session) = runtime.block_on(async {
+        let mut servers =
+            agent_mcp::McpServers::start(&mcp, agent_mcp::McpOptions::default()).await;
+        for f in servers.failures() {
+            output::warning(&format!("MCP server not started: {f}"));
+        }
+        builder = builder.tools_extend(servers.tools());
         let mut agent = builder.start().await?;
         if let Some(e) = imported {
             store.append(agent.session_id(), vec![e]).await?;
@@ -257,6 +308,7 @@ pub fn run(mut args: RunArgs) -> Result<Exit> {
         let (result, logged) = drive(&mut agent, &args.prompt, args.json).await?;
         let id = agent.session_id().clone();
         agent.close().await?;
+        servers.shutdown().await;
         anyhow::Ok((result, logged, id))
     })?;
     let _ = logged;
@@ -265,7 +317,9 @@ pub fn run(mut args: RunArgs) -> Result<Exit> {
     let mut ws = ws;
     let set = ws.status()?;
     let log = |payload: EventPayload| -> Result<()> {
-        let local = agent_sessions::store::LocalStore::open(StoreOptions::new(StoreOptions::default_root()?))?;
+        let local = agent_sessions::store::LocalStore::open(StoreOptions::new(
+            StoreOptions::default_root()?,
+        ))?;
         local.append(&agent_session, vec![Event::new(0, None, payload)])?;
         local.close(&agent_session)?;
         Ok(())
@@ -331,7 +385,9 @@ pub fn run(mut args: RunArgs) -> Result<Exit> {
             folder.display()
         ));
     } else if refused {
-        output::warning("the commit was refused: files changed in the real folder since import (nothing was applied)");
+        output::warning(
+            "the commit was refused: files changed in the real folder since import (nothing was applied)",
+        );
     }
     Ok(match result.stop_reason.as_str() {
         "interrupted" => Exit::Code(130),

@@ -12,7 +12,8 @@ use serde_json::Value;
 use crate::store::{Content, Message, Role};
 
 /// How compacted history is introduced to the model.
-pub const SUMMARY_PREFIX: &str = "This session continues from an earlier conversation that was compacted. Summary of it:\n\n";
+pub const SUMMARY_PREFIX: &str =
+    "This session continues from an earlier conversation that was compacted. Summary of it:\n\n";
 
 /// Estimated tokens of `text`: one per four bytes, rounded up.
 pub fn estimate_tokens(text: &str) -> u64 {
@@ -68,7 +69,9 @@ impl History {
                     content: output_text(output),
                     is_error: *is_error,
                 },
-                Content::Summary { text, .. } => ContentBlock::text(format!("{SUMMARY_PREFIX}{text}")),
+                Content::Summary { text, .. } => {
+                    ContentBlock::text(format!("{SUMMARY_PREFIX}{text}"))
+                }
             };
             h.push(role, block);
         }

@@ -76,7 +76,9 @@ fn verdict(text: &str) -> Result<(bool, Option<String>), String> {
     let start = text.find('{');
     let end = text.rfind('}');
     let (Some(s), Some(e)) = (start, end) else {
-        return Err(format!("the model's answer is not a JSON verdict: {text:?}"));
+        return Err(format!(
+            "the model's answer is not a JSON verdict: {text:?}"
+        ));
     };
     let v: Value = serde_json::from_str(&text[s..=e])
         .map_err(|err| format!("the model's verdict is not valid JSON ({err}): {text:?}"))?;
@@ -84,7 +86,10 @@ fn verdict(text: &str) -> Result<(bool, Option<String>), String> {
         .get("ok")
         .and_then(Value::as_bool)
         .ok_or_else(|| format!("the model's verdict has no boolean `ok`: {v}"))?;
-    Ok((ok, v.get("reason").and_then(Value::as_str).map(str::to_owned)))
+    Ok((
+        ok,
+        v.get("reason").and_then(Value::as_str).map(str::to_owned),
+    ))
 }
 
 /// The hook output of a verdict for `event`.

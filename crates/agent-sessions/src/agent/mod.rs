@@ -70,7 +70,9 @@ use std::sync::Arc;
 
 use agent_core::events::{EventPayload, ToolResultEvent};
 use agent_core::hooks::{HookContext, HookPermissionRequests, HookRegistry};
-use agent_core::permissions::{PermissionEngine, PermissionEngineBuilder, PermissionMode, Prompter};
+use agent_core::permissions::{
+    PermissionEngine, PermissionEngineBuilder, PermissionMode, Prompter,
+};
 use agent_core::tools::Tool;
 use agent_providers::{Provider, ToolSpec};
 use futures_util::Stream;
@@ -114,7 +116,10 @@ impl std::fmt::Debug for AgentBuilder {
         f.debug_struct("AgentBuilder")
             .field("provider", &self.provider.name())
             .field("cwd", &self.cwd)
-            .field("tools", &self.tools.iter().map(|t| t.name()).collect::<Vec<_>>())
+            .field(
+                "tools",
+                &self.tools.iter().map(|t| t.name()).collect::<Vec<_>>(),
+            )
             .finish_non_exhaustive()
     }
 }
@@ -150,6 +155,12 @@ impl AgentBuilder {
     /// Offers these tools (replacing any given before).
     pub fn tools(mut self, tools: Vec<Arc<dyn Tool>>) -> Self {
         self.tools = tools;
+        self
+    }
+
+    /// Offers more tools (MCP servers' tools, say).
+    pub fn tools_extend(mut self, tools: impl IntoIterator<Item = Arc<dyn Tool>>) -> Self {
+        self.tools.extend(tools);
         self
     }
 
@@ -215,7 +226,10 @@ impl AgentBuilder {
         let mut restored_mode = None;
         let (session, source) = match &resumption {
             Some(r) => {
-                let events = store.load(&r.session.id, LoadRange::default()).await?.events;
+                let events = store
+                    .load(&r.session.id, LoadRange::default())
+                    .await?
+                    .events;
                 for e in events.iter().rev() {
                     if let EventPayload::SystemInit(init) = &e.payload {
                         if options.model.is_empty()
@@ -228,7 +242,10 @@ impl AgentBuilder {
                             .as_deref()
                             .and_then(|m| m.parse::<PermissionMode>().ok())
                             .filter(|m| {
-                                !matches!(m, PermissionMode::Plan | PermissionMode::BypassPermissions)
+                                !matches!(
+                                    m,
+                                    PermissionMode::Plan | PermissionMode::BypassPermissions
+                                )
                             });
                         break;
                     }
@@ -261,7 +278,12 @@ impl AgentBuilder {
         hook_ctx.transcript_path = None;
         let side = SideEvents::default();
         let mut builder = permissions.unwrap_or_else(|| {
-            PermissionEngine::builder(&cwd, std::env::var_os("HOME").map(PathBuf::from).unwrap_or_default())
+            PermissionEngine::builder(
+                &cwd,
+                std::env::var_os("HOME")
+                    .map(PathBuf::from)
+                    .unwrap_or_default(),
+            )
         });
         if let Some(m) = mode.or(restored_mode) {
             builder = builder.mode(m);

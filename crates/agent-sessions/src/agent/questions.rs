@@ -64,8 +64,10 @@ impl Prompter for RecordingPrompter {
             );
             let run = self.hooks.execute(input).await;
             for r in &run.runs {
-                self.side
-                    .push(&key, EventPayload::HookRun(r.to_event(HookEvent::Notification)));
+                self.side.push(
+                    &key,
+                    EventPayload::HookRun(r.to_event(HookEvent::Notification)),
+                );
             }
         }
         self.inner.prompt(request).await

@@ -123,8 +123,14 @@ impl Runner {
         sink: &Sink,
         payloads: Vec<EventPayload>,
     ) -> Result<Vec<Event>, AgentError> {
-        self.log_events(sink, payloads.into_iter().map(|p| Event::new(0, None, p)).collect())
-            .await
+        self.log_events(
+            sink,
+            payloads
+                .into_iter()
+                .map(|p| Event::new(0, None, p))
+                .collect(),
+        )
+        .await
     }
 
     async fn log_events(&self, sink: &Sink, events: Vec<Event>) -> Result<Vec<Event>, AgentError> {
@@ -201,14 +207,19 @@ impl Runner {
 
     /// Logs injected context as an `isMeta` user message and adds it to the history.
     async fn inject(&mut self, sink: &Sink, text: &str) -> Result<(), AgentError> {
-        self.log_events(sink, vec![Self::meta_message(text)]).await?;
+        self.log_events(sink, vec![Self::meta_message(text)])
+            .await?;
         self.history
             .push(ProviderRole::User, ContentBlock::text(reminder(text)));
         Ok(())
     }
 
     /// SessionStart hooks (`startup`, `resume` or `fork`); their context goes to the model.
-    pub(crate) async fn session_start(&mut self, sink: &Sink, source: &str) -> Result<(), AgentError> {
+    pub(crate) async fn session_start(
+        &mut self,
+        sink: &Sink,
+        source: &str,
+    ) -> Result<(), AgentError> {
         let run = self
             .hooks(
                 sink,
@@ -260,7 +271,9 @@ impl Runner {
                 .clone()
                 .or(run.outcome.stop_reason.clone())
                 .unwrap_or_else(|| "a UserPromptSubmit hook blocked the prompt".into());
-            return self.finish(sink, state, "prompt_blocked", Some(reason)).await;
+            return self
+                .finish(sink, state, "prompt_blocked", Some(reason))
+                .await;
         }
         self.log(
             sink,
@@ -526,11 +539,7 @@ impl Runner {
         while i < calls.len() {
             let read_only = |c: &ContentBlock| match c {
                 ContentBlock::ToolUse { name, input, .. } => {
-                    input.is_object()
-                        && self
-                            .executor
-                            .tool(name)
-                            .is_some_and(|t| t.is_read_only())
+                    input.is_object() && self.executor.tool(name).is_some_and(|t| t.is_read_only())
                 }
                 _ => false,
             };
@@ -723,11 +732,7 @@ impl Runner {
                 return Ok(());
             }
         };
-        let loaded = self
-            .core
-            .store
-            .metadata(&self.session)
-            .await?;
+        let loaded = self.core.store.metadata(&self.session).await?;
         let to_seq = loaded.last_seq;
         let from_seq = self.first_conversation_seq().await?.unwrap_or(1);
         let mut e = Event::new(

@@ -68,7 +68,10 @@ impl SubagentRunner for Subagents {
                 git_branch: None,
                 tools: self.tools.iter().map(|t| t.name().to_owned()).collect(),
                 permission_mode: Some(self.engine.mode().as_str().to_owned()),
-                title: Some(format!("subagent {n} of {}: {}", self.parent, request.description)),
+                title: Some(format!(
+                    "subagent {n} of {}: {}",
+                    self.parent, request.description
+                )),
                 tags: vec!["subagent".into()],
             })
             .await

@@ -104,7 +104,10 @@ impl SessionMetadata {
             EventPayload::UserMessage(m) => {
                 self.message_count += 1;
                 // Context the runtime injected (`isMeta`) is not the user's prompt.
-                let is_meta = event.extra.get("isMeta").and_then(serde_json::Value::as_bool)
+                let is_meta = event
+                    .extra
+                    .get("isMeta")
+                    .and_then(serde_json::Value::as_bool)
                     == Some(true);
                 if self.first_prompt.is_none() && !is_meta {
                     self.first_prompt = Some(m.text.chars().take(FIRST_PROMPT_CHARS).collect());

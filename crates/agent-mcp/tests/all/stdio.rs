@@ -1,0 +1,259 @@
+//! A stdio server (the Python test server): tools, calls, results, timeouts, failures and the
+//! child process's end.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use agent_core::tools::{Tool, ToolContext, ToolError, ToolKind};
+use agent_mcp::{McpOptions, McpTool, ServerTool};
+use serde_json::json;
+
+use crate::support::{alive, demo_server, ended_within, start};
+
+fn ctx() -> ToolContext {
+    ToolContext::new("/tmp", "s-mcp", "toolu_1")
+}
+
+fn find(tools: &[Arc<dyn Tool>], name: &str) -> Arc<dyn Tool> {
+    tools
+        .iter()
+        .find(|t| t.name() == name)
+        .cloned()
+        .unwrap_or_else(|| panic!("no tool {name}"))
+}
+
+#[tokio::test]
+async fn tools_are_listed_with_mcp_names() {
+    let mut servers = start(json!({"demo": demo_server()}), McpOptions::default()).await;
+    assert!(servers.failures().is_empty(), "{:?}", servers.failures());
+    let tools = servers.tools();
+    let mut names: Vec<&str> = tools.iter().map(|t| t.name()).collect();
+    names.sort_unstable();
+    assert_eq!(
+        names,
+        [
+            "mcp__demo__add",
+            "mcp__demo__echo",
+            "mcp__demo__fail",
+            "mcp__demo__slow"
+        ]
+    );
+    let echo = find(&tools, "mcp__demo__echo");
+    assert_eq!(echo.description(), "Returns its text.");
+    assert_eq!(echo.input_schema()["required"], json!(["text"]));
+    assert_eq!(echo.kind(), ToolKind::Other);
+    assert!(echo.is_read_only(), "echo is annotated readOnlyHint: true");
+    assert!(!find(&tools, "mcp__demo__add").is_read_only());
+    let mcp = &servers.mcp_tools()[0];
+    assert_eq!(mcp.server_name(), "demo");
+    let server = servers.server("demo").unwrap();
+    assert_eq!(server.transport(), "stdio");
+    assert!(server.process_id().is_some());
+    servers.shutdown().await;
+}
+
+#[tokio::test]
+async fn echo_add_and_is_error() {
+    let mut servers = start(json!({"demo": demo_server()}), McpOptions::default()).await;
+    let tools = servers.tools();
+    let out = find(&tools, "mcp__demo__echo")
+        .call(json!({"text": "hello"}), &ctx())
+        .await
+        .unwrap();
+    assert_eq!(out.output, json!("hello"));
+    assert!(!out.is_error);
+    let out = find(&tools, "mcp__demo__add")
+        .call(json!({"a": 2, "b": 40}), &ctx())
+        .await
+        .unwrap();
+    assert_eq!(out.output, json!("42"));
+    let out = find(&tools, "mcp__demo__fail")
+        .call(json!({}), &ctx())
+        .await
+        .unwrap();
+    assert!(out.is_error);
+    assert_eq!(out.output, json!("this tool always fails"));
+    let err = find(&tools, "mcp__demo__echo")
+        .call(json!("not an object"), &ctx())
+        .await
+        .unwrap_err();
+    assert!(matches!(err, ToolError::InvalidInput(_)), "{err}");
+    servers.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_protocol_error_names_server_and_tool() {
+    let mut servers = start(json!({"demo": demo_server()}), McpOptions::default()).await;
+    let server = servers.server("demo").unwrap().clone();
+    let ghost = McpTool::new(
+        server,
+        ServerTool {
+            name: "ghost".into(),
+            description: String::new(),
+            input_schema: json!({"type": "object"}),
+            read_only_hint: false,
+            requires_user_interaction: false,
+        },
+        Duration::from_secs(10),
+    );
+    assert_eq!(ghost.name(), "mcp__demo__ghost");
+    let err = ghost.call(json!({}), &ctx()).await.unwrap_err();
+    let ToolError::Execution(text) = &err else {
+        panic!("not an execution error: {err:?}")
+    };
+    assert!(text.contains("server `demo`"), "{text}");
+    assert!(text.contains("tool `ghost`"), "{text}");
+    assert!(text.contains("unknown tool"), "{text}");
+    servers.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_slow_call_times_out_and_the_server_keeps_working() {
+    let options = McpOptions {
+        call_timeout: Duration::from_millis(300),
+        ..McpOptions::default()
+    };
+    let mut servers = start(json!({"demo": demo_server()}), options).await;
+    let tools = servers.tools();
+    let started = Instant::now();
+    let err = find(&tools, "mcp__demo__slow")
+        .call(json!({}), &ctx())
+        .await
+        .unwrap_err();
+    assert!(matches!(err, ToolError::Timeout(300)), "{err:?}");
+    assert!(started.elapsed() < Duration::from_secs(3));
+    let out = find(&tools, "mcp__demo__echo")
+        .call(json!({"text": "still here"}), &ctx())
+        .await
+        .unwrap();
+    assert_eq!(out.output, json!("still here"));
+    servers.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_call_honours_cancellation() {
+    let mut servers = start(json!({"demo": demo_server()}), McpOptions::default()).await;
+    let slow = find(&servers.tools(), "mcp__demo__slow");
+    let ctx = ctx();
+    let flag = ctx.cancellation.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        flag.cancel();
+    });
+    let started = Instant::now();
+    let err = slow.call(json!({}), &ctx).await.unwrap_err();
+    assert!(matches!(err, ToolError::Cancelled), "{err:?}");
+    assert!(started.elapsed() < Duration::from_secs(3));
+    servers.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_server_that_cannot_start_does_not_stop_the_others() {
+    let mut servers = start(
+        json!({
+            "demo": demo_server(),
+            "missing": {"command": "/nonexistent/agent-mcp-no-such-server"},
+            "crashes": {"command": "python3", "args": ["-c", "import sys; sys.stderr.write('boom: bad token\\n'); sys.exit(3)"]}
+        }),
+        McpOptions::default(),
+    )
+    .await;
+    let failures = servers.failures();
+    assert_eq!(failures.len(), 2, "{failures:?}");
+    let crashes = failures.iter().find(|f| f.server == "crashes").unwrap();
+    assert!(crashes.reason.contains("boom: bad token"), "{crashes}");
+    let missing = failures.iter().find(|f| f.server == "missing").unwrap();
+    assert!(missing.reason.contains("cannot start"), "{missing}");
+    assert!(
+        missing.reason.contains("mcpServers.missing.command"),
+        "{missing}"
+    );
+    assert!(
+        missing
+            .to_string()
+            .starts_with("MCP server `missing` did not start")
+    );
+    let tools = servers.tools();
+    assert!(tools.iter().all(|t| t.name().starts_with("mcp__demo__")));
+    let out = find(&tools, "mcp__demo__echo")
+        .call(json!({"text": "ok"}), &ctx())
+        .await
+        .unwrap();
+    assert_eq!(out.output, json!("ok"));
+    servers.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_server_that_never_answers_hits_the_startup_timeout() {
+    let options = McpOptions {
+        startup_timeout: Duration::from_millis(500),
+        ..McpOptions::default()
+    };
+    let started = Instant::now();
+    let servers = start(
+        json!({"mute": {"command": "python3", "args": ["-c", "import time; time.sleep(30)"]}}),
+        options,
+    )
+    .await;
+    assert!(started.elapsed() < Duration::from_secs(5));
+    assert_eq!(servers.failures().len(), 1);
+    assert!(
+        servers.failures()[0].reason.contains("startup timeout"),
+        "{}",
+        servers.failures()[0]
+    );
+    assert!(servers.tools().is_empty());
+}
+
+#[tokio::test]
+async fn shutdown_ends_the_child_process() {
+    let mut servers = start(json!({"demo": demo_server()}), McpOptions::default()).await;
+    let pid = servers.server("demo").unwrap().process_id().unwrap();
+    assert!(alive(pid));
+    let echo = find(&servers.tools(), "mcp__demo__echo");
+    servers.shutdown().await;
+    assert!(
+        ended_within(pid, Duration::from_secs(2)).await,
+        "pid {pid} still runs"
+    );
+    assert!(servers.tools().is_empty());
+    // A tool held past shutdown fails cleanly.
+    let err = echo.call(json!({"text": "x"}), &ctx()).await.unwrap_err();
+    assert!(matches!(err, ToolError::Execution(_)), "{err:?}");
+}
+
+#[tokio::test]
+async fn drop_ends_the_child_process_even_when_tools_are_still_held() {
+    let servers = start(json!({"demo": demo_server()}), McpOptions::default()).await;
+    let pid = servers.server("demo").unwrap().process_id().unwrap();
+    let held = servers.tools();
+    drop(servers);
+    assert!(
+        ended_within(pid, Duration::from_secs(8)).await,
+        "pid {pid} still runs"
+    );
+    drop(held);
+}
+
+#[test]
+fn a_runtime_that_ends_kills_the_child_process() {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let (servers, pid) = runtime.block_on(async {
+        let servers = start(json!({"demo": demo_server()}), McpOptions::default()).await;
+        let pid = servers.server("demo").unwrap().process_id().unwrap();
+        (servers, pid)
+    });
+    assert!(alive(pid));
+    // The runtime goes first; then the servers are dropped outside any runtime.
+    drop(runtime);
+    drop(servers);
+    let start = Instant::now();
+    while alive(pid) && start.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(!alive(pid), "pid {pid} outlived the runtime");
+}
