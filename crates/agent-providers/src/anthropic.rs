@@ -21,7 +21,6 @@ use std::fmt;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use tracing::Instrument as _;
 
 use crate::config::{ProviderConfig, ProviderKind};
 use crate::error::ProviderError;
@@ -118,18 +117,15 @@ impl Provider for AnthropicProvider {
     }
 
     async fn stream(&self, request: &ModelRequest) -> Result<EventStream, ProviderError> {
-        let span = tracing::info_span!("provider_call", provider = NAME, model = %request.model);
-        let body = serde_json::to_vec(&request_body(request)).map_err(|e| {
-            ProviderError::Config(format!("cannot encode the request as JSON: {e}"))
-        })?;
-        let response = self
-            .transport
-            .post(&self.url, &self.headers, body)
-            .instrument(span.clone())
-            .await?;
-        Ok(self
-            .transport
-            .events(response, AnthropicDecoder::default(), span))
+        self.transport
+            .call(
+                &self.url,
+                &self.headers,
+                &request_body(request),
+                &request.model,
+                AnthropicDecoder::default(),
+            )
+            .await
     }
 }
 

@@ -138,6 +138,25 @@ impl Transport {
     }
 
     /// The events of a streamed SSE `response`, decoded by `decoder`, each read under `span`.
+    /// One streamed call: `body` encoded as JSON, posted (with retries) inside a
+    /// `provider_call` span, and its SSE body decoded by `decoder`.
+    pub(crate) async fn call<D: Decoder>(
+        &self,
+        url: &str,
+        headers: &HeaderMap,
+        body: &impl serde::Serialize,
+        model: &str,
+        decoder: D,
+    ) -> Result<EventStream, ProviderError> {
+        let span = tracing::info_span!("provider_call", provider = self.provider, model = %model);
+        let body = serde_json::to_vec(body).map_err(|e| {
+            ProviderError::Config(format!("cannot encode the request as JSON: {e}"))
+        })?;
+        let response =
+            tracing::Instrument::instrument(self.post(url, headers, body), span.clone()).await?;
+        Ok(self.events(response, decoder, span))
+    }
+
     pub(crate) fn events<D: Decoder>(
         &self,
         response: reqwest::Response,

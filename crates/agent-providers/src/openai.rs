@@ -21,7 +21,6 @@ use std::fmt;
 use reqwest::header::{HeaderMap, HeaderValue};
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Value, json};
-use tracing::Instrument as _;
 
 use crate::anthropic::parse_tool_input;
 use crate::config::{ProviderConfig, ProviderKind};
@@ -225,19 +224,15 @@ impl Provider for OpenAiProvider {
     }
 
     async fn stream(&self, request: &ModelRequest) -> Result<EventStream, ProviderError> {
-        let span =
-            tracing::info_span!("provider_call", provider = self.name, model = %request.model);
-        let body = serde_json::to_vec(&self.request_body(request)).map_err(|e| {
-            ProviderError::Config(format!("cannot encode the request as JSON: {e}"))
-        })?;
-        let response = self
-            .transport
-            .post(&self.url, &self.headers, body)
-            .instrument(span.clone())
-            .await?;
-        Ok(self
-            .transport
-            .events(response, OpenAiDecoder::default(), span))
+        self.transport
+            .call(
+                &self.url,
+                &self.headers,
+                &self.request_body(request),
+                &request.model,
+                OpenAiDecoder::default(),
+            )
+            .await
     }
 }
 
