@@ -519,3 +519,48 @@ async fn a_blocking_prompt_hook_keeps_the_prompt_from_the_model() {
     let log = events(&f.store, agent.session_id()).await;
     assert!(!format!("{log:?}").contains("hunter2"));
 }
+
+#[tokio::test]
+async fn a_prompt_hook_is_evaluated_by_the_model_and_its_verdict_denies_the_call() {
+    use agent_core::hooks::HooksConfig;
+    use agent_sessions::agent::ModelHooks;
+    let f = fixture().await;
+    // The hook's verdict comes from the same scripted provider, between the loop's calls.
+    let provider = Arc::new(ScriptedProvider::new(vec![
+        ScriptedTurn::tools(None, vec![("t1", "Bash", json!({"command": "ls"}))]),
+        ScriptedTurn::text("{\"ok\": false, \"reason\": \"no shell today\"}"),
+        ScriptedTurn::text("understood"),
+    ]));
+    let mut hooks = HookRegistry::new();
+    let models = Arc::new(ModelHooks::new(provider.clone(), "m", None));
+    hooks.set_extension("prompt", models);
+    let mut config = HooksConfig::default();
+    config
+        .add_block(
+            &json!({"PreToolUse": [
+                {"matcher": "Bash", "hooks": [{"type": "prompt", "prompt": "Is this command safe? $ARGUMENTS"}]}
+            ]}),
+            std::path::Path::new("inline.json"),
+            None,
+            None,
+            "hooks",
+        )
+        .unwrap();
+    hooks.load(&config).unwrap();
+    let mut agent = Agent::builder(provider.clone(), f.store.clone(), f.project.path())
+        .options(AgentOptions::new("m"))
+        .permissions(engine(&f, &["Bash(ls)"]))
+        .hooks(Arc::new(hooks))
+        .tools(builtin_tools(&ToolState::new()))
+        .start()
+        .await
+        .unwrap();
+    let r = agent.prompt("list").await.unwrap();
+    assert_eq!(r.final_text, "understood");
+    let hook_request = &provider.requests()[1];
+    assert!(format!("{:?}", hook_request.messages).contains("Is this command safe?"));
+    let log = events(&f.store, agent.session_id()).await;
+    let denied = log.iter().any(|e| matches!(&e.payload,
+        EventPayload::PermissionDecision(d) if !d.allowed && d.reason.as_deref().unwrap_or("").contains("no shell today")));
+    assert!(denied, "{:?}", types(&log));
+}
