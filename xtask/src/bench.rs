@@ -80,6 +80,14 @@ const GROUPS: &[Group] = &[
         footer: "The tree: 100 directories of 100 files of 10,000 bytes, in the page cache for both sides. See docs/workspace.md.",
     },
     Group {
+        name: "agent",
+        package: "agent-sessions",
+        bench: "agent",
+        heading: "Agent loop (`crates/agent-sessions/benches/agent.rs`, 100 tools)",
+        rows: AGENT_ROWS,
+        footer: "The model is a scripted replay that answers at once and, unlike `ScriptedProvider`, keeps no copy of the requests, so the figures are the loop's own cost. A session is replaced by a fresh one every 20 prompts (the conversation sent stays under ~160 messages).",
+    },
+    Group {
         name: "exec",
         package: "agent-cli",
         bench: "exec",
@@ -110,6 +118,37 @@ const WORKSPACE_ROWS: &[Row] = &[
         target: None,
         items: None,
         what: "the Grep tool (`files_with_matches`, a literal that 100 files hold) over the 10,000-file / 100 MB shadow, every file opened through the sandbox's capability handles, vs. `rg -l` when installed, else `grep -rl`, started as a process on the same tree",
+    },
+];
+
+const AGENT_ROWS: &[Row] = &[
+    Row {
+        figure: "turn_overhead_os",
+        baseline: "turn_baseline_direct_calls_and_appends_os",
+        target: Some(Target::Ns(1_000_000.0)),
+        items: None,
+        what: "one `Agent::prompt` = 2 provider calls (the first asks for 3 tool calls, the second answers) + the 3 calls through the gate (hooks, permission engine, a cheap read-only tool) + 12 events logged in 7 appends (`Durability::Os`), 100 tools registered, vs. the 3 `Tool::call`s made directly and the same 12 events appended straight to the store in the same batches; the target (≤ 1 ms per turn) is met when the whole prompt, two turns, takes ≤ 1 ms",
+    },
+    Row {
+        figure: "turn_overhead_fsync",
+        baseline: "turn_baseline_direct_calls_and_appends_fsync",
+        target: None,
+        items: None,
+        what: "the same with the default durability (`fdatasync` per append: 7 per prompt) vs. the same baseline with it; what this adds to the row above is the disk's time, not the loop's",
+    },
+    Row {
+        figure: "first_event_latency",
+        baseline: "first_event_baseline_bare_stream",
+        target: Some(Target::Ns(1_000_000.0)),
+        items: None,
+        what: "from the provider's stream yielding its first text delta (stamped right before) to the caller of `Agent::query` receiving it as `AgentEvent::TextDelta`, the stream then waiting for more bytes as a network stream does, vs. the caller reading the same stream directly",
+    },
+    Row {
+        figure: "first_event_latency_answer_ready",
+        baseline: "first_event_baseline_bare_stream",
+        target: Some(Target::Ns(1_000_000.0)),
+        items: None,
+        what: "the worst case: the stream holds the whole answer at once, so the loop reads it to its end and logs it until it next waits before the caller is polled",
     },
 ];
 
