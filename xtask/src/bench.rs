@@ -148,7 +148,7 @@ const AGENT_ROWS: &[Row] = &[
         baseline: "first_event_baseline_bare_stream",
         target: Some(Target::Ns(1_000_000.0)),
         items: None,
-        what: "the worst case: the stream holds the whole answer at once, so the loop reads it to its end and logs it until it next waits before the caller is polled",
+        what: "the stream holds the whole answer at once (a fast local server): the loop yields after each fragment it passes on, so the caller sees the first one before the rest is read",
     },
 ];
 

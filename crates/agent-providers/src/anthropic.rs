@@ -676,7 +676,8 @@ mod tests {
             name: "Read".into(),
             description: "reads".into(),
             input_schema: json!({"type": "object"}),
-        }];
+        }]
+        .into();
         request.temperature = Some(0.5);
         let body = serde_json::to_value(request_body(&request)).unwrap();
         assert_eq!(body["tool_choice"], json!({"type": "auto"}));

@@ -1,5 +1,7 @@
 //! The provider-neutral request and response: what the loop sends and what comes back.
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -122,8 +124,8 @@ pub struct ModelRequest {
     /// The conversation so far; user and assistant turns alternate after adapters merge
     /// neighbours of one role.
     pub messages: Vec<Message>,
-    /// The tools on offer.
-    pub tools: Vec<ToolSpec>,
+    /// The tools on offer (shared: a loop sends the same specs with every call).
+    pub tools: Arc<[ToolSpec]>,
     /// Whether tools may be called.
     pub tool_choice: ToolChoice,
     /// The most tokens the answer may have.
@@ -139,7 +141,7 @@ impl ModelRequest {
             model: model.into(),
             system: None,
             messages,
-            tools: Vec::new(),
+            tools: Arc::from(Vec::new()),
             tool_choice: ToolChoice::Auto,
             max_tokens: 4096,
             temperature: None,

@@ -375,7 +375,8 @@ async fn the_request_body_and_headers() {
         name: "ls".into(),
         description: "Lists files.".into(),
         input_schema: json!({"type": "object", "properties": {"path": {"type": "string"}}}),
-    }];
+    }]
+    .into();
     request.tool_choice = ToolChoice::None;
     request.max_tokens = 1024;
     request.temperature = Some(0.25);

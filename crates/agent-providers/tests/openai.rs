@@ -263,7 +263,8 @@ fn tool_request() -> ModelRequest {
         name: "get_weather".into(),
         description: "The weather.".into(),
         input_schema: json!({"type": "object", "properties": {"city": {"type": "string"}}}),
-    }];
+    }]
+    .into();
     request.max_tokens = 512;
     request
 }

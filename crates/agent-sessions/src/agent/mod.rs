@@ -338,6 +338,7 @@ impl AgentBuilder {
             interrupt: Interrupt::new(),
             agent_id: None,
             specs,
+            fixed: std::sync::OnceLock::new(),
         };
         let sink = Sink::default();
         if resumption.is_some() {
@@ -353,7 +354,7 @@ impl AgentBuilder {
 }
 
 /// The provider-facing descriptions of tools.
-pub(crate) fn specs(tools: &[Arc<dyn Tool>]) -> Vec<ToolSpec> {
+pub(crate) fn specs(tools: &[Arc<dyn Tool>]) -> Arc<[ToolSpec]> {
     tools
         .iter()
         .map(|t| ToolSpec {

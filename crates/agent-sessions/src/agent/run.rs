@@ -91,7 +91,9 @@ pub(crate) struct Runner {
     pub(crate) interrupt: Interrupt,
     /// Inside a subagent: its id (Stop hooks become SubagentStop).
     pub(crate) agent_id: Option<String>,
-    pub(crate) specs: Vec<ToolSpec>,
+    pub(crate) specs: Arc<[ToolSpec]>,
+    /// Estimated tokens of the system prompt and the tool specs, computed once.
+    pub(crate) fixed: std::sync::OnceLock<u64>,
 }
 
 enum CallOutcome {
@@ -421,7 +423,7 @@ impl Runner {
             model: o.model.clone(),
             system: Some(self.system().to_owned()),
             messages: self.history.messages().to_vec(),
-            tools: self.specs.clone(),
+            tools: Arc::clone(&self.specs),
             tool_choice: choice,
             max_tokens: o.max_tokens,
             temperature: o.temperature,
@@ -451,8 +453,13 @@ impl Runner {
                 while let Some(item) = stream.next().await {
                     match item? {
                         StreamEvent::TextDelta(d) => {
-                            sink.send(AgentEvent::TextDelta(d.clone()));
                             partial.push_str(&d);
+                            if sink.is_listening() {
+                                sink.send(AgentEvent::TextDelta(d));
+                                // Let the caller of `query` (polled in this task) see the
+                                // fragment now, even when the stream has more ready.
+                                tokio::task::yield_now().await;
+                            }
                         }
                         StreamEvent::ToolUse(_) => {}
                         StreamEvent::Done(r) => return Ok(Some(r)),
@@ -676,7 +683,9 @@ impl Runner {
         state: &mut RunState,
     ) -> Result<(), AgentError> {
         let window = self.window();
-        let fixed = fixed_tokens(self.system(), &self.specs);
+        let fixed = *self
+            .fixed
+            .get_or_init(|| fixed_tokens(self.system(), &self.specs));
         let used = self.history.tokens(fixed);
         let threshold = (window as f64 * self.core.options.compact_at) as u64;
         if used < threshold || self.history.len() < 2 {

@@ -111,6 +111,7 @@ impl SubagentRunner for Subagents {
             interrupt: Interrupt::new(),
             agent_id: Some(agent_id.clone()),
             specs: specs(&self.tools),
+            fixed: std::sync::OnceLock::new(),
         };
         // The parent's cancellation reaches the subagent's loop.
         let cancel = ctx.cancellation.clone();
