@@ -54,9 +54,11 @@ fn serve(bodies: Vec<String>) -> (String, Arc<Mutex<Vec<Value>>>) {
                 .lock()
                 .unwrap()
                 .push(serde_json::from_slice(&req).unwrap_or(Value::Null));
-            let head =
-                "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n";
-            stream.write_all(head.as_bytes()).unwrap();
+            // A body that is a whole response (status line and all) is sent as it is.
+            if !body.starts_with("HTTP/1.1 ") {
+                let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n";
+                stream.write_all(head.as_bytes()).unwrap();
+            }
             stream.write_all(body.as_bytes()).unwrap();
         }
     });
@@ -424,4 +426,219 @@ fn run_calls_an_mcp_servers_tool_through_the_permission_gate() {
             .contains("hello from mcp")
     );
     assert_eq!(result("call_2")["errorType"], "permission_denied");
+}
+
+/// Runs `agent run` against `bodies` (OpenAI wire format) and returns the JSON result, the
+/// exit code, the session log and how many requests the server saw.
+fn run_openai(
+    e: &Env,
+    bodies: Vec<String>,
+    extra: &[&str],
+) -> (Value, Option<i32>, Vec<Value>, usize) {
+    let (url, seen) = serve(bodies);
+    let out = agent(&e.home)
+        .args(["run", "go", "--provider", "openai-compatible", "--base-url"])
+        .arg(&url)
+        .args(["--model", "m", "--json", "--settings"])
+        .arg(&e.settings)
+        .arg("--workspace")
+        .arg(&e.project)
+        .args(extra)
+        .output()
+        .unwrap();
+    let v = json_out(&out);
+    let log = session_log(&e.home, v["sessionId"].as_str().unwrap());
+    let n = seen.lock().unwrap().len();
+    (v, out.status.code(), log, n)
+}
+
+/// Every `tool.use` has one `tool.result`, and the log ends its run with `result`.
+fn assert_whole(log: &[Value]) {
+    for u in log.iter().filter(|l| l["type"] == "tool.use") {
+        let n = log
+            .iter()
+            .filter(|l| l["type"] == "tool.result" && l["toolUseId"] == u["toolUseId"])
+            .count();
+        assert_eq!(n, 1, "{u}");
+    }
+    assert!(log.iter().any(|l| l["type"] == "result"));
+}
+
+#[test]
+fn the_loop_ends_each_wire_case_in_a_whole_resumable_log() {
+    let e = env(json!({"permissions": {"allow": ["Read"]}}));
+    let json_error = |status: &str, extra: &str| {
+        let body = r#"{"error":{"message":"slow down","type":"rate_limit"}}"#;
+        format!(
+            "HTTP/1.1 {status}\r\ncontent-type: application/json\r\n{extra}content-length: {}\r\nconnection: close\r\n\r\n{body}",
+            body.len()
+        )
+    };
+    // 429, then success.
+    let (v, code, log, n) = run_openai(
+        &e,
+        vec![
+            json_error("429 Too Many Requests", "retry-after: 0\r\n"),
+            text_body("after the 429"),
+        ],
+        &[],
+    );
+    assert_eq!((code, n), (Some(0), 2));
+    assert_eq!(v["finalText"], "after the 429");
+    assert_whole(&log);
+    // 500 mid-stream: a text fragment, then the connection drops without a finish.
+    let (v, code, log, _) = run_openai(
+        &e,
+        vec![chunk(json!({"content": "half an ans"}), None)],
+        &[],
+    );
+    assert_eq!((code, v["stopReason"].as_str()), (Some(1), Some("error")));
+    assert!(
+        log.iter()
+            .any(|l| l["type"] == "assistant.message" && l["partial"] == true)
+    );
+    assert_whole(&log);
+    // A malformed SSE data line.
+    let (v, code, log, _) = run_openai(&e, vec!["data: {not json\n\n".into()], &[]);
+    assert_eq!((code, v["stopReason"].as_str()), (Some(1), Some("error")));
+    assert!(
+        log.iter()
+            .any(|l| l["type"] == "error" && l["errorType"] == "provider_stream")
+    );
+    assert_whole(&log);
+    // A tool call whose arguments are not JSON: answered with an error, the loop goes on.
+    let bad_args = chunk(
+        json!({"role": "assistant", "tool_calls": [{"index": 0, "id": "call_x", "type": "function",
+               "function": {"name": "Read", "arguments": "{\"file_path\": "}}]}),
+        None,
+    ) + &chunk(json!({}), Some("tool_calls"))
+        + "data: [DONE]\n\n";
+    let (v, code, log, _) = run_openai(&e, vec![bad_args, text_body("sorry")], &[]);
+    assert_eq!(
+        (code, v["stopReason"].as_str()),
+        (Some(0), Some("end_turn"))
+    );
+    assert!(
+        log.iter()
+            .any(|l| l["type"] == "tool.result" && l["errorType"] == "invalid_input")
+    );
+    assert_whole(&log);
+    // max_tokens (`length`) and refusal (`content_filter`).
+    let stop = |reason: &str| {
+        chunk(json!({"role": "assistant", "content": "cut"}), None)
+            + &chunk(json!({}), Some(reason))
+            + "data: [DONE]\n\n"
+    };
+    let (v, code, log, _) = run_openai(&e, vec![stop("length")], &[]);
+    assert_eq!(
+        (code, v["stopReason"].as_str()),
+        (Some(0), Some("max_tokens"))
+    );
+    assert_whole(&log);
+    let (v, code, log, _) = run_openai(&e, vec![stop("content_filter")], &[]);
+    assert_eq!((code, v["stopReason"].as_str()), (Some(0), Some("refusal")));
+    assert_whole(&log);
+    // Every one of these sessions resumes: the last one continues.
+    let (v2, code, _, _) = run_openai(&e, vec![text_body("resumed")], &["--continue"]);
+    assert_eq!(code, Some(0));
+    assert_eq!(v2["sessionId"], v["sessionId"]);
+}
+
+#[test]
+fn run_speaks_the_anthropic_wire_format_through_the_loop() {
+    let e = env(json!({"permissions": {"allow": ["Read"]}}));
+    let ev = |name: &str, data: Value| format!("event: {name}\ndata: {data}\n\n");
+    let start = |id: &str| {
+        ev(
+            "message_start",
+            json!({"type": "message_start", "message": {"id": id, "type": "message",
+            "role": "assistant", "model": "claude-x", "content": [], "stop_reason": null,
+            "usage": {"input_tokens": 10, "output_tokens": 1}}}),
+        )
+    };
+    let tool_turn = start("msg_1")
+        + &ev(
+            "content_block_start",
+            json!({"type": "content_block_start", "index": 0,
+            "content_block": {"type": "tool_use", "id": "toolu_1", "name": "Read", "input": {}}}),
+        )
+        + &ev(
+            "content_block_delta",
+            json!({"type": "content_block_delta", "index": 0,
+            "delta": {"type": "input_json_delta", "partial_json": "{\"file_path\": \"a."}}),
+        )
+        + &ev(
+            "content_block_delta",
+            json!({"type": "content_block_delta", "index": 0,
+            "delta": {"type": "input_json_delta", "partial_json": "txt\"}"}}),
+        )
+        + &ev(
+            "content_block_stop",
+            json!({"type": "content_block_stop", "index": 0}),
+        )
+        + &ev(
+            "message_delta",
+            json!({"type": "message_delta",
+            "delta": {"stop_reason": "tool_use", "stop_sequence": null}, "usage": {"output_tokens": 12}}),
+        )
+        + &ev("message_stop", json!({"type": "message_stop"}));
+    let text_turn = start("msg_2")
+        + &ev(
+            "content_block_start",
+            json!({"type": "content_block_start", "index": 0,
+            "content_block": {"type": "text", "text": ""}}),
+        )
+        + &ev(
+            "content_block_delta",
+            json!({"type": "content_block_delta", "index": 0,
+            "delta": {"type": "text_delta", "text": "It says one."}}),
+        )
+        + &ev(
+            "content_block_stop",
+            json!({"type": "content_block_stop", "index": 0}),
+        )
+        + &ev(
+            "message_delta",
+            json!({"type": "message_delta",
+            "delta": {"stop_reason": "end_turn", "stop_sequence": null}, "usage": {"output_tokens": 4}}),
+        )
+        + &ev("message_stop", json!({"type": "message_stop"}));
+    let (url, seen) = serve(vec![tool_turn, text_turn]);
+    let url = url.trim_end_matches("/v1").to_owned();
+    let out = agent(&e.home)
+        .env("ANTHROPIC_API_KEY", "test-key")
+        .args([
+            "run",
+            "what does a.txt say?",
+            "--provider",
+            "anthropic",
+            "--base-url",
+        ])
+        .arg(&url)
+        .args(["--json", "--settings"])
+        .arg(&e.settings)
+        .arg("--workspace")
+        .arg(&e.project)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v = json_out(&out);
+    assert_eq!(v["finalText"], "It says one.");
+    assert_eq!(v["usage"]["input_tokens"], 20);
+    let reqs = seen.lock().unwrap();
+    assert_eq!(reqs[0]["model"], "claude-sonnet-4-5");
+    let last = reqs[1]["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
+    assert_eq!(last["content"][0]["type"], "tool_result");
+    assert!(last["content"][0]["content"].to_string().contains("one"));
+    assert_whole(&session_log(&e.home, v["sessionId"].as_str().unwrap()));
 }
