@@ -564,3 +564,131 @@ async fn a_prompt_hook_is_evaluated_by_the_model_and_its_verdict_denies_the_call
         EventPayload::PermissionDecision(d) if !d.allowed && d.reason.as_deref().unwrap_or("").contains("no shell today")));
     assert!(denied, "{:?}", types(&log));
 }
+
+/// A tool that waits until it is cancelled (or 10 s).
+struct Slow;
+
+#[async_trait::async_trait]
+impl agent_core::tools::Tool for Slow {
+    fn name(&self) -> &str {
+        "Slow"
+    }
+    fn description(&self) -> &str {
+        "waits"
+    }
+    fn input_schema(&self) -> serde_json::Value {
+        json!({"type": "object"})
+    }
+    fn kind(&self) -> agent_core::tools::ToolKind {
+        agent_core::tools::ToolKind::Other
+    }
+    async fn call(
+        &self,
+        _input: serde_json::Value,
+        ctx: &agent_core::tools::ToolContext,
+    ) -> Result<agent_core::tools::ToolOutput, agent_core::tools::ToolError> {
+        for _ in 0..1000 {
+            if ctx.cancellation.is_cancelled() {
+                return Err(agent_core::tools::ToolError::Cancelled);
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+        Ok(agent_core::tools::ToolOutput::text("finished"))
+    }
+}
+
+#[tokio::test]
+async fn an_interrupt_answers_the_running_call_and_leaves_a_resumable_log() {
+    let f = fixture().await;
+    let provider = Arc::new(ScriptedProvider::new(vec![ScriptedTurn::tools(
+        None,
+        vec![("t1", "Slow", json!({})), ("t2", "Slow", json!({}))],
+    )]));
+    let mut agent = Agent::builder(provider, f.store.clone(), f.project.path())
+        .options(AgentOptions::new("m"))
+        .permissions(engine(&f, &["Slow"]))
+        .tool(Arc::new(Slow))
+        .start()
+        .await
+        .unwrap();
+    let interrupt = agent.interrupter();
+    tokio::spawn(async move {
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        interrupt.interrupt();
+    });
+    let started = std::time::Instant::now();
+    let r = agent.prompt("wait").await.unwrap();
+    assert!(started.elapsed() < std::time::Duration::from_secs(5));
+    assert_eq!(r.stop_reason, "interrupted");
+    let id = agent.session_id().clone();
+    agent.close().await.unwrap();
+    let log = events(&f.store, &id).await;
+    let results: Vec<_> = log
+        .iter()
+        .filter_map(|e| match &e.payload {
+            EventPayload::ToolResult(r) => Some((r.tool_use_id.clone(), r.error_type.clone())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        results,
+        vec![
+            ("t1".into(), Some("cancelled".into())),
+            ("t2".into(), Some("cancelled".into()))
+        ]
+    );
+    assert_eq!(types(&log).last().unwrap(), "result");
+    // The next run of the same session goes on normally.
+    let mut again = Agent::builder(
+        Arc::new(ScriptedProvider::new(vec![ScriptedTurn::text("ok")])),
+        f.store.clone(),
+        f.project.path(),
+    )
+    .options(AgentOptions::new("m").resume(ResumeOptions {
+        session_id: Some(id),
+        ..Default::default()
+    }))
+    .start()
+    .await
+    .unwrap();
+    assert_eq!(again.prompt("go on").await.unwrap().stop_reason, "end_turn");
+}
+
+#[tokio::test]
+async fn resume_restores_the_mode_except_plan_and_bypass() {
+    use agent_core::permissions::PermissionMode;
+    let f = fixture().await;
+    for (mode, restored) in [
+        (PermissionMode::AcceptEdits, PermissionMode::AcceptEdits),
+        (PermissionMode::Plan, PermissionMode::Default),
+        (PermissionMode::BypassPermissions, PermissionMode::Default),
+    ] {
+        let agent = Agent::builder(
+            Arc::new(ScriptedProvider::new(vec![])),
+            f.store.clone(),
+            f.project.path(),
+        )
+        .options(AgentOptions::new("model-x"))
+        .mode(mode)
+        .start()
+        .await
+        .unwrap();
+        let id = agent.session_id().clone();
+        agent.close().await.unwrap();
+        let resumed = Agent::builder(
+            Arc::new(ScriptedProvider::new(vec![])),
+            f.store.clone(),
+            f.project.path(),
+        )
+        .options(AgentOptions::new("").resume(ResumeOptions {
+            session_id: Some(id),
+            ..Default::default()
+        }))
+        .start()
+        .await
+        .unwrap();
+        assert_eq!(resumed.mode(), restored, "{mode}");
+        assert_eq!(resumed.model(), "model-x");
+        resumed.close().await.unwrap();
+    }
+}

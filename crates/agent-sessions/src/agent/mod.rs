@@ -253,21 +253,14 @@ impl AgentBuilder {
                 repair_dangling(store.as_ref(), &r.session.id, &events).await?;
                 (r.session.id.clone(), r.hook_source())
             }
-            None => {
-                let meta = store
-                    .create(NewSession {
-                        id: options.session_id.clone(),
-                        cwd: Some(cwd_text.clone()),
-                        model: Some(options.model.clone()),
-                        git_branch: git_branch(&cwd),
-                        tools: tools.iter().map(|t| t.name().to_owned()).collect(),
-                        permission_mode: None,
-                        title: None,
-                        tags: Vec::new(),
-                    })
-                    .await?;
-                (meta.id, "startup")
-            }
+            // Created once the engine and tools are known, so `system.init` records them.
+            None => (
+                options
+                    .session_id
+                    .clone()
+                    .unwrap_or_else(SessionId::generate),
+                "startup",
+            ),
         };
         if options.model.is_empty() {
             return Err(AgentError::Options(
@@ -324,6 +317,20 @@ impl AgentBuilder {
             tools.push(Arc::new(Task::new(runner)));
         }
         let specs = specs(&tools);
+        if resumption.is_none() {
+            store
+                .create(NewSession {
+                    id: Some(session.clone()),
+                    cwd: Some(cwd_text.clone()),
+                    model: Some(core.options.model.clone()),
+                    git_branch: git_branch(&cwd),
+                    tools: specs.iter().map(|t| t.name.clone()).collect(),
+                    permission_mode: Some(engine.mode().as_str().to_owned()),
+                    title: None,
+                    tags: Vec::new(),
+                })
+                .await?;
+        }
         let executor = ToolExecutor::shared(tools, engine, Arc::clone(&hooks), hook_ctx.clone());
         let history = match &resumption {
             Some(_) => Hist::from_messages(&store.messages(&session, None).await?),
