@@ -38,11 +38,15 @@ fn serve(bodies: Vec<String>) -> (String, Arc<Mutex<Vec<Value>>>) {
             let mut stream = stream.unwrap();
             let mut reader = BufReader::new(stream.try_clone().unwrap());
             let mut len = 0usize;
+            let mut headers = serde_json::Map::new();
             loop {
                 let mut line = String::new();
                 reader.read_line(&mut line).unwrap();
                 if line == "\r\n" || line.is_empty() {
                     break;
+                }
+                if let Some((k, v)) = line.split_once(':') {
+                    headers.insert(k.trim().to_ascii_lowercase(), json!(v.trim()));
                 }
                 if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
                     len = v.trim().parse().unwrap();
@@ -50,10 +54,11 @@ fn serve(bodies: Vec<String>) -> (String, Arc<Mutex<Vec<Value>>>) {
             }
             let mut req = vec![0; len];
             reader.read_exact(&mut req).unwrap();
-            seen2
-                .lock()
-                .unwrap()
-                .push(serde_json::from_slice(&req).unwrap_or(Value::Null));
+            let mut body_json: Value = serde_json::from_slice(&req).unwrap_or(Value::Null);
+            if let Some(o) = body_json.as_object_mut() {
+                o.insert("__headers".into(), Value::Object(headers));
+            }
+            seen2.lock().unwrap().push(body_json);
             // A body that is a whole response (status line and all) is sent as it is.
             if !body.starts_with("HTTP/1.1 ") {
                 let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n";
@@ -641,4 +646,53 @@ fn run_speaks_the_anthropic_wire_format_through_the_loop() {
     assert_eq!(last["content"][0]["type"], "tool_result");
     assert!(last["content"][0]["content"].to_string().contains("one"));
     assert_whole(&session_log(&e.home, v["sessionId"].as_str().unwrap()));
+}
+
+#[test]
+fn the_provider_comes_from_trusted_settings_only() {
+    let (url, seen) = serve(vec![text_body("configured")]);
+    let e = env(
+        json!({"provider": {"name": "openai-compatible", "baseUrl": url,
+                                     "apiKeyEnv": "AGENT_TEST_KEY"},
+                       "model": "from-settings"}),
+    );
+    let out = agent(&e.home)
+        .env("AGENT_TEST_KEY", "sekrit-value")
+        .args(["run", "hi", "--json", "--settings"])
+        .arg(&e.settings)
+        .arg("--workspace")
+        .arg(&e.project)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("sekrit"));
+    let reqs = seen.lock().unwrap();
+    assert_eq!(reqs[0]["model"], "from-settings");
+    assert_eq!(reqs[0]["__headers"]["authorization"], "Bearer sekrit-value");
+    // The same settings in an untrusted project are not used: nothing is configured.
+    let e2 = env(json!({}));
+    std::fs::create_dir_all(e2.project.join(".agent")).unwrap();
+    std::fs::write(
+        e2.project.join(".agent/settings.json"),
+        json!({"provider": {"name": "openai-compatible", "baseUrl": "http://127.0.0.1:9/v1"},
+               "model": "x"})
+        .to_string(),
+    )
+    .unwrap();
+    let out = agent(&e2.home)
+        .args(["run", "hi", "--workspace"])
+        .arg(&e2.project)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("not trusted") && err.contains("no model provider"),
+        "{err}"
+    );
 }

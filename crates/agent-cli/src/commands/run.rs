@@ -39,44 +39,77 @@ fn default_model(kind: ProviderKind) -> Option<&'static str> {
     }
 }
 
-/// The provider and base URL the settings name: `"provider": "openai"` or `"provider":
-/// {"name": "openai-compatible", "baseUrl": "http://localhost:11434/v1"}` (the last file that
-/// says wins), and the settings' `model`.
-fn provider_settings(
-    settings: &Settings,
-) -> Result<(Option<String>, Option<String>, Option<String>)> {
-    let (mut name, mut base, mut model) = (None, None, None);
+/// What the settings say about the provider: `"provider": "openai"` or `"provider": {"name":
+/// "openai-compatible", "baseUrl": "http://localhost:11434/v1", "apiKeyEnv": "MY_KEY"}` (or
+/// `"apiKey"` itself), and `"model"`; the last file that says wins. Only files that may grant
+/// capabilities count: an untrusted project must not send your key to a server of its choosing.
+#[derive(Debug, Default)]
+struct ProviderSettings {
+    name: Option<String>,
+    base_url: Option<String>,
+    api_key: Option<String>,
+    model: Option<String>,
+}
+
+fn provider_settings(settings: &Settings) -> Result<ProviderSettings> {
+    let mut out = ProviderSettings::default();
     for file in &settings.files {
+        let where_ = file.path.display();
+        if !file.trusted {
+            if file.value.contains_key("provider") || file.value.contains_key("model") {
+                output::warning(&format!(
+                    "{where_}: provider and model settings skipped because this folder is not trusted"
+                ));
+            }
+            continue;
+        }
         match file.value.get("provider") {
             None => {}
-            Some(Value::String(s)) => name = Some(s.clone()),
+            Some(Value::String(s)) => out.name = Some(s.clone()),
             Some(Value::Object(o)) => {
-                if let Some(n) = o.get("name").and_then(Value::as_str) {
-                    name = Some(n.to_owned());
+                let text = |key: &str| -> Result<Option<String>> {
+                    match o.get(key) {
+                        None => Ok(None),
+                        Some(Value::String(s)) if !s.trim().is_empty() => Ok(Some(s.clone())),
+                        Some(_) => bail!("{where_}: provider.{key} must be a non-empty string"),
+                    }
+                };
+                if let Some(n) = text("name")? {
+                    out.name = Some(n);
                 }
-                if let Some(b) = o.get("baseUrl").and_then(Value::as_str) {
-                    base = Some(b.to_owned());
+                if let Some(b) = text("baseUrl")? {
+                    out.base_url = Some(b);
+                }
+                if let Some(k) = text("apiKey")? {
+                    out.api_key = Some(k);
+                }
+                if let Some(var) = text("apiKeyEnv")? {
+                    match std::env::var(&var) {
+                        Ok(k) if !k.trim().is_empty() => out.api_key = Some(k),
+                        _ => bail!(
+                            "{where_}: provider.apiKeyEnv names {var}, which is not set; export it or remove the setting"
+                        ),
+                    }
                 }
             }
             Some(other) => bail!(
-                "{}: provider is {other}; use \"anthropic\", \"openai\", \"openai-compatible\" or {{\"name\": ..., \"baseUrl\": ...}}",
-                file.path.display()
+                "{where_}: provider is {other}; use \"anthropic\", \"openai\", \"openai-compatible\" or {{\"name\": ..., \"baseUrl\": ..., \"apiKeyEnv\": ...}}"
             ),
         }
         if let Some(m) = file.value.get("model") {
             match m.as_str() {
-                Some(m) => model = Some(m.to_owned()),
-                None => bail!("{}: model is {m}; it must be a string", file.path.display()),
+                Some(m) => out.model = Some(m.to_owned()),
+                None => bail!("{where_}: model is {m}; it must be a string"),
             }
         }
     }
-    Ok((name, base, model))
+    Ok(out)
 }
 
 /// The provider `agent run` uses, and the model.
 fn provider(args: &RunArgs, settings: &Settings) -> Result<(Arc<dyn Provider>, String)> {
-    let (set_name, set_base, set_model) = provider_settings(settings)?;
-    let name = match args.provider.clone().or(set_name) {
+    let set = provider_settings(settings)?;
+    let name = match args.provider.clone().or(set.name) {
         Some(n) => n,
         None if std::env::var_os("ANTHROPIC_API_KEY").is_some_and(|k| !k.is_empty()) => {
             "anthropic".into()
@@ -90,10 +123,13 @@ fn provider(args: &RunArgs, settings: &Settings) -> Result<(Arc<dyn Provider>, S
     };
     let kind: ProviderKind = name.parse().map_err(|e| anyhow::anyhow!("{e}"))?;
     let mut config = ProviderConfig::from_env(kind);
-    if let Some(b) = args.base_url.clone().or(set_base) {
+    if let Some(b) = args.base_url.clone().or(set.base_url) {
         config = config.with_base_url(b);
     }
-    let model = match args.model.clone().or(set_model) {
+    if let Some(k) = set.api_key {
+        config = config.with_api_key(k);
+    }
+    let model = match args.model.clone().or(set.model) {
         Some(m) => m,
         None => match default_model(kind) {
             Some(m) => m.to_owned(),
