@@ -692,3 +692,46 @@ async fn resume_restores_the_mode_except_plan_and_bypass() {
         resumed.close().await.unwrap();
     }
 }
+
+#[tokio::test]
+async fn hooks_read_a_claude_compatible_transcript_of_the_session() {
+    let f = fixture().await;
+    let transcripts = tempfile::tempdir().unwrap();
+    let seen = Arc::new(std::sync::Mutex::new(String::new()));
+    let s = seen.clone();
+    let mut hooks = HookRegistry::new();
+    hooks
+        .register_fn(
+            HookEvent::PreToolUse,
+            HookOptions::default(),
+            move |input| {
+                let s = s.clone();
+                async move {
+                    let path = input.transcript_path.clone().unwrap();
+                    *s.lock().unwrap() = std::fs::read_to_string(path).unwrap();
+                    Ok(HookOutput::default())
+                }
+            },
+        )
+        .unwrap();
+    let provider = Arc::new(ScriptedProvider::new(vec![
+        ScriptedTurn::tools(None, vec![("t1", "Glob", json!({"pattern": "*"}))]),
+        ScriptedTurn::text("done"),
+    ]));
+    let mut options = AgentOptions::new("m");
+    options.transcript_dir = Some(transcripts.path().to_path_buf());
+    let mut agent = Agent::builder(provider, f.store.clone(), f.project.path())
+        .options(options)
+        .permissions(engine(&f, &["Glob"]))
+        .hooks(Arc::new(hooks))
+        .tools(builtin_tools(&ToolState::new()))
+        .start()
+        .await
+        .unwrap();
+    agent.prompt("find the transcript marker").await.unwrap();
+    let text = seen.lock().unwrap().clone();
+    let first: serde_json::Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+    assert_eq!(first["type"], "user");
+    assert!(text.contains("find the transcript marker"), "{text}");
+    assert!(text.contains("\"tool_use\""), "{text}");
+}

@@ -199,12 +199,14 @@ pub fn run(args: DemoArgs) -> Result<Exit> {
             }
         }
     });
+    let mut options = AgentOptions::new("scripted-demo").max_turns(10);
+    options.transcript_dir = Some(agent_home()?.join("transcripts"));
     let runtime = runtime()?;
     let (result, logged, session) = runtime.block_on(async {
         let store: Arc<dyn SessionBackend> =
             Arc::new(SessionStore::open(StoreOptions::new(StoreOptions::default_root()?)).await?);
         let mut agent = Agent::builder(provider, Arc::clone(&store), &shadow)
-            .options(AgentOptions::new("scripted-demo").max_turns(10))
+            .options(options)
             .permissions(
                 PermissionEngine::builder(&shadow, &loaded.home).settings(&loaded.settings),
             )

@@ -303,6 +303,7 @@ pub fn run(mut args: RunArgs) -> Result<Exit> {
         permissions = permissions.add_dir(absolute(d.clone())?);
     }
     let mut options = AgentOptions::new(model).max_turns(args.max_turns);
+    options.transcript_dir = Some(super::agent_home()?.join("transcripts"));
     options.resume = ResumeOptions {
         session_id: match (&args.session, &args.fork) {
             (Some(s), _) | (None, Some(s)) => Some(SessionId::parse(s)?),

@@ -268,7 +268,15 @@ impl AgentBuilder {
             ));
         }
         let mut hook_ctx = HookContext::new(session.to_string(), &cwd);
-        hook_ctx.transcript_path = None;
+        let has_hooks = agent_core::hooks::ALL_EVENTS
+            .iter()
+            .any(|e| hooks.has_hooks(*e));
+        let transcript = options
+            .transcript_dir
+            .as_ref()
+            .filter(|_| has_hooks)
+            .map(|d| d.join(format!("{session}.jsonl")));
+        hook_ctx.transcript_path = transcript.clone();
         let side = SideEvents::default();
         let mut builder = permissions.unwrap_or_else(|| {
             PermissionEngine::builder(
@@ -346,6 +354,7 @@ impl AgentBuilder {
             agent_id: None,
             specs,
             fixed: std::sync::OnceLock::new(),
+            transcript,
         };
         let sink = Sink::default();
         if resumption.is_some() {

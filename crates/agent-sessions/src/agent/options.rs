@@ -39,6 +39,10 @@ pub struct AgentOptions {
     pub session_id: Option<SessionId>,
     /// Also log each streamed `assistant.delta` (off: the whole text is logged once).
     pub log_deltas: bool,
+    /// Where to keep a Claude-Code-compatible transcript of the session (`<dir>/<id>.jsonl`,
+    /// rewritten before hooks run) for hooks that read `transcript_path`. `None`: no
+    /// transcript, and hooks get no `transcript_path`.
+    pub transcript_dir: Option<std::path::PathBuf>,
     /// Run the read-only tools of one answer concurrently (the others always run one at a
     /// time, in order).
     pub parallel_read_only: bool,
@@ -58,6 +62,7 @@ impl Default for AgentOptions {
             resume: ResumeOptions::default(),
             session_id: None,
             log_deltas: false,
+            transcript_dir: None,
             parallel_read_only: true,
         }
     }

@@ -94,6 +94,8 @@ pub(crate) struct Runner {
     pub(crate) specs: Arc<[ToolSpec]>,
     /// Estimated tokens of the system prompt and the tool specs, computed once.
     pub(crate) fixed: std::sync::OnceLock<u64>,
+    /// The Claude-compatible transcript hooks read, when one is kept.
+    pub(crate) transcript: Option<std::path::PathBuf>,
 }
 
 enum CallOutcome {
@@ -161,6 +163,35 @@ impl Runner {
         e
     }
 
+    /// Rewrites the transcript hooks read (`transcript_path`) from the log, when one is kept.
+    /// A failure is reported, not fatal: the hooks still run.
+    pub(crate) async fn write_transcript(&self) {
+        let Some(path) = &self.transcript else {
+            return;
+        };
+        let text = match self
+            .core
+            .store
+            .export(&self.session, crate::store::ExportFormat::Claude)
+            .await
+        {
+            Ok(t) => t,
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot export the transcript for hooks");
+                return;
+            }
+        };
+        let tmp = path.with_extension("jsonl.tmp");
+        let written = path
+            .parent()
+            .map_or(Ok(()), std::fs::create_dir_all)
+            .and_then(|()| std::fs::write(&tmp, text))
+            .and_then(|()| std::fs::rename(&tmp, path));
+        if let Err(e) = written {
+            tracing::warn!(error = %e, path = %path.display(), "cannot write the transcript for hooks");
+        }
+    }
+
     /// Runs hooks of one event and logs what ran; returns the execution.
     pub(crate) async fn hooks(
         &self,
@@ -171,6 +202,7 @@ impl Runner {
         if !self.core.hooks.has_hooks(event) {
             return Ok(HookExecution::default());
         }
+        self.write_transcript().await;
         let mut ctx = self.hook_ctx.clone();
         ctx.permission_mode = Some(self.executor.engine().mode());
         let run = self.core.hooks.execute(ctx.input(event, fields)).await;
@@ -558,6 +590,7 @@ impl Runner {
             }
             let batch = &calls[i..j];
             i = j;
+            self.write_transcript().await;
             let results: Vec<CallResult> = if interrupted || stop.is_some() {
                 batch
                     .iter()

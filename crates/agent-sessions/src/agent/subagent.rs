@@ -112,6 +112,7 @@ impl SubagentRunner for Subagents {
             agent_id: Some(agent_id.clone()),
             specs: specs(&self.tools),
             fixed: std::sync::OnceLock::new(),
+            transcript: None,
         };
         // The parent's cancellation reaches the subagent's loop.
         let cancel = ctx.cancellation.clone();
