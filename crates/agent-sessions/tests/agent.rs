@@ -735,3 +735,51 @@ async fn hooks_read_a_claude_compatible_transcript_of_the_session() {
     assert!(text.contains("find the transcript marker"), "{text}");
     assert!(text.contains("\"tool_use\""), "{text}");
 }
+
+#[tokio::test]
+async fn an_explore_subagent_gets_only_read_only_tools() {
+    let f = fixture().await;
+    let provider = Arc::new(ScriptedProvider::new(vec![
+        ScriptedTurn::tools(
+            None,
+            vec![
+                (
+                    "p1",
+                    "Task",
+                    json!({"prompt": "look", "description": "look", "subagent_type": "Explore"}),
+                ),
+                (
+                    "p2",
+                    "Task",
+                    json!({"prompt": "x", "description": "x", "subagent_type": "Wizard"}),
+                ),
+            ],
+        ),
+        ScriptedTurn::text("explored"),
+        ScriptedTurn::text("parent done"),
+    ]));
+    let mut agent = Agent::builder(provider.clone(), f.store.clone(), f.project.path())
+        .options(AgentOptions::new("m"))
+        .permissions(engine(&f, &["Task"]))
+        .tools(builtin_tools(&ToolState::new()))
+        .start()
+        .await
+        .unwrap();
+    agent.prompt("explore").await.unwrap();
+    let child: Vec<String> = provider.requests()[1]
+        .tools
+        .iter()
+        .map(|t| t.name.clone())
+        .collect();
+    assert_eq!(child, ["Read", "Glob", "Grep", "TodoWrite"]);
+    let log = events(&f.store, agent.session_id()).await;
+    let wizard = log
+        .iter()
+        .find_map(|e| match &e.payload {
+            EventPayload::ToolResult(r) if r.tool_use_id == "p2" => Some(r.clone()),
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(wizard.error_type.as_deref(), Some("invalid_input"));
+    assert!(wizard.error_message.unwrap().contains("general-purpose"));
+}

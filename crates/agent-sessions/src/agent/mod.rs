@@ -85,6 +85,7 @@ pub use hook_extension::ModelHooks;
 pub use options::{AgentOptions, COMPACT_AT, TOOL_RESULT_BUDGET};
 pub use questions::PolicyPrompter;
 pub use run::{AgentError, DEFAULT_SYSTEM_PROMPT, MAX_INJECTED_CHARS, RunResult};
+pub use subagent::SUBAGENT_TYPES;
 
 use self::context::History as Hist;
 use self::events::Sink;

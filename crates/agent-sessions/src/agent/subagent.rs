@@ -52,6 +52,7 @@ impl Subagents {
 #[async_trait::async_trait]
 impl SubagentRunner for Subagents {
     async fn run(&self, request: SubagentRequest, ctx: &ToolContext) -> Result<String, ToolError> {
+        let tools = tools_for(&request.subagent_type, &self.tools)?;
         let n = self.started.fetch_add(1, Ordering::SeqCst) + 1;
         let mut options = self.core.options.clone();
         if let Some(m) = &request.model {
@@ -66,7 +67,7 @@ impl SubagentRunner for Subagents {
                 cwd: Some(self.cwd.display().to_string()),
                 model: Some(options.model.clone()),
                 git_branch: None,
-                tools: self.tools.iter().map(|t| t.name().to_owned()).collect(),
+                tools: tools.iter().map(|t| t.name().to_owned()).collect(),
                 permission_mode: Some(self.engine.mode().as_str().to_owned()),
                 title: Some(format!(
                     "subagent {n} of {}: {}",
@@ -97,7 +98,7 @@ impl SubagentRunner for Subagents {
             side: self.core.side.clone(),
         });
         let executor = ToolExecutor::shared(
-            self.tools.clone(),
+            tools.clone(),
             Arc::clone(&self.engine),
             Arc::clone(&self.core.hooks),
             hook_ctx.clone(),
@@ -110,7 +111,7 @@ impl SubagentRunner for Subagents {
             hook_ctx,
             interrupt: Interrupt::new(),
             agent_id: Some(agent_id.clone()),
-            specs: specs(&self.tools),
+            specs: specs(&tools),
             fixed: std::sync::OnceLock::new(),
             transcript: None,
         };
@@ -142,6 +143,22 @@ impl SubagentRunner for Subagents {
             "interrupted" => Err(ToolError::Cancelled),
             _ => Ok(result.final_text),
         }
+    }
+}
+
+/// The subagent types and the tools each gets: `general-purpose` all of the parent's tools (but
+/// `Task`); `Explore` and `Plan` only the read-only ones (Read, Glob, Grep, and tools that
+/// declare themselves read-only), for research that must not change anything.
+pub const SUBAGENT_TYPES: &[&str] = &["general-purpose", "Explore", "Plan"];
+
+fn tools_for(kind: &str, tools: &[Arc<dyn Tool>]) -> Result<Vec<Arc<dyn Tool>>, ToolError> {
+    match kind {
+        "general-purpose" => Ok(tools.to_vec()),
+        "Explore" | "Plan" => Ok(tools.iter().filter(|t| t.is_read_only()).cloned().collect()),
+        other => Err(ToolError::invalid_input(format!(
+            "unknown subagent_type {other:?}; use one of {}",
+            SUBAGENT_TYPES.join(", ")
+        ))),
     }
 }
 

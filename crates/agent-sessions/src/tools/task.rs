@@ -71,7 +71,10 @@ impl Tool for Task {
             "properties": {
                 "prompt": {"type": "string"},
                 "description": {"type": "string"},
-                "subagent_type": {"type": "string"},
+                "subagent_type": {
+                    "type": "string",
+                    "description": "general-purpose (the parent's tools), or Explore / Plan (read-only tools only)"
+                },
                 "model": {"type": "string"}
             },
             "required": ["prompt", "description", "subagent_type"],
