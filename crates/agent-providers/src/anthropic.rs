@@ -79,14 +79,7 @@ impl AnthropicProvider {
             HeaderName::from_static("anthropic-version"),
             HeaderValue::from_static(Self::API_VERSION),
         );
-        headers.insert(
-            reqwest::header::CONTENT_TYPE,
-            HeaderValue::from_static("application/json"),
-        );
-        headers.insert(
-            reqwest::header::ACCEPT,
-            HeaderValue::from_static("text/event-stream"),
-        );
+        crate::http::json_sse_headers(&mut headers);
         Ok(Self {
             transport: Transport::new(NAME, config)?,
             url,

@@ -34,6 +34,19 @@ pub(crate) trait Decoder: Send + 'static {
     fn end(&mut self, out: &mut Vec<StreamEvent>) -> Result<(), String>;
 }
 
+/// The headers every streamed JSON call sends besides the provider's own: a JSON body, an SSE
+/// answer.
+pub(crate) fn json_sse_headers(headers: &mut HeaderMap) {
+    headers.insert(
+        reqwest::header::CONTENT_TYPE,
+        reqwest::header::HeaderValue::from_static("application/json"),
+    );
+    headers.insert(
+        reqwest::header::ACCEPT,
+        reqwest::header::HeaderValue::from_static("text/event-stream"),
+    );
+}
+
 /// A reqwest client with the provider's retry policy and timeouts.
 #[derive(Clone, Debug)]
 pub(crate) struct Transport {

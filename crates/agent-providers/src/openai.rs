@@ -104,14 +104,7 @@ impl OpenAiProvider {
             value.set_sensitive(true);
             headers.insert(reqwest::header::AUTHORIZATION, value);
         }
-        headers.insert(
-            reqwest::header::CONTENT_TYPE,
-            HeaderValue::from_static("application/json"),
-        );
-        headers.insert(
-            reqwest::header::ACCEPT,
-            HeaderValue::from_static("text/event-stream"),
-        );
+        crate::http::json_sse_headers(&mut headers);
         Ok(Self {
             transport: Transport::new(name, config)?,
             name,

@@ -64,6 +64,18 @@ pub fn load_settings(args: &SettingsArgs) -> Result<LoadedSettings> {
     })
 }
 
+/// `--workspace DIR` as the session's directory: DIR must be a directory; it becomes `--cwd`.
+pub fn workspace_as_cwd(settings: &mut SettingsArgs, workspace: Option<PathBuf>) -> Result<()> {
+    if let Some(w) = workspace {
+        let w = absolute(w)?;
+        if !w.is_dir() {
+            anyhow::bail!("--workspace {} is not a directory", w.display());
+        }
+        settings.cwd = Some(w);
+    }
+    Ok(())
+}
+
 /// The hook registry of `config`, as every verb that runs hooks builds it: project directory
 /// and home for the hooks' environment, output spilled under `$AGENT_HOME/hook-output`;
 /// warnings go to stderr.

@@ -253,13 +253,7 @@ pub(crate) fn changes_json(set: &ChangeSet) -> Value {
 }
 
 pub fn run(mut args: RunArgs) -> Result<Exit> {
-    if let Some(w) = args.workspace.take() {
-        let w = absolute(w)?;
-        if !w.is_dir() {
-            bail!("--workspace {} is not a directory", w.display());
-        }
-        args.settings.cwd = Some(w);
-    }
+    super::workspace_as_cwd(&mut args.settings, args.workspace.take())?;
     let loaded = load_settings(&args.settings)?;
     let folder = std::fs::canonicalize(&loaded.cwd)
         .with_context(|| format!("cannot open the folder {}", loaded.cwd.display()))?;

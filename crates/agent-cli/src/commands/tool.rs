@@ -32,13 +32,7 @@ pub fn run(mut args: ToolArgs) -> Result<Exit> {
     if !input.is_object() {
         bail!("--input must be a JSON object, got {input}");
     }
-    if let Some(w) = args.workspace.take() {
-        let w = absolute(w)?;
-        if !w.is_dir() {
-            bail!("--workspace {} is not a directory", w.display());
-        }
-        args.settings.cwd = Some(w);
-    }
+    super::workspace_as_cwd(&mut args.settings, args.workspace.take())?;
     let loaded = load_settings(&args.settings)?;
     let cwd = std::fs::canonicalize(&loaded.cwd)
         .with_context(|| format!("cannot open the workspace {}", loaded.cwd.display()))?;
