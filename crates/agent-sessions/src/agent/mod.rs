@@ -498,8 +498,9 @@ impl Agent {
     }
 
     /// Runs one prompt, yielding what happens as it happens: text deltas, each logged event,
-    /// notices, and [`AgentEvent::Finished`] last. Dropping the stream stops the run at its
-    /// next step boundary, like [`Interrupt`].
+    /// notices, and [`AgentEvent::Finished`] last. Dropping the stream abandons the run where it
+    /// is (use [`Interrupt`] to end it cleanly): the log stays readable, and a call left
+    /// without its result is answered with an `interrupted` result when the session resumes.
     pub fn query<'a>(
         &'a mut self,
         text: &'a str,
