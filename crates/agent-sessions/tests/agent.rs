@@ -783,3 +783,31 @@ async fn an_explore_subagent_gets_only_read_only_tools() {
     assert_eq!(wizard.error_type.as_deref(), Some("invalid_input"));
     assert!(wizard.error_message.unwrap().contains("general-purpose"));
 }
+
+#[tokio::test]
+async fn log_deltas_logs_each_streamed_fragment_before_the_message() {
+    let f = fixture().await;
+    let provider =
+        Arc::new(ScriptedProvider::new(vec![ScriptedTurn::text("abcdefgh")]).with_delta_size(3));
+    let mut options = AgentOptions::new("m");
+    options.log_deltas = true;
+    let mut agent = Agent::builder(provider, f.store.clone(), f.project.path())
+        .options(options)
+        .start()
+        .await
+        .unwrap();
+    agent.prompt("hi").await.unwrap();
+    let log = events(&f.store, agent.session_id()).await;
+    let deltas: Vec<String> = log
+        .iter()
+        .filter_map(|e| match &e.payload {
+            EventPayload::AssistantDelta(d) => Some(d.text_delta.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(deltas, ["abc", "def", "gh"]);
+    let t = types(&log);
+    let last_delta = t.iter().rposition(|x| x == "assistant.delta").unwrap();
+    let message = t.iter().position(|x| x == "assistant.message").unwrap();
+    assert!(last_delta < message);
+}

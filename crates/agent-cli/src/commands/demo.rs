@@ -21,7 +21,7 @@ use agent_sessions::store::{SessionBackend, SessionStore, StoreOptions};
 use anyhow::{Context, Result, bail};
 use serde_json::json;
 
-use super::run::{changes_json, drive, runtime, tools, workspace};
+use super::run::{drive, runtime, tools, workspace};
 use super::{agent_home, hook_registry, load_settings};
 use crate::cli::{DemoArgs, SettingsArgs};
 use crate::exit::Exit;
@@ -48,7 +48,7 @@ pub const PROMPT: &str =
     "The test says add(2, 3) should be 5. Find the bug in this project and fix it.";
 
 /// The demo's settings: read-only tools allowed, `curl`/`wget` denied, two command hooks.
-fn settings() -> serde_json::Value {
+fn demo_settings() -> serde_json::Value {
     json!({
         "permissions": {
             "allow": ["Read", "Glob", "Grep"],
@@ -144,13 +144,9 @@ fn write_project(root: &Path) -> Result<PathBuf> {
         std::fs::write(&p, text).with_context(|| format!("cannot write {}", p.display()))?;
     }
     let settings = root.join("demo-settings.json");
-    std::fs::write(&settings, serde_json::to_string_pretty(&settings_value())?)
+    std::fs::write(&settings, serde_json::to_string_pretty(&demo_settings())?)
         .with_context(|| format!("cannot write {}", settings.display()))?;
     Ok(project)
-}
-
-fn settings_value() -> serde_json::Value {
-    settings()
 }
 
 pub fn run(args: DemoArgs) -> Result<Exit> {
@@ -202,7 +198,7 @@ pub fn run(args: DemoArgs) -> Result<Exit> {
     let mut options = AgentOptions::new("scripted-demo").max_turns(10);
     options.transcript_dir = Some(agent_home()?.join("transcripts"));
     let runtime = runtime()?;
-    let (result, logged, session) = runtime.block_on(async {
+    let (result, logged, session, set) = runtime.block_on(async {
         let store: Arc<dyn SessionBackend> =
             Arc::new(SessionStore::open(StoreOptions::new(StoreOptions::default_root()?)).await?);
         let mut agent = Agent::builder(provider, Arc::clone(&store), &shadow)
@@ -232,9 +228,8 @@ pub fn run(args: DemoArgs) -> Result<Exit> {
             .await?;
         let id = agent.session_id().clone();
         agent.close().await?;
-        anyhow::Ok((result, logged, id))
+        anyhow::Ok((result, logged, id, set))
     })?;
-    let set = ws.status()?;
     if args.json {
         let mut counts = serde_json::Map::new();
         for e in &logged {
@@ -252,7 +247,7 @@ pub fn run(args: DemoArgs) -> Result<Exit> {
                 "events": counts,
                 "real": project,
                 "shadow": shadow,
-                "changes": changes_json(&set),
+                "changes": set.changes,
                 "diff": ws.diff(None)?.into_iter().map(|(_, d)| d).collect::<Vec<_>>(),
             })
             .to_string(),

@@ -17,9 +17,7 @@ use agent_sessions::agent::{Agent, AgentEvent, AgentOptions, ModelHooks, RunResu
 use agent_sessions::recovery::ResumeOptions;
 use agent_sessions::store::{SessionBackend, SessionId, SessionStore, StoreOptions};
 use agent_sessions::tools::{ToolState, WebFetch, builtin_tools};
-use agent_sessions::workspace::{
-    ChangeSet, CommitOptions, ImportOptions, Workspace, WorkspaceError,
-};
+use agent_sessions::workspace::{CommitOptions, ImportOptions, Workspace, WorkspaceError};
 use anyhow::{Context, Result, bail};
 use futures_util::StreamExt as _;
 use serde_json::{Value, json};
@@ -247,11 +245,6 @@ pub(crate) async fn drive(
     Ok((result, logged))
 }
 
-/// The change set as JSON.
-pub(crate) fn changes_json(set: &ChangeSet) -> Value {
-    json!(set.changes)
-}
-
 pub fn run(mut args: RunArgs) -> Result<Exit> {
     super::workspace_as_cwd(&mut args.settings, args.workspace.take())?;
     let loaded = load_settings(&args.settings)?;
@@ -273,12 +266,10 @@ pub fn run(mut args: RunArgs) -> Result<Exit> {
     let (ws, imported) = workspace(&folder, state_root.as_deref())?;
     let shadow = ws.shadow().to_path_buf();
 
-    let store: Arc<dyn SessionBackend> = {
-        let runtime = runtime()?;
-        Arc::new(runtime.block_on(SessionStore::open(StoreOptions::new(
-            StoreOptions::default_root()?,
-        )))?)
-    };
+    let runtime = runtime()?;
+    let store: Arc<dyn SessionBackend> = Arc::new(runtime.block_on(SessionStore::open(
+        StoreOptions::new(StoreOptions::default_root()?),
+    ))?);
     let models: Arc<dyn agent_core::hooks::HookExtension> = Arc::new(ModelHooks::new(
         Arc::clone(&provider),
         model.clone(),
@@ -324,8 +315,7 @@ pub fn run(mut args: RunArgs) -> Result<Exit> {
         builder = builder.prompter(Arc::new(TerminalPrompter));
     }
     let mcp = mcp_config(&loaded.settings, &loaded.project_dir)?;
-    let runtime = runtime()?;
-    let (result, logged, agent_session) = runtime.block_on(async {
+    let (result, agent_session) = runtime.block_on(async {
         let mut servers =
             agent_mcp::McpServers::start(&mcp, agent_mcp::McpOptions::default()).await;
         for f in servers.failures() {
@@ -336,23 +326,18 @@ pub fn run(mut args: RunArgs) -> Result<Exit> {
         if let Some(e) = imported {
             store.append(agent.session_id(), vec![e]).await?;
         }
-        let (result, logged) = drive(&mut agent, &args.prompt, args.json).await?;
+        let (result, _) = drive(&mut agent, &args.prompt, args.json).await?;
         let id = agent.session_id().clone();
         agent.close().await?;
         servers.shutdown().await;
-        anyhow::Ok((result, logged, id))
+        anyhow::Ok((result, id))
     })?;
-    let _ = logged;
 
     // The review.
     let mut ws = ws;
     let set = ws.status()?;
     let log = |payload: EventPayload| -> Result<()> {
-        let local = agent_sessions::store::LocalStore::open(StoreOptions::new(
-            StoreOptions::default_root()?,
-        ))?;
-        local.append(&agent_session, vec![Event::new(0, None, payload)])?;
-        local.close(&agent_session)?;
+        runtime.block_on(store.append(&agent_session, vec![Event::new(0, None, payload)]))?;
         Ok(())
     };
     log(EventPayload::WorkspaceDiff(set.event()))?;
@@ -371,7 +356,8 @@ pub fn run(mut args: RunArgs) -> Result<Exit> {
                     text
                 });
             }
-            confirm(&format!("Apply these changes to {}?", folder.display()))
+            super::workspace::confirm(&format!("Apply these changes to {}?", folder.display()))
+                .is_ok()
         } else {
             false
         };
@@ -392,6 +378,7 @@ pub fn run(mut args: RunArgs) -> Result<Exit> {
             }
         }
     }
+    runtime.block_on(store.close(&agent_session))?;
     if args.json {
         output::stdout_line(
             &json!({
@@ -403,7 +390,7 @@ pub fn run(mut args: RunArgs) -> Result<Exit> {
                 "error": result.error,
                 "real": folder,
                 "shadow": shadow,
-                "changes": changes_json(&set),
+                "changes": set.changes,
                 "commit": commit,
             })
             .to_string(),
@@ -425,18 +412,6 @@ pub fn run(mut args: RunArgs) -> Result<Exit> {
         _ if result.is_error || refused => Exit::Denied,
         _ => Exit::Success,
     })
-}
-
-fn confirm(question: &str) -> bool {
-    use std::io::{BufRead, Write};
-    let mut err = std::io::stderr().lock();
-    let _ = write!(err, "{question} [y/N] ");
-    let _ = err.flush();
-    let mut answer = String::new();
-    if std::io::stdin().lock().read_line(&mut answer).is_err() {
-        return false;
-    }
-    matches!(answer.trim(), "y" | "Y" | "yes")
 }
 
 /// The async runtime of one verb.

@@ -203,7 +203,7 @@ pub(crate) fn print_set(set: &ChangeSet) {
 }
 
 /// Asks on the terminal; refuses (exit 2) without one.
-fn confirm(question: &str) -> Result<()> {
+pub(crate) fn confirm(question: &str) -> Result<()> {
     if !std::io::stdin().is_terminal() {
         bail!(
             "standard input is not a terminal, so the change set cannot be confirmed; review it with `agent workspace diff`, then run again with --yes"

@@ -476,16 +476,18 @@ impl Runner {
         let interrupt = self.interrupt.clone();
         let log_deltas = self.core.options.log_deltas;
         let mut partial = String::new();
+        // With `log_deltas`, each fragment as it came, logged together after the call.
+        let mut fragments: Vec<String> = Vec::new();
         let outcome = {
             let work = async {
-                let mut stream = match provider.stream(&request).await {
-                    Ok(s) => s,
-                    Err(e) => return Err(e),
-                };
+                let mut stream = provider.stream(&request).await?;
                 while let Some(item) = stream.next().await {
                     match item? {
                         StreamEvent::TextDelta(d) => {
                             partial.push_str(&d);
+                            if log_deltas {
+                                fragments.push(d.clone());
+                            }
                             if sink.is_listening() {
                                 sink.send(AgentEvent::TextDelta(d));
                                 // Let the caller of `query` (polled in this task) see the
@@ -505,12 +507,13 @@ impl Runner {
                 r = work => Some(r),
             }
         };
-        if log_deltas && !partial.is_empty() {
+        if !fragments.is_empty() {
             self.log(
                 sink,
-                vec![EventPayload::AssistantDelta(AssistantDelta {
-                    text_delta: partial.clone(),
-                })],
+                fragments
+                    .into_iter()
+                    .map(|text_delta| EventPayload::AssistantDelta(AssistantDelta { text_delta }))
+                    .collect(),
             )
             .await?;
         }
