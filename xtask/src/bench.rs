@@ -40,6 +40,14 @@ struct Group {
 
 const GROUPS: &[Group] = &[
     Group {
+        name: "bundles",
+        package: "agent-bundles",
+        bench: "bundles",
+        heading: "Bundles (`crates/agent-bundles/benches/bundles.rs`)",
+        rows: BUNDLE_ROWS,
+        footer: "The installed bundle is the project's core-utils from `target/bundles/registry` (`cargo xtask bundles`), re-signed by a key trusted as official so the whole check runs; the per-command sizes are in docs/guest-coreutils.md. See docs/bundles.md.",
+    },
+    Group {
         name: "permissions",
         package: "agent-core",
         bench: "permissions",
@@ -295,6 +303,23 @@ const PERMISSION_ROWS: &[Row] = &[
         target: Some(Target::Ns(2_000.0)),
         items: None,
         what: "(c) a Read file-path decision (denied by a rule) vs. one `lstat` system call",
+    },
+];
+
+const BUNDLE_ROWS: &[Row] = &[
+    Row {
+        figure: "load_all_verified",
+        baseline: "read_modules_baseline",
+        target: Some(Target::Ns(20e6)),
+        items: None,
+        what: "`Resolver::load_all` on the installed core-utils bundle, warm cache: the manifest's ed25519 signature under an official registry's policy, every module read with its size and sha256 checked, one verified module per command; vs. reading the same module files with `std::fs::read` and checking nothing",
+    },
+    Row {
+        figure: "sha256_4mib",
+        baseline: "copy_4mib_baseline",
+        target: None,
+        items: None,
+        what: "sha2 0.11's SHA-256 of 4 MiB in memory vs. copying the same 4 MiB (the hash's share of a load)",
     },
 ];
 

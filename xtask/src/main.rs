@@ -5,6 +5,8 @@
 //!   `cargo deny check licenses bans sources` when cargo-deny is installed, then the fuzz
 //!   targets (built, each run for 10 s) when cargo-fuzz is installed.
 //! - `cargo xtask layering`: the layering check alone.
+//! - `cargo xtask bundles`: builds `guest/` for wasm32-wasip1 and lays out the signed
+//!   core-utils registry in `target/bundles/registry` (see `bundles.rs`).
 //! - `cargo xtask bench`: runs the criterion benches and writes `docs/benchmarks.md`.
 
 #![allow(
@@ -14,6 +16,7 @@
 )]
 
 mod bench;
+mod bundles;
 mod layering;
 
 use std::process::Command;
@@ -26,8 +29,9 @@ fn main() -> std::process::ExitCode {
         Some("ci") => ci(),
         Some("layering") => layering::check(),
         Some("bench") => bench::run(&args[1..]),
+        Some("bundles") => bundles::run_bundles(&args[1..]),
         _ => Err(anyhow::anyhow!(
-            "usage: cargo xtask <ci | layering | bench [--quick] [--only GROUP]>"
+            "usage: cargo xtask <ci | layering | bundles [--key FILE] | bench [--quick] [--only GROUP]>"
         )),
     };
     match result {
@@ -73,6 +77,10 @@ fn ci() -> Result<()> {
         "warnings",
     ])?;
     layering::check()?;
+    // The guest bundle: its format and lints, then built and signed, before the tests that
+    // run it.
+    guest_checks()?;
+    bundles::run_bundles(&[])?;
     if has_subcommand("nextest") {
         cargo(&[
             "nextest",
@@ -105,6 +113,39 @@ fn ci() -> Result<()> {
     }
     fuzz()?;
     eprintln!("xtask: ci passed in {:.0?}", started.elapsed());
+    Ok(())
+}
+
+/// `cargo fmt --check` and clippy (warnings are errors) of `guest/`, a workspace of its own.
+fn guest_checks() -> Result<()> {
+    let guest = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .context("xtask has no parent directory")?
+        .join("guest");
+    for args in [
+        &["fmt", "--all", "--check"][..],
+        &[
+            "clippy",
+            "--locked",
+            "--release",
+            "--target",
+            "wasm32-wasip1",
+            "--",
+            "-D",
+            "warnings",
+        ][..],
+    ] {
+        eprintln!("xtask: (guest/) cargo {}", args.join(" "));
+        let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+            .args(args)
+            .current_dir(&guest)
+            .env_remove("CARGO_TARGET_DIR")
+            .status()
+            .with_context(|| format!("cannot run cargo {}", args.join(" ")))?;
+        if !status.success() {
+            bail!("`cargo {}` in guest/ failed ({status})", args.join(" "));
+        }
+    }
     Ok(())
 }
 

@@ -55,6 +55,27 @@ pub enum Command {
         after_help = "Examples:\n  agent demo\n  agent demo --dir /tmp/agent-demo --json\n\nExit codes: 0 the demo ran; 2 it could not (bad --dir, unwritable $AGENT_HOME)."
     )]
     Demo(DemoArgs),
+    /// Run one command from the installed WASI bundles in-process (wasmtime), confined to the
+    /// workspace directory and limited in time, memory and output. stdout and stderr pass
+    /// through; the exit status is the command's.
+    #[command(
+        after_help = "Examples:\n  agent exec -- ls -la\n  agent exec --workspace ~/src/app --timeout 2000 -- grep -rn TODO src\n  agent exec --json -- wc -l README.md\n\nExit codes: the command's own (127: no installed bundle provides it; 126: its module failed\nverification; 124: wall time; 137: memory; 153: output limit; 134: trap); 2 bad arguments or no\nbundle installed (`cargo xtask bundles && agent bundles install core-utils --registry target/bundles/registry`)."
+    )]
+    Exec(WasiExecArgs),
+    /// Run a shell script with the portable WASI shell (pipelines, redirects, && || ;, quoting,
+    /// variables, globs; commands from the installed bundles), confined to the workspace.
+    #[command(
+        after_help = "Examples:\n  agent shell 'ls | wc -l'\n  agent shell --workspace ~/src/app 'grep -rn TODO src > todo.txt && wc -l todo.txt'\n  agent shell --json 'cat missing.txt || echo $?'\n\nExit codes: the script's (as bash: the last command's status, 127 command not found); 2 bad\narguments, unsupported syntax (the construct and its position are named, nothing runs) or no\nbundle installed."
+    )]
+    Shell(ShellArgs),
+    /// Signed WASI tool bundles: build, sign and verify manifests; install from a registry;
+    /// list, remove and resolve installed commands.
+    #[command(subcommand)]
+    Bundles(BundlesCommand),
+    /// Ed25519 keys for bundle manifests: generate a key pair; list, trust and untrust public
+    /// keys (the trust store `$AGENT_HOME/keys/trusted.json`).
+    #[command(subcommand)]
+    Keys(KeysCommand),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     #[command(
         after_help = "Example:\n  agent completions bash > ~/.local/share/bash-completion/completions/agent"
@@ -660,4 +681,286 @@ pub struct TrustArgs {
     /// List trusted folders as JSON.
     #[arg(long)]
     pub list: bool,
+}
+
+/// Where the bundle cache is (default `$AGENT_HOME/bundles`).
+#[derive(Debug, Args)]
+pub struct StoreArgs {
+    /// The bundle cache directory (default: $AGENT_HOME/bundles).
+    #[arg(long, value_name = "DIR")]
+    pub store: Option<PathBuf>,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `agent bundles ...`.
+#[derive(Debug, Subcommand)]
+pub enum BundlesCommand {
+    /// Build a manifest from a spec (name, version, commands) and a directory of modules;
+    /// optionally lay it out in a registry directory and sign it.
+    #[command(
+        after_help = "Examples:\n  agent bundles build --spec guest/bundle.json --modules guest/target/wasm32-wasip1/release --registry target/bundles/registry --key ~/.agent/keys/me.jwk\n  agent bundles build --spec bundle.json --modules out --out manifest.json\n\nExit codes: 0 built; 2 bad spec, missing module or unwritable output."
+    )]
+    Build(BundleBuildArgs),
+    /// Sign a manifest with a private key (the `signature` block is added or replaced).
+    #[command(
+        after_help = "Example:\n  agent bundles sign --manifest registry/bundles/core-utils/0.1.0/manifest.json --key ~/.agent/keys/me.jwk\n\nExit codes: 0 signed; 2 bad manifest or key."
+    )]
+    Sign(BundleSignArgs),
+    /// Verify a manifest: its signature (with the given keys, else the trusted ones) and,
+    /// unless --signature-only, every asset beside it (size and sha256).
+    #[command(
+        after_help = "Examples:\n  agent bundles verify --manifest manifest.json --key agent-dev=ZzLClo23XmctaEt4zX--ubVfFQnuBEvHMSCwuLBpr4Q\n  agent bundles verify --manifest registry/bundles/core-utils/0.1.0/manifest.json --json\n\nExit codes: 0 valid; 1 invalid (the reason on stderr, or in the JSON); 2 bad input (unreadable file, not JSON, bad --key)."
+    )]
+    Verify(BundleVerifyArgs),
+    /// Install NAME[@VERSION] from a registry (a directory or an http(s) URL), verified before
+    /// anything is written to the cache.
+    #[command(
+        after_help = "Examples:\n  agent bundles install core-utils --registry target/bundles/registry\n  agent bundles install core-utils@0.1.0 --registry https://bundles.example.org\n\nExit codes: 0 installed (or already installed); 1 verification or transfer failed (nothing is installed); 2 bad input."
+    )]
+    Install(BundleInstallArgs),
+    /// List installed bundles and their commands.
+    #[command(
+        after_help = "Example:\n  agent bundles list --json\n\nExit codes: 0 listed; 2 unreadable cache."
+    )]
+    List(StoreArgs),
+    /// Remove an installed bundle (all versions, or NAME@VERSION).
+    #[command(
+        after_help = "Example:\n  agent bundles remove core-utils@0.1.0\n\nExit codes: 0 removed; 1 not installed; 2 bad input."
+    )]
+    Remove(BundleRemoveArgs),
+    /// Which installed bundle provides a command (verified: the manifest's signature and the
+    /// module's sha256 are checked).
+    #[command(
+        after_help = "Examples:\n  agent bundles which grep\n  agent bundles which cat --prefer core-utils --json\n\nExit codes: 0 found and verified; 1 not found or verification failed; 2 bad input."
+    )]
+    Which(BundleWhichArgs),
+    /// Remove leftovers of interrupted installs, broken directories and superseded versions.
+    #[command(
+        after_help = "Example:\n  agent bundles gc\n\nExit codes: 0 done; 2 the cache could not be cleaned."
+    )]
+    Gc(StoreArgs),
+}
+
+/// `agent bundles build`.
+#[derive(Debug, Args)]
+pub struct BundleBuildArgs {
+    /// The spec: a JSON object with name, version and commands [{name, modulePath, limits?}].
+    #[arg(long, value_name = "FILE")]
+    pub spec: PathBuf,
+    /// The directory holding the modules the commands name.
+    #[arg(long, value_name = "DIR")]
+    pub modules: PathBuf,
+    /// Lay the bundle out in this registry directory (bundles/NAME/VERSION/, index.json).
+    #[arg(long, value_name = "DIR")]
+    pub registry: Option<PathBuf>,
+    /// Write the manifest to this file (default with --registry: inside the registry; else
+    /// stdout).
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// Sign the manifest with this private key (a JWK file from `agent keys generate`).
+    #[arg(long, value_name = "FILE")]
+    pub key: Option<PathBuf>,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `agent bundles sign`.
+#[derive(Debug, Args)]
+pub struct BundleSignArgs {
+    /// The manifest to sign (rewritten in place unless --out).
+    #[arg(long, value_name = "FILE")]
+    pub manifest: PathBuf,
+    /// The private key (a JWK file from `agent keys generate`).
+    #[arg(long, value_name = "FILE")]
+    pub key: PathBuf,
+    /// Write the signed manifest here instead.
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `agent bundles verify`.
+#[derive(Debug, Args)]
+pub struct BundleVerifyArgs {
+    /// The manifest.
+    #[arg(long, value_name = "FILE")]
+    pub manifest: PathBuf,
+    /// A public key that may have signed it, as ID=BASE64URL (repeat for more). Without any,
+    /// the trusted keys of $AGENT_HOME/keys/trusted.json are used.
+    #[arg(long = "key", value_name = "ID=BASE64URL")]
+    pub keys: Vec<String>,
+    /// Check the signature only, not the assets beside the manifest.
+    #[arg(long = "signature-only")]
+    pub signature_only: bool,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `agent bundles install`.
+#[derive(Debug, Args)]
+pub struct BundleInstallArgs {
+    /// NAME or NAME@VERSION (default version: the newest in the registry's index.json).
+    pub bundle: String,
+    /// The registry: a directory or an http(s) URL.
+    #[arg(long, value_name = "DIR|URL")]
+    pub registry: String,
+    #[command(flatten)]
+    pub store: StoreArgs,
+}
+
+/// `agent bundles remove`.
+#[derive(Debug, Args)]
+pub struct BundleRemoveArgs {
+    /// NAME (every version) or NAME@VERSION.
+    pub bundle: String,
+    #[command(flatten)]
+    pub store: StoreArgs,
+}
+
+/// `agent bundles which`.
+#[derive(Debug, Args)]
+pub struct BundleWhichArgs {
+    /// The command name.
+    pub command: String,
+    /// Search this bundle before the others (repeat for an order; the rest follow by name).
+    #[arg(long, value_name = "BUNDLE")]
+    pub prefer: Vec<String>,
+    #[command(flatten)]
+    pub store: StoreArgs,
+}
+
+/// `agent keys ...`.
+#[derive(Debug, Subcommand)]
+pub enum KeysCommand {
+    /// Generate an Ed25519 key pair: ID.jwk (private, 0600) and ID.pub.jwk.
+    #[command(
+        after_help = "Examples:\n  agent keys generate --id release-2026\n  agent keys generate --id dev --out ./keys --trust --official-for ./registry\n\nExit codes: 0 written; 2 bad id, or the key file exists."
+    )]
+    Generate(KeysGenerateArgs),
+    /// List the trusted public keys and the registries they count for.
+    #[command(
+        after_help = "Example:\n  agent keys list --json\n\nExit codes: 0 listed; 2 unreadable trust store."
+    )]
+    List(KeysListArgs),
+    /// Trust a public key: official for some registries (their manifests must be signed by
+    /// it) or configured for third-party registries.
+    #[command(
+        after_help = "Examples:\n  agent keys trust agent-dev=ZzLClo23XmctaEt4zX--ubVfFQnuBEvHMSCwuLBpr4Q --official-for https://bundles.example.org\n  agent keys trust ./keys/dev.pub.jwk --registry ./third-party-registry\n\nExit codes: 0 trusted; 2 bad key or registry."
+    )]
+    Trust(KeysTrustArgs),
+    /// Stop trusting a key.
+    #[command(
+        after_help = "Example:\n  agent keys untrust agent-dev\n\nExit codes: 0 removed; 1 no such key; 2 unreadable trust store."
+    )]
+    Untrust(KeysUntrustArgs),
+}
+
+/// `agent keys generate`.
+#[derive(Debug, Args)]
+pub struct KeysGenerateArgs {
+    /// The key id manifests will name (letters, digits, `. _ - +`).
+    #[arg(long, value_name = "ID")]
+    pub id: String,
+    /// The directory for the key files (default: $AGENT_HOME/keys).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Also add the public key to the trust store.
+    #[arg(long)]
+    pub trust: bool,
+    /// With --trust: the registries it is official for (repeat for more).
+    #[arg(long = "official-for", value_name = "REGISTRY", requires = "trust")]
+    pub official_for: Vec<String>,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `agent keys list`.
+#[derive(Debug, Args)]
+pub struct KeysListArgs {
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `agent keys trust`.
+#[derive(Debug, Args)]
+pub struct KeysTrustArgs {
+    /// The key: ID=BASE64URL, or a public (or private) JWK file.
+    pub key: String,
+    /// A registry (directory or URL) this key is official for (repeat for more).
+    #[arg(long = "official-for", value_name = "REGISTRY")]
+    pub official_for: Vec<String>,
+    /// A third-party registry whose manifests must be signed by this key (repeat for more).
+    #[arg(long = "registry", value_name = "REGISTRY")]
+    pub registries: Vec<String>,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `agent keys untrust`.
+#[derive(Debug, Args)]
+pub struct KeysUntrustArgs {
+    /// The key id.
+    pub id: String,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Options shared by `agent exec` and `agent shell`.
+#[derive(Debug, Args)]
+pub struct WasiArgs {
+    /// The directory the commands see as `/` (default: the current directory). Nothing outside
+    /// it is reachable.
+    #[arg(long, value_name = "DIR")]
+    pub workspace: Option<PathBuf>,
+    /// Wall-time limit per command, in milliseconds (default 120000).
+    #[arg(long, value_name = "MS")]
+    pub timeout: Option<u64>,
+    /// Linear-memory limit per command, in bytes (default 536870912).
+    #[arg(long, value_name = "BYTES")]
+    pub memory: Option<u64>,
+    /// Most bytes kept of stdout and of stderr each (default 16777216).
+    #[arg(long = "output-limit", value_name = "BYTES")]
+    pub output_limit: Option<usize>,
+    /// An environment variable for the commands, NAME=VALUE (repeat for more; nothing of the
+    /// host's environment is passed).
+    #[arg(long = "env", value_name = "NAME=VALUE")]
+    pub env: Vec<String>,
+    /// Search this bundle first (repeat for an order; the rest follow by name).
+    #[arg(long, value_name = "BUNDLE")]
+    pub prefer: Vec<String>,
+    /// The bundle cache (default: $AGENT_HOME/bundles).
+    #[arg(long, value_name = "DIR")]
+    pub store: Option<PathBuf>,
+    /// Print the structured result as JSON instead of passing the output through.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `agent exec`.
+#[derive(Debug, Args)]
+pub struct WasiExecArgs {
+    #[command(flatten)]
+    pub wasi: WasiArgs,
+    /// The command and its arguments (after `--`).
+    #[arg(last = true, required = true, value_name = "CMD")]
+    pub argv: Vec<String>,
+}
+
+/// `agent shell`.
+#[derive(Debug, Args)]
+pub struct ShellArgs {
+    #[command(flatten)]
+    pub wasi: WasiArgs,
+    /// The script.
+    pub script: String,
 }

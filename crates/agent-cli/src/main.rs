@@ -29,6 +29,10 @@ fn main() -> std::process::ExitCode {
         cli::Command::Tool(args) => commands::tool::run(args),
         cli::Command::Run(args) => commands::run::run(args),
         cli::Command::Demo(args) => commands::demo::run(args),
+        cli::Command::Exec(args) => commands::exec::exec(args),
+        cli::Command::Shell(args) => commands::exec::shell(args),
+        cli::Command::Bundles(cmd) => commands::bundles::run(cmd),
+        cli::Command::Keys(cmd) => commands::keys::run(cmd),
         cli::Command::Completions(args) => commands::completions(&args),
     };
     match result {

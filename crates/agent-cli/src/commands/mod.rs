@@ -1,7 +1,10 @@
 //! One module per verb.
 
+pub mod bundles;
 pub mod demo;
+pub mod exec;
 pub mod hooks;
+pub mod keys;
 pub mod live;
 pub mod permissions;
 pub mod run;

@@ -1,0 +1,499 @@
+//! `agent bundles build | sign | verify | install | list | remove | which | gc`.
+
+use std::path::{Path, PathBuf};
+
+use agent_bundles::keys::{KeyPair, PublicKey};
+use agent_bundles::manifest::Manifest;
+use agent_bundles::registry::Registry;
+use agent_bundles::store::{BundleError, BundleStore, InstallStatus, InstalledBundle};
+use agent_bundles::trust::TrustStore;
+use agent_bundles::verify::{self, SignatureStatus};
+use agent_bundles::{digest, pack};
+use anyhow::{Context, Result, bail};
+use serde_json::{Value, json};
+
+use super::{absolute, agent_home};
+use crate::cli::{
+    BundleBuildArgs, BundleInstallArgs, BundleRemoveArgs, BundleSignArgs, BundleVerifyArgs,
+    BundleWhichArgs, BundlesCommand, StoreArgs,
+};
+use crate::exit::Exit;
+use crate::output;
+
+pub fn run(cmd: BundlesCommand) -> Result<Exit> {
+    match cmd {
+        BundlesCommand::Build(args) => build(&args),
+        BundlesCommand::Sign(args) => sign(&args),
+        BundlesCommand::Verify(args) => verify_cmd(&args),
+        BundlesCommand::Install(args) => install(&args),
+        BundlesCommand::List(args) => list(&args),
+        BundlesCommand::Remove(args) => remove(&args),
+        BundlesCommand::Which(args) => which(&args),
+        BundlesCommand::Gc(args) => gc(&args),
+    }
+}
+
+/// The default bundle cache: `$AGENT_HOME/bundles`.
+pub fn default_store() -> Result<PathBuf> {
+    Ok(agent_home()?.join("bundles"))
+}
+
+/// The user's trust store: `$AGENT_HOME/keys/trusted.json`.
+pub fn trust_store() -> Result<TrustStore> {
+    let path = agent_home()?.join("keys").join("trusted.json");
+    Ok(TrustStore::load(&path)?)
+}
+
+fn store(args: &StoreArgs) -> Result<BundleStore> {
+    Ok(BundleStore::new(match &args.store {
+        Some(dir) => absolute(dir.clone())?,
+        None => default_store()?,
+    }))
+}
+
+/// `NAME` or `NAME@VERSION`.
+fn split_label(label: &str) -> (&str, Option<&str>) {
+    match label.split_once('@') {
+        Some((name, version)) => (name, Some(version)),
+        None => (label, None),
+    }
+}
+
+fn read_manifest(path: &Path) -> Result<(Vec<u8>, Manifest)> {
+    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let manifest = Manifest::parse(&bytes)
+        .with_context(|| format!("{} is not a bundle manifest", path.display()))?;
+    Ok((bytes, manifest))
+}
+
+fn signature_json(status: &SignatureStatus) -> Value {
+    match status {
+        SignatureStatus::Verified { key_id } => json!({"verified": true, "keyId": key_id}),
+        SignatureStatus::NotRequired { present } => {
+            json!({"verified": false, "required": false, "present": present})
+        }
+    }
+}
+
+fn signature_text(status: &SignatureStatus) -> String {
+    match status {
+        SignatureStatus::Verified { key_id } => format!("signed by {key_id}"),
+        SignatureStatus::NotRequired { present: true } => {
+            "signature present but not required here (no key configured)".into()
+        }
+        SignatureStatus::NotRequired { present: false } => "unsigned (not required here)".into(),
+    }
+}
+
+fn build(args: &BundleBuildArgs) -> Result<Exit> {
+    let spec = pack::read_spec(&absolute(args.spec.clone())?)?;
+    let modules = absolute(args.modules.clone())?;
+    let mut manifest = pack::build_manifest(&spec, &modules)?;
+    if let Some(key) = &args.key {
+        let key = KeyPair::load(&absolute(key.clone())?)?;
+        manifest = verify::sign_manifest(&manifest, &key);
+    }
+    let mut written = Vec::new();
+    if let Some(registry) = &args.registry {
+        let path = pack::publish(&manifest, &modules, &absolute(registry.clone())?)?;
+        written.push(path);
+    }
+    if let Some(out) = &args.out {
+        let out = absolute(out.clone())?;
+        std::fs::write(&out, manifest.to_pretty_json())
+            .with_context(|| format!("cannot write {}", out.display()))?;
+        written.push(out);
+    }
+    if args.json {
+        output::stdout_line(
+            &json!({
+                "bundle": manifest.label(),
+                "manifest": Value::Object(manifest.document().clone()),
+                "written": written,
+            })
+            .to_string(),
+        );
+    } else if written.is_empty() {
+        output::stdout_text(&String::from_utf8_lossy(&manifest.to_pretty_json()));
+    } else {
+        let size: u64 = manifest.assets.iter().map(|a| a.size).sum();
+        output::stdout_line(&format!(
+            "built {}: {} commands, {} assets, {} bytes{}",
+            manifest.label(),
+            manifest.commands.len(),
+            manifest.assets.len(),
+            size,
+            match &manifest.signature {
+                Some(s) => format!(", signed by {}", s.key_id),
+                None => ", unsigned".into(),
+            }
+        ));
+        for path in written {
+            output::stdout_line(&format!("  wrote {}", path.display()));
+        }
+    }
+    Ok(Exit::Success)
+}
+
+fn sign(args: &BundleSignArgs) -> Result<Exit> {
+    let path = absolute(args.manifest.clone())?;
+    let (_, manifest) = read_manifest(&path)?;
+    let key = KeyPair::load(&absolute(args.key.clone())?)?;
+    let signed = verify::sign_manifest(&manifest, &key);
+    let out = match &args.out {
+        Some(o) => absolute(o.clone())?,
+        None => path,
+    };
+    std::fs::write(&out, signed.to_pretty_json())
+        .with_context(|| format!("cannot write {}", out.display()))?;
+    if args.json {
+        output::stdout_line(
+            &json!({"bundle": signed.label(), "keyId": key.key_id, "manifest": out}).to_string(),
+        );
+    } else {
+        output::stdout_line(&format!(
+            "signed {} with {} -> {}",
+            signed.label(),
+            key.key_id,
+            out.display()
+        ));
+    }
+    Ok(Exit::Success)
+}
+
+fn verify_cmd(args: &BundleVerifyArgs) -> Result<Exit> {
+    let path = absolute(args.manifest.clone())?;
+    let bytes = std::fs::read(&path).with_context(|| format!("cannot read {}", path.display()))?;
+    let keys: Vec<PublicKey> = args
+        .keys
+        .iter()
+        .map(|k| PublicKey::from_assignment(k).with_context(|| format!("bad --key {k:?}")))
+        .collect::<Result<_>>()?;
+    if serde_json::from_slice::<Value>(&bytes).is_err() {
+        bail!(
+            "{} is not JSON; a manifest is a JSON object with name, version, assets and commands",
+            path.display()
+        );
+    }
+    let report = |valid: bool,
+                  label: &str,
+                  signature: Value,
+                  assets: Value,
+                  reason: Option<String>| {
+        if args.json {
+            output::stdout_line(
+                &json!({"valid": valid, "bundle": label, "signature": signature, "assets": assets, "reason": reason})
+                    .to_string(),
+            );
+        } else if let Some(reason) = &reason {
+            output::error(&format!("invalid: {}: {reason}", path.display()));
+        }
+    };
+    let manifest = match Manifest::parse(&bytes) {
+        Ok(m) => m,
+        Err(e) => {
+            report(false, "", Value::Null, Value::Null, Some(e.to_string()));
+            return Ok(Exit::Denied);
+        }
+    };
+    let label = manifest.label();
+    let keys = if keys.is_empty() {
+        trust_store()?.all_keys()
+    } else {
+        keys
+    };
+    let must_sign = !args.keys.is_empty() || args.signature_only || manifest.signature.is_some();
+    let signature = if must_sign {
+        match verify::verify_signature_with(&manifest, &keys, &path.display().to_string()) {
+            Ok(s) => s,
+            Err(e) => {
+                report(false, &label, Value::Null, Value::Null, Some(e.to_string()));
+                return Ok(Exit::Denied);
+            }
+        }
+    } else {
+        SignatureStatus::NotRequired { present: false }
+    };
+    let mut checked = Vec::new();
+    if !args.signature_only {
+        let dir = path.parent().unwrap_or(Path::new("."));
+        for asset in &manifest.assets {
+            let file = dir.join(&asset.path);
+            let outcome = match digest::sha256_file(&file) {
+                Ok((sha, size)) => {
+                    verify::check_digest(asset, &sha, size).map_err(|e| e.to_string())
+                }
+                Err(e) => Err(format!(
+                    "`{}`: cannot read {}: {e}",
+                    asset.path,
+                    file.display()
+                )),
+            };
+            if let Err(reason) = outcome {
+                report(
+                    false,
+                    &label,
+                    signature_json(&signature),
+                    Value::Null,
+                    Some(reason),
+                );
+                return Ok(Exit::Denied);
+            }
+            checked.push(asset.path.clone());
+        }
+    }
+    report(
+        true,
+        &label,
+        signature_json(&signature),
+        json!(checked),
+        None,
+    );
+    if !args.json {
+        output::stdout_line(&format!(
+            "valid: {label} ({}{})",
+            signature_text(&signature),
+            if args.signature_only {
+                String::new()
+            } else {
+                format!("; {} assets match their size and sha256", checked.len())
+            }
+        ));
+    }
+    Ok(Exit::Success)
+}
+
+fn bundle_json(bundle: &InstalledBundle) -> Value {
+    json!({
+        "name": bundle.manifest.name,
+        "version": bundle.manifest.version,
+        "dir": bundle.dir,
+        "registry": bundle.origin.registry,
+        "official": bundle.origin.official,
+        "signedBy": bundle.origin.signed_by,
+        "commands": bundle.manifest.commands.iter().map(|c| c.name.clone()).collect::<Vec<_>>(),
+        "bytes": bundle.manifest.assets.iter().map(|a| a.size).sum::<u64>(),
+    })
+}
+
+/// Whether an error is the bundle's fault (exit 1) rather than the input's (exit 2).
+fn is_refusal(e: &BundleError) -> bool {
+    matches!(
+        e,
+        BundleError::Verify { .. }
+            | BundleError::Tampered { .. }
+            | BundleError::Manifest { .. }
+            | BundleError::Mismatch { .. }
+            | BundleError::UnknownCommand { .. }
+            | BundleError::NotInstalled(_)
+            | BundleError::NotInIndex(_)
+            | BundleError::Registry(
+                agent_bundles::registry::RegistryError::NotFound(_)
+                    | agent_bundles::registry::RegistryError::Status { .. }
+                    | agent_bundles::registry::RegistryError::Transfer { .. }
+                    | agent_bundles::registry::RegistryError::TooLarge { .. }
+                    | agent_bundles::registry::RegistryError::BadIndex(..)
+            )
+    )
+}
+
+fn refuse(e: BundleError) -> Result<Exit> {
+    if is_refusal(&e) {
+        output::error(&e.to_string());
+        Ok(Exit::Denied)
+    } else {
+        Err(e.into())
+    }
+}
+
+fn install(args: &BundleInstallArgs) -> Result<Exit> {
+    let (name, version) = split_label(&args.bundle);
+    let registry = Registry::open(&args.registry)?;
+    let trust = trust_store()?;
+    let store = store(&args.store)?;
+    let outcome = match store.install(&registry, &trust, name, version) {
+        Ok(o) => o,
+        Err(e) => return refuse(e),
+    };
+    // Compile the modules now, into the cache the runner reads, so the first command is fast.
+    let prepared = warm_up(&args.store);
+    if args.store.json {
+        let mut value = bundle_json(&outcome.bundle);
+        value["prepared"] = json!(prepared);
+        value["status"] = json!(match outcome.status {
+            InstallStatus::Installed => "installed",
+            InstallStatus::AlreadyInstalled => "already-installed",
+            InstallStatus::Replaced => "replaced",
+        });
+        value["signature"] = signature_json(&outcome.signature);
+        value["bytesFetched"] = json!(outcome.bytes_fetched);
+        output::stdout_line(&value.to_string());
+    } else {
+        let verb = match outcome.status {
+            InstallStatus::Installed => "installed",
+            InstallStatus::AlreadyInstalled => "already installed",
+            InstallStatus::Replaced => "reinstalled",
+        };
+        output::stdout_line(&format!(
+            "{verb} {} from {} ({}, {}; sha256 and size of {} assets verified): {} commands in {}",
+            outcome.bundle.label(),
+            outcome.bundle.origin.registry,
+            if outcome.bundle.origin.official {
+                "official registry"
+            } else {
+                "third-party registry"
+            },
+            signature_text(&outcome.signature),
+            outcome.bundle.manifest.assets.len(),
+            outcome.bundle.manifest.commands.len(),
+            outcome.bundle.dir.display()
+        ));
+    }
+    Ok(Exit::Success)
+}
+
+/// Verifies and compiles every installed command's module into the runner's cache; a warning
+/// (not a failure) when one cannot be prepared.
+fn warm_up(args: &StoreArgs) -> bool {
+    let toolbox =
+        match super::exec::open_toolbox(args.store.clone(), &[], agent_wasi::Limits::default()) {
+            Ok(t) => t,
+            Err(e) => {
+                output::warning(&format!(
+                    "installed, but the modules were not prepared: {e:#}"
+                ));
+                return false;
+            }
+        };
+    let failed = toolbox.warm_up();
+    for (command, why) in &failed {
+        output::warning(&format!(
+            "{command}: its module cannot be prepared for the WASI runner: {why}"
+        ));
+    }
+    failed.is_empty()
+}
+
+fn list(args: &StoreArgs) -> Result<Exit> {
+    let bundles = store(args)?.list()?;
+    if args.json {
+        let all: Vec<Value> = bundles.iter().map(bundle_json).collect();
+        output::stdout_line(&Value::Array(all).to_string());
+        return Ok(Exit::Success);
+    }
+    if bundles.is_empty() {
+        output::stdout_line(
+            "no bundles installed (install one with `agent bundles install NAME --registry DIR|URL`)",
+        );
+    }
+    for b in &bundles {
+        let names: Vec<&str> = b
+            .manifest
+            .commands
+            .iter()
+            .map(|c| c.name.as_str())
+            .collect();
+        output::stdout_line(&format!(
+            "{}  {} commands  {}{}  from {}\n  {}",
+            b.label(),
+            names.len(),
+            if b.origin.official {
+                "official"
+            } else {
+                "third-party"
+            },
+            match &b.origin.signed_by {
+                Some(k) => format!(", signed by {k}"),
+                None => ", unsigned".into(),
+            },
+            b.origin.registry,
+            names.join(" ")
+        ));
+    }
+    Ok(Exit::Success)
+}
+
+fn remove(args: &BundleRemoveArgs) -> Result<Exit> {
+    let (name, version) = split_label(&args.bundle);
+    match store(&args.store)?.remove(name, version) {
+        Ok(removed) => {
+            if args.store.json {
+                output::stdout_line(&json!({"removed": removed}).to_string());
+            } else {
+                for r in removed {
+                    output::stdout_line(&format!("removed {r}"));
+                }
+            }
+            Ok(Exit::Success)
+        }
+        Err(e) => refuse(e),
+    }
+}
+
+fn which(args: &BundleWhichArgs) -> Result<Exit> {
+    let trust = trust_store()?;
+    let resolver = store(&args.store)?.resolver(&args.prefer)?;
+    let loaded = match resolver.load(&args.command, &trust, false) {
+        Ok(l) => l,
+        Err(e) => return refuse(e),
+    };
+    if args.store.json {
+        output::stdout_line(
+            &json!({
+                "command": loaded.command,
+                "bundle": loaded.bundle,
+                "version": loaded.version,
+                "module": loaded.path,
+                "sha256": loaded.sha256,
+                "size": loaded.bytes.len(),
+                "signature": signature_json(&loaded.signature),
+                "repaired": loaded.repaired,
+                "limits": loaded.limits.map(|l| json!({"wallMs": l.wall_ms, "memoryBytes": l.memory_bytes, "outputBytes": l.output_bytes})),
+            })
+            .to_string(),
+        );
+    } else {
+        output::stdout_line(&format!(
+            "{}: {}@{} {} (sha256 {} verified; {}{})",
+            loaded.command,
+            loaded.bundle,
+            loaded.version,
+            loaded.path.display(),
+            loaded.sha256,
+            signature_text(&loaded.signature),
+            if loaded.repaired {
+                "; the cached copy had changed and was re-fetched"
+            } else {
+                ""
+            }
+        ));
+    }
+    Ok(Exit::Success)
+}
+
+fn gc(args: &StoreArgs) -> Result<Exit> {
+    let report = store(args)?.gc()?;
+    if args.json {
+        output::stdout_line(
+            &json!({
+                "tempDirs": report.temp_dirs,
+                "broken": report.broken,
+                "superseded": report.superseded,
+            })
+            .to_string(),
+        );
+    } else {
+        output::stdout_line(&format!(
+            "removed {} temp directories, {} broken directories, {} superseded versions{}",
+            report.temp_dirs.len(),
+            report.broken.len(),
+            report.superseded.len(),
+            if report.superseded.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", report.superseded.join(", "))
+            }
+        ));
+    }
+    Ok(Exit::Success)
+}

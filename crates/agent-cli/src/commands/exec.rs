@@ -1,0 +1,171 @@
+//! `agent exec` and `agent shell`: commands from the installed WASI bundles, run in-process.
+
+use std::io::{IsTerminal as _, Read as _, Write as _};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use agent_bundles::store::BundleStore;
+use agent_wasi::shell::ShellContext;
+use agent_wasi::toolbox::Toolbox;
+use agent_wasi::{Input, Limits, Runtime, RuntimeConfig};
+use anyhow::{Context, Result, bail};
+use serde_json::json;
+
+use super::{absolute, bundles};
+use crate::cli::{ShellArgs, WasiArgs, WasiExecArgs};
+use crate::exit::Exit;
+use crate::output;
+
+/// Default cap on each of stdout and stderr for these verbs.
+const OUTPUT_LIMIT: usize = 16 << 20;
+
+/// The workspace, environment and toolbox the options describe.
+struct Setup {
+    workspace: PathBuf,
+    env: Vec<(String, String)>,
+    toolbox: Toolbox,
+    output_limit: usize,
+}
+
+/// The toolbox over the bundle cache `store` (default `$AGENT_HOME/bundles`), with compiled
+/// modules cached in `<store>/.compiled` (or `$AGENT_WASI_CACHE`).
+pub fn open_toolbox(store: Option<PathBuf>, prefer: &[String], limits: Limits) -> Result<Toolbox> {
+    let store = BundleStore::new(match store {
+        Some(s) => absolute(s)?,
+        None => bundles::default_store()?,
+    });
+    let cache = match std::env::var_os("AGENT_WASI_CACHE").filter(|c| !c.is_empty()) {
+        Some(dir) => absolute(PathBuf::from(dir))?,
+        None => store.root().join(".compiled"),
+    };
+    let runtime = Runtime::new(RuntimeConfig::default().with_cache_dir(cache))
+        .context("cannot start the WASI runtime")?;
+    let toolbox = Toolbox::open(Arc::new(runtime), &store, bundles::trust_store()?, prefer)?;
+    Ok(toolbox.with_limits(limits))
+}
+
+fn setup(args: &WasiArgs) -> Result<Setup> {
+    let workspace = match &args.workspace {
+        Some(w) => absolute(w.clone())?,
+        None => std::env::current_dir().context("cannot read the current directory")?,
+    };
+    if !workspace.is_dir() {
+        bail!("--workspace {} is not a directory", workspace.display());
+    }
+    let mut env = Vec::new();
+    for pair in &args.env {
+        let Some((name, value)) = pair.split_once('=') else {
+            bail!("--env {pair:?} must be NAME=VALUE");
+        };
+        if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+            bail!("--env {pair:?}: {name:?} is not a variable name");
+        }
+        env.push((name.to_string(), value.to_string()));
+    }
+    let mut limits = Limits::default();
+    if let Some(ms) = args.timeout {
+        if ms == 0 {
+            bail!("--timeout must be at least 1 ms");
+        }
+        limits = limits.with_wall_time(Duration::from_millis(ms));
+    }
+    if let Some(bytes) = args.memory {
+        limits = limits.with_memory_bytes(usize::try_from(bytes).unwrap_or(usize::MAX));
+    }
+    let toolbox = open_toolbox(args.store.clone(), &args.prefer, limits)?;
+    Ok(Setup {
+        workspace,
+        env,
+        toolbox,
+        output_limit: args.output_limit.unwrap_or(OUTPUT_LIMIT),
+    })
+}
+
+/// stdin when it is not a terminal (a pipe or a file), else nothing.
+fn piped_stdin() -> Result<Vec<u8>> {
+    let stdin = std::io::stdin();
+    if stdin.is_terminal() {
+        return Ok(Vec::new());
+    }
+    let mut bytes = Vec::new();
+    stdin
+        .lock()
+        .read_to_end(&mut bytes)
+        .context("cannot read stdin")?;
+    Ok(bytes)
+}
+
+fn pass_through(stdout: &[u8], stderr: &[u8]) {
+    let _ = std::io::stdout().lock().write_all(stdout);
+    let _ = std::io::stderr().lock().write_all(stderr);
+}
+
+fn exit_code(code: i32) -> Exit {
+    Exit::Code(u8::try_from(code.clamp(0, 255)).unwrap_or(1))
+}
+
+pub fn exec(args: WasiExecArgs) -> Result<Exit> {
+    let s = setup(&args.wasi)?;
+    let stdin = piped_stdin()?;
+    let out = s.toolbox.exec(
+        args.argv.clone(),
+        "/",
+        s.env,
+        if stdin.is_empty() {
+            Input::Null
+        } else {
+            Input::Bytes(stdin)
+        },
+        s.output_limit,
+        &s.workspace,
+    )?;
+    if args.wasi.json {
+        output::stdout_line(
+            &json!({
+                "argv": args.argv,
+                "exitCode": out.exit_code,
+                "stdout": String::from_utf8_lossy(&out.stdout),
+                "stderr": String::from_utf8_lossy(&out.stderr),
+                "stdoutTruncated": out.stdout_truncated,
+                "stderrTruncated": out.stderr_truncated,
+                "durationUs": out.record.duration_us,
+                "bundle": out.record.bundle,
+                "limit": out.record.limit,
+                "moduleSha256": out.meta.as_ref().map(|m| m.module_sha256.clone()),
+            })
+            .to_string(),
+        );
+    } else {
+        pass_through(&out.stdout, &out.stderr);
+    }
+    Ok(exit_code(out.exit_code))
+}
+
+pub fn shell(args: ShellArgs) -> Result<Exit> {
+    // Refuse unsupported syntax before opening anything.
+    agent_wasi::shell::Plan::parse(&args.script)?;
+    let s = setup(&args.wasi)?;
+    let ctx = ShellContext::new(&s.workspace)
+        .with_env(s.env)
+        .with_stdin(piped_stdin()?)
+        .with_output_limits(s.output_limit, s.output_limit);
+    let run = s.toolbox.shell(&args.script, &ctx)?;
+    let out = &run.output;
+    if args.wasi.json {
+        output::stdout_line(
+            &json!({
+                "exitCode": out.exit_code,
+                "stdout": String::from_utf8_lossy(&out.stdout),
+                "stderr": String::from_utf8_lossy(&out.stderr),
+                "stdoutTruncated": out.stdout_truncated,
+                "stderrTruncated": out.stderr_truncated,
+                "commands": run.commands,
+            })
+            .to_string(),
+        );
+    } else {
+        pass_through(&out.stdout, &out.stderr);
+    }
+    Ok(exit_code(out.exit_code))
+}

@@ -1,0 +1,433 @@
+//! `agent keys ...` and `agent bundles ...` as a user drives them: a key, a signed registry,
+//! install, which, tampering, and each verb's exit codes.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test code: a panic is a failure report"
+)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use serde_json::Value;
+
+struct Env {
+    _tmp: tempfile::TempDir,
+    root: PathBuf,
+    home: PathBuf,
+}
+
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+impl Run {
+    fn json(&self) -> Value {
+        serde_json::from_str(&self.stdout).unwrap_or_else(|e| panic!("{e}: {}", self.stdout))
+    }
+}
+
+fn env() -> Env {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(tmp.path()).unwrap();
+    let home = root.join("home");
+    std::fs::create_dir_all(root.join("modules/sub")).unwrap();
+    std::fs::write(root.join("modules/tool.wasm"), b"\0asm\x01\0\0\0 tool").unwrap();
+    std::fs::write(root.join("modules/sub/other.wasm"), vec![1u8; 5000]).unwrap();
+    std::fs::write(
+        root.join("spec.json"),
+        r#"{"name":"demo","version":"0.2.0","commands":[
+            {"name":"hello","modulePath":"tool.wasm","limits":{"wallMs":5000}},
+            {"name":"[","modulePath":"tool.wasm"},
+            {"name":"other","modulePath":"sub/other.wasm"}]}"#,
+    )
+    .unwrap();
+    Env {
+        _tmp: tmp,
+        root,
+        home,
+    }
+}
+
+impl Env {
+    fn agent(&self, args: &[&str]) -> Run {
+        let out = Command::new(env!("CARGO_BIN_EXE_agent"))
+            .args(args)
+            .env("HOME", &self.home)
+            .env("AGENT_HOME", self.home.join(".agent"))
+            .current_dir(&self.root)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        Run {
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8(out.stdout).unwrap(),
+            stderr: String::from_utf8(out.stderr).unwrap(),
+        }
+    }
+
+    fn path(&self, rel: &str) -> String {
+        self.root.join(rel).to_string_lossy().to_string()
+    }
+
+    /// A key trusted as official for `registry`, and the signed bundle laid out there.
+    fn signed_registry(&self) -> (String, String) {
+        let key = self.agent(&[
+            "keys",
+            "generate",
+            "--id",
+            "dev",
+            "--trust",
+            "--official-for",
+            "registry",
+            "--json",
+        ]);
+        assert_eq!(key.code, 0, "{}", key.stderr);
+        let public = key.json()["publicKey"].as_str().unwrap().to_string();
+        let built = self.agent(&[
+            "bundles",
+            "build",
+            "--spec",
+            "spec.json",
+            "--modules",
+            "modules",
+            "--registry",
+            "registry",
+            "--key",
+            ".agent-key-path-placeholder",
+        ]);
+        assert_eq!(built.code, 2, "a missing key file is bad input");
+        let key_file = self.home.join(".agent/keys/dev.jwk");
+        let built = self.agent(&[
+            "bundles",
+            "build",
+            "--spec",
+            "spec.json",
+            "--modules",
+            "modules",
+            "--registry",
+            "registry",
+            "--key",
+            &key_file.to_string_lossy(),
+        ]);
+        assert_eq!(built.code, 0, "{}", built.stderr);
+        assert!(
+            built
+                .stdout
+                .starts_with("built demo@0.2.0: 3 commands, 2 assets"),
+            "{}",
+            built.stdout
+        );
+        (
+            public,
+            self.path("registry/bundles/demo/0.2.0/manifest.json"),
+        )
+    }
+}
+
+fn file_mode(p: &Path) -> u32 {
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::metadata(p).unwrap().permissions().mode() & 0o777
+}
+
+#[test]
+fn keys_generate_list_trust_untrust() {
+    let e = env();
+    let run = e.agent(&["keys", "generate", "--id", "k1", "--json"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let v = run.json();
+    let private = PathBuf::from(v["privateKeyFile"].as_str().unwrap());
+    assert_eq!(file_mode(&private), 0o600);
+    assert_eq!(v["publicKey"].as_str().unwrap().len(), 43);
+    // Never overwritten; bad ids refused.
+    assert_eq!(e.agent(&["keys", "generate", "--id", "k1"]).code, 2);
+    let bad = e.agent(&["keys", "generate", "--id", "../x"]);
+    assert_eq!(bad.code, 2);
+    assert!(bad.stderr.contains("key id `../x` must"), "{}", bad.stderr);
+
+    assert_eq!(
+        e.agent(&["keys", "list", "--json"]).json(),
+        serde_json::json!([])
+    );
+    let pub_file = private.with_file_name("k1.pub.jwk");
+    let trusted = e.agent(&[
+        "keys",
+        "trust",
+        &pub_file.to_string_lossy(),
+        "--registry",
+        "https://Third.Example/r/",
+    ]);
+    assert_eq!(trusted.code, 0, "{}", trusted.stderr);
+    let listed = e.agent(&["keys", "list", "--json"]).json();
+    assert_eq!(listed[0]["keyId"], "k1");
+    assert_eq!(listed[0]["registries"][0], "https://third.example/r");
+    let by_value = e.agent(&[
+        "keys",
+        "trust",
+        &format!("k2={}", v["publicKey"].as_str().unwrap()),
+        "--official-for",
+        "https://reg.example",
+    ]);
+    assert_eq!(by_value.code, 0, "{}", by_value.stderr);
+    assert_eq!(e.agent(&["keys", "trust", "k3=not-a-key"]).code, 2);
+    assert_eq!(e.agent(&["keys", "untrust", "k2"]).code, 0);
+    assert_eq!(e.agent(&["keys", "untrust", "k2"]).code, 1);
+    let text = e.agent(&["keys", "list"]);
+    assert!(text.stdout.starts_with("k1 "), "{}", text.stdout);
+    assert!(
+        text.stdout.contains("required by: https://third.example/r"),
+        "{}",
+        text.stdout
+    );
+}
+
+#[test]
+fn build_verify_install_which_and_tampering() {
+    let e = env();
+    let (public, manifest) = e.signed_registry();
+
+    // verify: valid with the trust store, with an explicit key, signature only.
+    let ok = e.agent(&["bundles", "verify", "--manifest", &manifest]);
+    assert_eq!(ok.code, 0, "{}", ok.stderr);
+    assert!(
+        ok.stdout
+            .starts_with("valid: demo@0.2.0 (signed by dev; 2 assets"),
+        "{}",
+        ok.stdout
+    );
+    let explicit = e.agent(&[
+        "bundles",
+        "verify",
+        "--manifest",
+        &manifest,
+        "--key",
+        &format!("dev={public}"),
+        "--signature-only",
+        "--json",
+    ]);
+    assert_eq!(explicit.code, 0, "{}", explicit.stderr);
+    assert_eq!(explicit.json()["signature"]["keyId"], "dev");
+    // The wrong key: invalid, exit 1, with the reason.
+    let other = e
+        .agent(&[
+            "keys", "generate", "--id", "other", "--out", "keys", "--json",
+        ])
+        .json();
+    let wrong = e.agent(&[
+        "bundles",
+        "verify",
+        "--manifest",
+        &manifest,
+        "--key",
+        &format!("other={}", other["publicKey"].as_str().unwrap()),
+    ]);
+    assert_eq!(wrong.code, 1);
+    assert!(
+        wrong.stderr.contains("unknown signature keyId `dev`"),
+        "{}",
+        wrong.stderr
+    );
+    // Bad input: exit 2.
+    assert_eq!(
+        e.agent(&["bundles", "verify", "--manifest", "missing.json"])
+            .code,
+        2
+    );
+    assert_eq!(
+        e.agent(&[
+            "bundles",
+            "verify",
+            "--manifest",
+            &manifest,
+            "--key",
+            "nokey"
+        ])
+        .code,
+        2
+    );
+    std::fs::write(e.root.join("notjson.json"), "{").unwrap();
+    assert_eq!(
+        e.agent(&["bundles", "verify", "--manifest", "notjson.json"])
+            .code,
+        2
+    );
+
+    // install, list, which.
+    let installed = e.agent(&[
+        "bundles",
+        "install",
+        "demo",
+        "--registry",
+        "registry",
+        "--json",
+    ]);
+    assert_eq!(installed.code, 0, "{}", installed.stderr);
+    let v = installed.json();
+    assert_eq!(
+        (v["status"].as_str(), v["official"].as_bool()),
+        (Some("installed"), Some(true))
+    );
+    assert_eq!(v["signature"]["keyId"], "dev");
+    let again = e.agent(&[
+        "bundles",
+        "install",
+        "demo@0.2.0",
+        "--registry",
+        "registry",
+        "--json",
+    ]);
+    assert_eq!(again.json()["status"], "already-installed");
+    let listed = e.agent(&["bundles", "list", "--json"]).json();
+    assert_eq!(
+        listed[0]["commands"],
+        serde_json::json!(["hello", "[", "other"])
+    );
+    let which = e.agent(&["bundles", "which", "[", "--json"]);
+    assert_eq!(which.code, 0, "{}", which.stderr);
+    let w = which.json();
+    assert_eq!(w["bundle"], "demo");
+    assert!(
+        w["module"]
+            .as_str()
+            .unwrap()
+            .ends_with("demo/0.2.0/tool.wasm")
+    );
+    let unknown = e.agent(&["bundles", "which", "nope"]);
+    assert_eq!(unknown.code, 1);
+    assert!(
+        unknown.stderr.contains(
+            "nope: command not found in the installed bundles; installed commands: [, hello, other"
+        ),
+        "{}",
+        unknown.stderr
+    );
+
+    // A cached module changed on disk: refused as it is, re-fetched and verified.
+    let cached = e.home.join(".agent/bundles/demo/0.2.0/tool.wasm");
+    std::fs::write(&cached, b"evil").unwrap();
+    let repaired = e.agent(&["bundles", "which", "hello", "--json"]);
+    assert_eq!(repaired.code, 0, "{}", repaired.stderr);
+    assert_eq!(repaired.json()["repaired"], true);
+    assert_eq!(std::fs::read(&cached).unwrap(), b"\0asm\x01\0\0\0 tool");
+
+    // A registry asset changed after signing: the install is refused, nothing is written.
+    std::fs::write(
+        e.root.join("registry/bundles/demo/0.2.0/sub/other.wasm"),
+        vec![2u8; 5000],
+    )
+    .unwrap();
+    let refused = e.agent(&[
+        "bundles",
+        "install",
+        "demo",
+        "--registry",
+        "registry",
+        "--store",
+        "store2",
+    ]);
+    assert_eq!(refused.code, 1);
+    assert!(
+        refused
+            .stderr
+            .contains("sha256 mismatch for `sub/other.wasm`"),
+        "{}",
+        refused.stderr
+    );
+    assert!(!e.root.join("store2/demo").exists());
+    let verify = e.agent(&["bundles", "verify", "--manifest", &manifest, "--json"]);
+    assert_eq!(verify.code, 1);
+    assert!(
+        verify.json()["reason"]
+            .as_str()
+            .unwrap()
+            .contains("sha256 mismatch")
+    );
+
+    // Bad input to install: exit 2.
+    assert_eq!(
+        e.agent(&["bundles", "install", "demo", "--registry", "nowhere"])
+            .code,
+        2
+    );
+    assert_eq!(
+        e.agent(&["bundles", "install", "../demo", "--registry", "registry"])
+            .code,
+        2
+    );
+
+    // remove, gc.
+    let removed = e.agent(&["bundles", "remove", "demo@0.2.0"]);
+    assert_eq!(
+        (removed.code, removed.stdout.trim()),
+        (0, "removed demo@0.2.0")
+    );
+    assert_eq!(e.agent(&["bundles", "remove", "demo"]).code, 1);
+    let gc = e.agent(&["bundles", "gc", "--json"]);
+    assert_eq!(gc.code, 0, "{}", gc.stderr);
+    assert!(
+        e.agent(&["bundles", "list"])
+            .stdout
+            .starts_with("no bundles installed")
+    );
+}
+
+#[test]
+fn an_unsigned_manifest_from_an_official_registry_is_refused() {
+    let e = env();
+    let (_, manifest) = e.signed_registry();
+    let mut value: Value =
+        serde_json::from_str(&std::fs::read_to_string(&manifest).unwrap()).unwrap();
+    value.as_object_mut().unwrap().remove("signature");
+    std::fs::write(&manifest, value.to_string()).unwrap();
+    let refused = e.agent(&["bundles", "install", "demo", "--registry", "registry"]);
+    assert_eq!(refused.code, 1);
+    assert!(
+        refused.stderr.contains("manifest signature required"),
+        "{}",
+        refused.stderr
+    );
+    // `sign` puts a signature back, and the install goes through.
+    let signed = e.agent(&[
+        "bundles",
+        "sign",
+        "--manifest",
+        &manifest,
+        "--key",
+        &e.home.join(".agent/keys/dev.jwk").to_string_lossy(),
+    ]);
+    assert_eq!(signed.code, 0, "{}", signed.stderr);
+    assert_eq!(
+        e.agent(&["bundles", "install", "demo", "--registry", "registry"])
+            .code,
+        0
+    );
+}
+
+#[test]
+fn every_bundles_and_keys_verb_has_help_with_an_example() {
+    let e = env();
+    for verb in [
+        &["bundles", "build"][..],
+        &["bundles", "sign"],
+        &["bundles", "verify"],
+        &["bundles", "install"],
+        &["bundles", "list"],
+        &["bundles", "remove"],
+        &["bundles", "which"],
+        &["bundles", "gc"],
+        &["keys", "generate"],
+        &["keys", "list"],
+        &["keys", "trust"],
+        &["keys", "untrust"],
+    ] {
+        let mut args = verb.to_vec();
+        args.push("--help");
+        let run = e.agent(&args);
+        assert_eq!(run.code, 0, "{verb:?}");
+        assert!(run.stdout.contains("Example"), "{verb:?}: {}", run.stdout);
+        assert!(run.stdout.contains("Exit codes"), "{verb:?}");
+    }
+}

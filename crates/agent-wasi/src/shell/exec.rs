@@ -1,0 +1,493 @@
+//! The interpreter: runs a [`Plan`] with bash's semantics for the supported subset.
+//!
+//! `;` runs in sequence, `&&` / `||` short-circuit on the status, `$?` is the status of the last
+//! pipeline, a pipeline's status is its last stage's (no `pipefail`) and `!` negates it. A
+//! pipeline of several stages runs each stage on its own thread with its own copy of the
+//! shell's state, connected by in-memory pipes, so built-ins there (`cd x | cat`) do not change
+//! the shell, as in bash's subshells. A single command runs on the calling thread and its
+//! built-ins do.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use super::builtins::Builtin;
+use super::context::{ShellContext, ShellOutput};
+use super::error::ShellError;
+use super::expand::Expander;
+use super::pipe::{PIPE_CAPACITY, PipeReader, pipe};
+use super::plan::{Command, Connector, Fd, Pipeline, Plan, Redirect, Word};
+use super::stage::{Stage, StageRunner};
+use super::stream::{Capture, Fds, SharedInput, Sink, Source};
+use super::vars::Vars;
+use super::workspace::{GuestPath, Workspace, strerror};
+
+/// The exit status of a script stopped by its cancellation flag (as bash after SIGINT).
+pub(crate) const CANCELLED_STATUS: i32 = 130;
+
+/// What a command asks of the shell after it ran.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Flow {
+    /// Go on; the command's status.
+    Status(i32),
+    /// `exit N`: end the script (or, in a pipeline stage, that stage) with N.
+    Exit(i32),
+}
+
+/// The shell's state: variables, working directory, last status.
+#[derive(Clone, Debug)]
+pub(crate) struct State {
+    pub vars: Vars,
+    pub cwd: GuestPath,
+    pub status: i32,
+}
+
+/// The script's own streams.
+struct Io {
+    stdin: SharedInput,
+    stdout: Arc<Capture>,
+    stderr: Arc<Capture>,
+}
+
+impl Io {
+    fn fds(&self) -> Fds {
+        Fds {
+            stdin: Source::Script(self.stdin.clone()),
+            stdout: Sink::Capture(Arc::clone(&self.stdout)),
+            stderr: Sink::Capture(Arc::clone(&self.stderr)),
+            merged: false,
+        }
+    }
+}
+
+/// How the script ended.
+enum Ended {
+    Exit(i32),
+    Cancelled,
+}
+
+struct Interpreter<'a> {
+    ws: &'a Workspace,
+    runner: &'a dyn StageRunner,
+    cancel: Option<&'a AtomicBool>,
+}
+
+/// Runs `plan` in `ctx`.
+pub(crate) fn run(
+    plan: &Plan,
+    ctx: &ShellContext,
+    runner: &dyn StageRunner,
+) -> Result<ShellOutput, ShellError> {
+    let ws = Workspace::open(&ctx.workspace).map_err(|source| ShellError::Workspace {
+        path: ctx.workspace.clone(),
+        source,
+    })?;
+    let cwd_error = |reason: &str| ShellError::Cwd {
+        cwd: ctx.cwd.clone(),
+        reason: reason.to_owned(),
+    };
+    if !ctx.cwd.starts_with('/') {
+        return Err(cwd_error("it is not absolute"));
+    }
+    let cwd = GuestPath::resolve(&GuestPath::root(), &ctx.cwd)
+        .map_err(|_| cwd_error("it climbs above the workspace root"))?;
+    match ws.is_dir(&cwd) {
+        Ok(true) => {}
+        Ok(false) => return Err(cwd_error("not a directory")),
+        Err(e) => return Err(cwd_error(&strerror(&e))),
+    }
+    let mut vars = Vars::default();
+    for (name, value) in &ctx.env {
+        vars.set_exported(name, value.clone())
+            .map_err(|_| cwd_error("the environment is over the shell's 16 MiB of variables"))?;
+    }
+    vars.set_exported("PWD", cwd.guest())
+        .map_err(|_| cwd_error("the environment is over the shell's 16 MiB of variables"))?;
+    let mut state = State {
+        vars,
+        cwd,
+        status: 0,
+    };
+    let io = Io {
+        stdin: SharedInput::new(ctx.stdin.clone()),
+        stdout: Capture::new(ctx.stdout_limit),
+        stderr: Capture::new(ctx.stderr_limit),
+    };
+    let interpreter = Interpreter {
+        ws: &ws,
+        runner,
+        cancel: ctx.cancel.as_deref(),
+    };
+    let ended = interpreter.run(plan, &mut state, &io);
+    let (stdout, stdout_truncated) = io.stdout.take();
+    let (stderr, stderr_truncated) = io.stderr.take();
+    let (exit_code, cancelled) = match ended {
+        Ended::Exit(code) => (code, false),
+        Ended::Cancelled => (CANCELLED_STATUS, true),
+    };
+    Ok(ShellOutput {
+        exit_code,
+        stdout,
+        stderr,
+        stdout_truncated,
+        stderr_truncated,
+        cwd: state.cwd.guest(),
+        env: state.vars.env(),
+        cancelled,
+    })
+}
+
+impl Interpreter<'_> {
+    fn cancelled(&self) -> bool {
+        self.cancel.is_some_and(|c| c.load(Ordering::Relaxed))
+    }
+
+    fn run(&self, plan: &Plan, state: &mut State, io: &Io) -> Ended {
+        for item in &plan.items {
+            let pipelines = std::iter::once((None, &item.first))
+                .chain(item.rest.iter().map(|(c, p)| (Some(*c), p)));
+            for (connector, pipeline) in pipelines {
+                let runs = match connector {
+                    None => true,
+                    Some(Connector::And) => state.status == 0,
+                    Some(Connector::Or) => state.status != 0,
+                };
+                if !runs {
+                    continue;
+                }
+                if self.cancelled() {
+                    return Ended::Cancelled;
+                }
+                if let Flow::Exit(code) = self.pipeline(pipeline, state, io) {
+                    return Ended::Exit(code);
+                }
+            }
+        }
+        Ended::Exit(state.status)
+    }
+
+    fn pipeline(&self, pipeline: &Pipeline, state: &mut State, io: &Io) -> Flow {
+        let flow = match pipeline.stages.as_slice() {
+            [only] => self.command(only, state, io.fds()),
+            stages => Flow::Status(self.stages(stages, state, io)),
+        };
+        match flow {
+            Flow::Exit(code) => {
+                state.status = code;
+                Flow::Exit(code)
+            }
+            Flow::Status(status) => {
+                let status = if pipeline.negated {
+                    i32::from(status == 0)
+                } else {
+                    status
+                };
+                state.status = status;
+                Flow::Status(status)
+            }
+        }
+    }
+
+    /// Runs the stages of a pipeline concurrently; the status is the last stage's.
+    fn stages(&self, stages: &[Command], state: &State, io: &Io) -> i32 {
+        let mut previous: Option<PipeReader> = None;
+        let mut all_fds = Vec::with_capacity(stages.len());
+        for i in 0..stages.len() {
+            let stdin = match previous.take() {
+                Some(reader) => Source::Pipe(reader),
+                None => Source::Script(io.stdin.clone()),
+            };
+            let stdout = if i + 1 == stages.len() {
+                Sink::Capture(Arc::clone(&io.stdout))
+            } else {
+                let (reader, writer) = pipe(PIPE_CAPACITY);
+                previous = Some(reader);
+                Sink::Pipe(writer)
+            };
+            all_fds.push(Fds {
+                stdin,
+                stdout,
+                stderr: Sink::Capture(Arc::clone(&io.stderr)),
+                merged: false,
+            });
+        }
+        std::thread::scope(|scope| {
+            let mut handles = Vec::with_capacity(stages.len());
+            for (command, fds) in stages.iter().zip(all_fds) {
+                let mut own = state.clone();
+                let spawned = std::thread::Builder::new()
+                    .name("shell-stage".to_owned())
+                    .spawn_scoped(scope, move || match self.command(command, &mut own, fds) {
+                        Flow::Status(s) | Flow::Exit(s) => s,
+                    });
+                handles.push(spawned);
+            }
+            let mut status = 0;
+            for handle in handles {
+                status = match handle {
+                    Ok(h) => h.join().unwrap_or_else(|_| {
+                        io.fds().diagnose("a pipeline stage failed unexpectedly");
+                        1
+                    }),
+                    Err(e) => {
+                        io.fds()
+                            .diagnose(&format!("cannot start a pipeline stage: {e}"));
+                        1
+                    }
+                };
+            }
+            status
+        })
+    }
+
+    /// Runs one simple command: expansion, redirects, assignments, then a built-in or an
+    /// external command.
+    fn command(&self, command: &Command, state: &mut State, mut fds: Fds) -> Flow {
+        let argv = {
+            let expander = Expander {
+                vars: &state.vars,
+                status: state.status,
+                ws: self.ws,
+                cwd: &state.cwd,
+            };
+            let argv = match expander.words(&command.words) {
+                Ok(argv) => argv,
+                Err(e) => {
+                    fds.diagnose(&e.message());
+                    return Flow::Status(1);
+                }
+            };
+            for redirect in &command.redirects {
+                if let Err(message) = self.redirect(redirect, &expander, &mut fds) {
+                    fds.diagnose(&message);
+                    return Flow::Status(1);
+                }
+            }
+            argv
+        };
+        let Some(name) = argv.first() else {
+            // Assignments alone: they stay.
+            for a in &command.assignments {
+                if let Err(message) = self.assign(state, &a.name, a.append, &a.value, false) {
+                    fds.diagnose(&message);
+                    return Flow::Status(1);
+                }
+            }
+            return Flow::Status(0);
+        };
+        // `A=1 cmd`: the assignments hold for this command only.
+        let mut saved = Vec::with_capacity(command.assignments.len());
+        for a in &command.assignments {
+            saved.push((a.name.as_str(), state.vars.save(&a.name)));
+            if let Err(message) = self.assign(state, &a.name, a.append, &a.value, true) {
+                fds.diagnose(&message);
+                restore(state, saved);
+                return Flow::Status(1);
+            }
+        }
+        let flow = if let Some(builtin) = Builtin::lookup(name) {
+            builtin.run(&argv[1..], state, &mut fds, self.ws)
+        } else if name.is_empty() || !self.runner.has_command(name) {
+            fds.diagnose(&format!("{name}: command not found"));
+            Flow::Status(127)
+        } else {
+            tracing::debug!(command = %name, args = argv.len() - 1, cwd = %state.cwd.guest(), "shell: running a stage");
+            let stage = Stage {
+                stderr_is_stdout: fds.merged,
+                cwd: state.cwd.guest(),
+                env: state.vars.env(),
+                argv,
+                stdin: fds.stdin.into_reader(),
+                stdout: fds.stdout.into_writer(),
+                stderr: fds.stderr.into_writer(),
+            };
+            Flow::Status(self.runner.run_stage(stage))
+        };
+        restore(state, saved);
+        flow
+    }
+
+    /// Applies one redirect to `fds`; the error is the message to print.
+    ///
+    /// `/dev/null`, `/dev/stdin`, `/dev/stdout` and `/dev/stderr` are the shell's own, as bash
+    /// provides them where the system lacks them: the guest's `/dev` is the workspace's.
+    fn redirect(
+        &self,
+        redirect: &Redirect,
+        expander: &Expander<'_>,
+        fds: &mut Fds,
+    ) -> Result<(), String> {
+        match redirect {
+            Redirect::Read { target } => {
+                let (name, path) = self.target(target, expander)?;
+                match Device::of(&path) {
+                    Some(Device::Null) => fds.stdin = Source::Empty,
+                    Some(Device::Stdin) => {}
+                    Some(device @ (Device::Stdout | Device::Stderr)) => {
+                        return Err(format!(
+                            "{name}: reading the shell's {} is not supported",
+                            device.name()
+                        ));
+                    }
+                    None => {
+                        let file = self
+                            .ws
+                            .open_read(&path)
+                            .map_err(|e| format!("{name}: {}", strerror(&e)))?;
+                        fds.stdin = Source::File(file);
+                    }
+                }
+            }
+            Redirect::Write { fd, target, append } => {
+                let (name, path) = self.target(target, expander)?;
+                let (sink, copy_of) = self.sink(&name, &path, *append, fds)?;
+                set(fds, *fd, sink, copy_of);
+            }
+            Redirect::Dup { fd, to } => {
+                let copy = duplicate(fds, *to)?;
+                set(fds, *fd, copy, Some(*to));
+            }
+            Redirect::Both { target, append } => {
+                let (name, path) = self.target(target, expander)?;
+                let (sink, _) = self.sink(&name, &path, *append, fds)?;
+                let copy = sink
+                    .try_clone()
+                    .map_err(|e| format!("{name}: {}", strerror(&e)))?;
+                fds.stdout = copy;
+                fds.stderr = sink;
+                fds.merged = true;
+            }
+        }
+        Ok(())
+    }
+
+    /// Opens `path` for writing, or the device it names; with the stream it is a copy of, for
+    /// `/dev/stdout` and `/dev/stderr`.
+    fn sink(
+        &self,
+        name: &str,
+        path: &GuestPath,
+        append: bool,
+        fds: &Fds,
+    ) -> Result<(Sink, Option<Fd>), String> {
+        match Device::of(path) {
+            Some(Device::Null) => Ok((Sink::Null, None)),
+            Some(Device::Stdout) => Ok((duplicate(fds, Fd::Stdout)?, Some(Fd::Stdout))),
+            Some(Device::Stderr) => Ok((duplicate(fds, Fd::Stderr)?, Some(Fd::Stderr))),
+            Some(Device::Stdin) => Err(format!(
+                "{name}: writing the shell's stdin is not supported"
+            )),
+            None => self
+                .ws
+                .open_write(path, append)
+                .map(|file| (Sink::File(file), None))
+                .map_err(|e| format!("{name}: {}", strerror(&e))),
+        }
+    }
+
+    /// Expands and performs one assignment; `export` marks the variable exported (a temporary
+    /// assignment is in its command's environment). The error is the message to print.
+    fn assign(
+        &self,
+        state: &mut State,
+        name: &str,
+        append: bool,
+        value: &Word,
+        export: bool,
+    ) -> Result<(), String> {
+        let expander = Expander {
+            vars: &state.vars,
+            status: state.status,
+            ws: self.ws,
+            cwd: &state.cwd,
+        };
+        let mut value = expander.single(value).map_err(|e| e.message())?;
+        if append {
+            value.insert_str(0, state.vars.get(name).unwrap_or_default());
+        }
+        let set = if export {
+            state.vars.set_exported(name, value)
+        } else {
+            state.vars.set(name, value)
+        };
+        set.map_err(|_| {
+            format!(
+                "{name}: the shell's variables would exceed {} bytes",
+                super::vars::MAX_VARIABLE_BYTES
+            )
+        })
+    }
+
+    /// Expands a redirect target to one path inside the workspace.
+    fn target(&self, word: &Word, expander: &Expander<'_>) -> Result<(String, GuestPath), String> {
+        let fields = expander.fields(word).map_err(|e| e.message())?;
+        let [name] = fields.as_slice() else {
+            return Err(format!("{}: ambiguous redirect", word.source));
+        };
+        if name.is_empty() {
+            return Err(": No such file or directory".to_owned());
+        }
+        let path = GuestPath::resolve(expander.cwd, name)
+            .map_err(|_| format!("{name}: Permission denied"))?;
+        Ok((name.clone(), path))
+    }
+}
+
+/// Points `fd` at `sink`, which is a copy of the stream `copy_of` (if any), keeping track of
+/// whether stdout and stderr now lead to the same place.
+fn set(fds: &mut Fds, fd: Fd, sink: Sink, copy_of: Option<Fd>) {
+    fds.merged = match copy_of {
+        Some(other) if other != fd => true,
+        Some(_) => fds.merged,
+        None => false,
+    };
+    match fd {
+        Fd::Stdout => fds.stdout = sink,
+        Fd::Stderr => fds.stderr = sink,
+    }
+}
+
+/// A second handle on the stream `fd` points to.
+fn duplicate(fds: &Fds, fd: Fd) -> Result<Sink, String> {
+    match fd {
+        Fd::Stdout => fds.stdout.try_clone(),
+        Fd::Stderr => fds.stderr.try_clone(),
+    }
+    .map_err(|e| format!("redirection error: cannot duplicate fd: {}", strerror(&e)))
+}
+
+/// The device files the shell provides itself.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Device {
+    Null,
+    Stdin,
+    Stdout,
+    Stderr,
+}
+
+impl Device {
+    fn of(path: &GuestPath) -> Option<Self> {
+        match path.guest().as_str() {
+            "/dev/null" => Some(Self::Null),
+            "/dev/stdin" => Some(Self::Stdin),
+            "/dev/stdout" => Some(Self::Stdout),
+            "/dev/stderr" => Some(Self::Stderr),
+            _ => None,
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Self::Null => "/dev/null",
+            Self::Stdin => "stdin",
+            Self::Stdout => "stdout",
+            Self::Stderr => "stderr",
+        }
+    }
+}
+
+/// Puts back the variables a temporary assignment changed, last first.
+fn restore(state: &mut State, saved: Vec<(&str, super::vars::Saved)>) {
+    for (name, old) in saved.into_iter().rev() {
+        state.vars.restore(name, old);
+    }
+}

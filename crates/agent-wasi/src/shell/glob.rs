@@ -1,0 +1,378 @@
+//! Pathname expansion (`*`, `?`, `[...]`) against the workspace, as bash does with `LC_ALL=C`:
+//! bytes compared as bytes, results sorted bytewise, a leading `.` matched only by a literal
+//! `.`, `.` and `..` never listed, and a pattern that matches nothing left as it is.
+//!
+//! Directories are listed through the workspace handle: a pattern whose `..` segments climb
+//! above the root matches nothing, and a symlink that leads out of the workspace is not
+//! descended into.
+
+use super::workspace::{GuestPath, Workspace};
+
+/// The most paths one pattern may expand to (100,000): far more than a command line needs,
+/// few enough that `*/*/*/*` in a large tree cannot exhaust memory.
+pub(crate) const MAX_GLOB_MATCHES: usize = 100_000;
+
+/// A pattern matched more than [`MAX_GLOB_MATCHES`] paths.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct TooManyMatches;
+
+/// One byte of an expanded word and whether it may act as a glob character (it came from
+/// unquoted text or an unquoted expansion).
+pub(crate) fn is_pattern(bytes: &[u8], active: &[bool]) -> bool {
+    bytes
+        .iter()
+        .zip(active)
+        .any(|(b, a)| *a && matches!(b, b'*' | b'?' | b'['))
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Tok {
+    Byte(u8),
+    Any,
+    Star,
+    Class {
+        negated: bool,
+        set: Box<[bool; 256]>,
+    },
+}
+
+/// Compiles one path component. `None` when it has no glob character (a literal name).
+fn compile(bytes: &[u8], active: &[bool]) -> Option<Vec<Tok>> {
+    if !is_pattern(bytes, active) {
+        return None;
+    }
+    let mut toks = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        let on = active.get(i).copied().unwrap_or(false);
+        match b {
+            b'*' if on => {
+                if toks.last() != Some(&Tok::Star) {
+                    toks.push(Tok::Star);
+                }
+                i += 1;
+            }
+            b'?' if on => {
+                toks.push(Tok::Any);
+                i += 1;
+            }
+            b'[' if on => match bracket(bytes, active, i + 1) {
+                Some((negated, set, next)) => {
+                    toks.push(Tok::Class { negated, set });
+                    i = next;
+                }
+                None => {
+                    toks.push(Tok::Byte(b'['));
+                    i += 1;
+                }
+            },
+            b'\\' if on && i + 1 < bytes.len() => {
+                toks.push(Tok::Byte(bytes[i + 1]));
+                i += 2;
+            }
+            _ => {
+                toks.push(Tok::Byte(b));
+                i += 1;
+            }
+        }
+    }
+    Some(toks)
+}
+
+/// Parses a bracket expression whose body starts at `start` (just after `[`): the negation,
+/// the set, and the index after the closing `]`. `None` when it is not closed.
+fn bracket(bytes: &[u8], active: &[bool], start: usize) -> Option<(bool, Box<[bool; 256]>, usize)> {
+    let on = |i: usize| active.get(i).copied().unwrap_or(false);
+    let mut set = Box::new([false; 256]);
+    let mut j = start;
+    let negated = on(j) && matches!(bytes.get(j), Some(b'!' | b'^'));
+    if negated {
+        j += 1;
+    }
+    let mut first = true;
+    loop {
+        let b = *bytes.get(j)?;
+        if b == b']' && on(j) && !first {
+            return Some((negated, set, j + 1));
+        }
+        first = false;
+        if b == b'[' && on(j) && bytes.get(j + 1) == Some(&b':') {
+            let rest = &bytes[j + 2..];
+            if let Some(end) = rest.windows(2).position(|w| w == b":]") {
+                let name = &rest[..end];
+                for c in 0..=255u8 {
+                    if in_class(name, c) {
+                        set[usize::from(c)] = true;
+                    }
+                }
+                j += 2 + end + 2;
+                continue;
+            }
+        }
+        let (lo, width) = if b == b'\\' && on(j) && j + 1 < bytes.len() {
+            (bytes[j + 1], 2)
+        } else {
+            (b, 1)
+        };
+        j += width;
+        let is_range = bytes.get(j) == Some(&b'-')
+            && bytes.get(j + 1).is_some_and(|&n| !(n == b']' && on(j + 1)));
+        if is_range {
+            let hi = bytes[j + 1];
+            for c in lo..=hi {
+                set[usize::from(c)] = true;
+            }
+            j += 2;
+        } else {
+            set[usize::from(lo)] = true;
+        }
+    }
+}
+
+/// The POSIX character classes in the C locale.
+fn in_class(name: &[u8], c: u8) -> bool {
+    match name {
+        b"alpha" => c.is_ascii_alphabetic(),
+        b"digit" => c.is_ascii_digit(),
+        b"alnum" => c.is_ascii_alphanumeric(),
+        b"upper" => c.is_ascii_uppercase(),
+        b"lower" => c.is_ascii_lowercase(),
+        b"space" => matches!(c, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c),
+        b"blank" => matches!(c, b' ' | b'\t'),
+        b"punct" => c.is_ascii_punctuation(),
+        b"print" => (0x20..0x7f).contains(&c),
+        b"graph" => c.is_ascii_graphic(),
+        b"cntrl" => c.is_ascii_control(),
+        b"xdigit" => c.is_ascii_hexdigit(),
+        b"word" => c.is_ascii_alphanumeric() || c == b'_',
+        _ => false,
+    }
+}
+
+/// Whether `name` matches the compiled component `toks`.
+fn matches(toks: &[Tok], name: &[u8]) -> bool {
+    let (mut p, mut s) = (0, 0);
+    let mut backtrack: Option<(usize, usize)> = None;
+    while s < name.len() {
+        let step = match toks.get(p) {
+            Some(Tok::Star) => {
+                backtrack = Some((p, s));
+                p += 1;
+                continue;
+            }
+            Some(Tok::Any) => true,
+            Some(Tok::Byte(b)) => *b == name[s],
+            Some(Tok::Class { negated, set }) => set[usize::from(name[s])] != *negated,
+            None => false,
+        };
+        if step {
+            p += 1;
+            s += 1;
+        } else if let Some((star, from)) = backtrack {
+            p = star + 1;
+            s = from + 1;
+            backtrack = Some((star, from + 1));
+        } else {
+            return false;
+        }
+    }
+    toks[p..].iter().all(|t| *t == Tok::Star)
+}
+
+/// Expands the pattern `bytes` (with its `active` mask) from the directory `cwd`. `Ok(None)`
+/// when nothing matches (the caller keeps the word as written).
+pub(crate) fn expand(
+    ws: &Workspace,
+    cwd: &GuestPath,
+    bytes: &[u8],
+    active: &[bool],
+) -> Result<Option<Vec<String>>, TooManyMatches> {
+    let absolute = bytes.first() == Some(&b'/');
+    let start = if absolute {
+        (GuestPath::root(), Vec::from(&b"/"[..]))
+    } else {
+        (cwd.clone(), Vec::new())
+    };
+    let mut entries: Vec<(Option<GuestPath>, Vec<u8>)> = vec![(Some(start.0), start.1)];
+    let body = if absolute { 1 } else { 0 };
+    let mut components = Vec::new();
+    let mut from = body;
+    for (i, b) in bytes.iter().enumerate().skip(body) {
+        if *b == b'/' {
+            components.push((from, i));
+            from = i + 1;
+        }
+    }
+    components.push((from, bytes.len()));
+    let last = components.len() - 1;
+    for (k, &(lo, hi)) in components.iter().enumerate() {
+        let comp = &bytes[lo..hi];
+        let is_last = k == last;
+        let separator = if k == 0 { &b""[..] } else { &b"/"[..] };
+        let mut next = Vec::new();
+        for (path, shown) in entries {
+            let mut shown = shown;
+            shown.extend_from_slice(separator);
+            if comp.is_empty() {
+                // `a//b` or a trailing `/`: the path so far must be a directory.
+                let is_dir = path.as_ref().is_some_and(|p| ws.is_dir(p).unwrap_or(false));
+                if is_dir || !is_last {
+                    next.push((path, shown));
+                }
+                continue;
+            }
+            match compile(comp, &active[lo..hi]) {
+                None => {
+                    shown.extend_from_slice(comp);
+                    // A literal segment: resolved lexically; `..` above the root ends the walk.
+                    let name = String::from_utf8_lossy(comp);
+                    let path = path.and_then(|p| match name.as_ref() {
+                        "." => Some(p),
+                        ".." => p.parent().ok(),
+                        n => Some(p.join(n)),
+                    });
+                    if path.is_none() {
+                        continue;
+                    }
+                    if is_last && !path.as_ref().is_some_and(|p| ws.exists(p)) {
+                        continue;
+                    }
+                    next.push((path, shown));
+                }
+                Some(toks) => {
+                    let Some(dir) = path else { continue };
+                    let mut names = ws.names(&dir);
+                    names.sort_unstable();
+                    for name in names {
+                        let n = name.as_bytes();
+                        if n.first() == Some(&b'.') && toks.first() != Some(&Tok::Byte(b'.')) {
+                            continue;
+                        }
+                        if !matches(&toks, n) {
+                            continue;
+                        }
+                        let child = dir.join(&name);
+                        if !is_last && !ws.is_dir(&child).unwrap_or(false) {
+                            continue;
+                        }
+                        let mut s = shown.clone();
+                        s.extend_from_slice(n);
+                        next.push((Some(child), s));
+                        if next.len() > MAX_GLOB_MATCHES {
+                            return Err(TooManyMatches);
+                        }
+                    }
+                }
+            }
+        }
+        entries = next;
+    }
+    if entries.is_empty() {
+        return Ok(None);
+    }
+    let mut out: Vec<Vec<u8>> = entries.into_iter().map(|(_, shown)| shown).collect();
+    out.sort_unstable();
+    Ok(Some(
+        out.into_iter()
+            .map(|b| String::from_utf8_lossy(&b).into_owned())
+            .collect(),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pat(p: &str) -> Vec<Tok> {
+        compile(p.as_bytes(), &vec![true; p.len()]).unwrap()
+    }
+
+    #[test]
+    fn matching() {
+        for (p, name, want) in [
+            ("*", "abc", true),
+            ("*.txt", "a.txt", true),
+            ("*.txt", "a.txt.bak", false),
+            ("a*b*c", "aXbYbc", true),
+            ("a*b*c", "aXbYb", false),
+            ("?", "a", true),
+            ("?", "ab", false),
+            ("[ab]*", "b1", true),
+            ("[!ab]*", "b1", false),
+            ("[^ab]*", "c1", true),
+            ("[a-c]", "b", true),
+            ("[a-c]", "d", false),
+            ("[]a]", "]", true),
+            ("[a-]", "-", true),
+            ("[[:digit:]]x", "7x", true),
+            ("[[:upper:]]*", "abc", false),
+            ("[", "[", true),
+            ("a[", "a[", true),
+            ("**", "", true),
+        ] {
+            let toks = compile(p.as_bytes(), &vec![true; p.len()]);
+            let got = toks.is_some_and(|t| matches(&t, name.as_bytes()));
+            assert_eq!(got, want, "{p} vs {name}");
+        }
+        assert_eq!(
+            pat("a**b"),
+            vec![Tok::Byte(b'a'), Tok::Star, Tok::Byte(b'b')]
+        );
+    }
+
+    #[test]
+    fn quoted_glob_characters_are_literal() {
+        assert!(compile(b"*", &[false]).is_none());
+        let toks = compile(b"a*?", &[true, false, true]).unwrap();
+        assert!(matches(&toks, b"a*x"));
+        assert!(!matches(&toks, b"abx"));
+    }
+
+    fn tree() -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        for d in ["a", "a-b", "sub", "sub/deep"] {
+            std::fs::create_dir(root.join(d)).unwrap();
+        }
+        for f in [
+            "a/x",
+            "a-b/x",
+            "b.txt",
+            "c.txt",
+            ".hidden",
+            "sub/s.txt",
+            "sub/deep/d.txt",
+        ] {
+            std::fs::write(root.join(f), f).unwrap();
+        }
+        dir
+    }
+
+    fn glob(ws: &Workspace, cwd: &str, p: &str) -> Option<Vec<String>> {
+        let cwd = GuestPath::resolve(&GuestPath::root(), cwd).unwrap();
+        expand(ws, &cwd, p.as_bytes(), &vec![true; p.len()]).unwrap()
+    }
+
+    #[test]
+    fn expansion_against_a_tree() {
+        let dir = tree();
+        let ws = Workspace::open(dir.path()).unwrap();
+        let v = |s: &[&str]| Some(s.iter().map(|x| (*x).to_owned()).collect::<Vec<_>>());
+        assert_eq!(glob(&ws, "/", "*.txt"), v(&["b.txt", "c.txt"]));
+        assert_eq!(
+            glob(&ws, "/", "*"),
+            v(&["a", "a-b", "b.txt", "c.txt", "sub"])
+        );
+        assert_eq!(glob(&ws, "/", ".*"), v(&[".hidden"]));
+        assert_eq!(glob(&ws, "/", "*/x"), v(&["a-b/x", "a/x"]));
+        assert_eq!(glob(&ws, "/", "*/"), v(&["a-b/", "a/", "sub/"]));
+        assert_eq!(glob(&ws, "/", "sub/*/*.txt"), v(&["sub/deep/d.txt"]));
+        assert_eq!(glob(&ws, "/sub", "../*.txt"), v(&["../b.txt", "../c.txt"]));
+        assert_eq!(glob(&ws, "/sub", "/*.txt"), v(&["/b.txt", "/c.txt"]));
+        assert_eq!(glob(&ws, "/sub", "./*.txt"), v(&["./s.txt"]));
+        assert_eq!(glob(&ws, "/", "*.none"), None);
+        assert_eq!(glob(&ws, "/", "../*"), None);
+        assert_eq!(glob(&ws, "/", "nodir/*"), None);
+    }
+}

@@ -1,0 +1,101 @@
+//! `Shell(script)`: a restricted bash, parsed by the project's shell parser and run command by
+//! command through a [`StageRunner`].
+//!
+//! The script is compiled into a [`Plan`] before anything runs: brush-parser (through
+//! `agent_core::shell`, the parse the permission checker uses) reads it, and every construct
+//! outside the supported subset is refused with [`ShellError::Unsupported`], naming the
+//! construct and its line and column. The subset: pipelines (`|`, `|&`, `!`), lists (`;`,
+//! newlines, `&&`, `||`), redirects (`<`, `>`, `>>`, `>|`, `2>`, `2>>`, `2>&1`, `>&2`, `&>`,
+//! `&>>`), quoting (`'..'`, `".."`, `\`, `$'..'`), `$NAME`, `${NAME}`, `$?`, assignments
+//! (`A=1`, `A=1 cmd`), globs (`*`, `?`, `[..]`) against the workspace, and the built-ins `cd`,
+//! `export`, `unset`, `exit`, `true`, `false`, `:`, `echo`, `pwd`. `docs/shell.md` has the full
+//! grammar, the refused constructs and every decision.
+//!
+//! The script runs with bash's semantics for that subset: exit statuses (127 for a command not
+//! found, 1 for a failed redirect), word splitting on `$IFS`, glob sorting as with `LC_ALL=C`.
+//! Every path it names resolves inside the workspace (the guest's `/`); one that climbs out is
+//! refused with `Permission denied`. External commands go to the [`StageRunner`]; the stages of
+//! a pipeline run concurrently, connected by bounded in-memory pipes.
+//!
+//! ```
+//! use agent_wasi::shell::{run_script, ShellContext, Stage, StageRunner};
+//!
+//! /// Knows one command, `upper`, which upper-cases its stdin.
+//! struct Upper;
+//! impl StageRunner for Upper {
+//!     fn has_command(&self, name: &str) -> bool {
+//!         name == "upper"
+//!     }
+//!     fn run_stage(&self, mut stage: Stage) -> i32 {
+//!         let mut text = String::new();
+//!         if stage.stdin.read_to_string(&mut text).is_err() {
+//!             return 1;
+//!         }
+//!         match stage.stdout.write_all(text.to_uppercase().as_bytes()) {
+//!             Ok(()) => 0,
+//!             Err(_) => 1,
+//!         }
+//!     }
+//! }
+//! # use std::io::{Read, Write};
+//!
+//! let workspace = std::env::temp_dir();
+//! let ctx = ShellContext::new(&workspace).with_env([("NAME", "world")]);
+//! let out = run_script("echo \"hello, $NAME\" | upper; nope || echo $?", &ctx, &Upper)?;
+//! assert_eq!(out.stdout, b"HELLO, WORLD\n127\n");
+//! assert_eq!(out.stderr, b"bash: nope: command not found\n");
+//! assert_eq!(out.exit_code, 0);
+//! # Ok::<(), agent_wasi::shell::ShellError>(())
+//! ```
+
+mod builtins;
+mod context;
+mod error;
+mod exec;
+mod expand;
+mod glob;
+mod parse;
+mod pipe;
+mod plan;
+mod stage;
+mod stream;
+mod vars;
+mod word;
+mod workspace;
+
+pub use context::{DEFAULT_OUTPUT_LIMIT, ShellContext, ShellOutput};
+pub use error::{Position, ShellError};
+pub use plan::Plan;
+pub use stage::{Stage, StageRunner};
+
+/// Parses `script` and runs it.
+///
+/// # Errors
+/// [`ShellError::Parse`] or [`ShellError::Unsupported`] when the script is refused (nothing
+/// runs); [`ShellError::Workspace`] or [`ShellError::Cwd`] when the context is unusable.
+/// Failures of the commands themselves are exit statuses, not errors.
+pub fn run_script(
+    script: &str,
+    ctx: &ShellContext,
+    runner: &dyn StageRunner,
+) -> Result<ShellOutput, ShellError> {
+    Plan::parse(script)?.run(ctx, runner)
+}
+
+impl Plan {
+    /// Runs the plan.
+    ///
+    /// # Errors
+    /// [`ShellError::Workspace`] when the workspace root cannot be opened, [`ShellError::Cwd`]
+    /// when the context's working directory is not a directory inside it.
+    pub fn run(
+        &self,
+        ctx: &ShellContext,
+        runner: &dyn StageRunner,
+    ) -> Result<ShellOutput, ShellError> {
+        exec::run(self, ctx, runner)
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,571 @@
+//! From a word's source text to plan [`Part`]s, through brush-parser's word parser, refusing
+//! every expansion outside the subset: only quoting, `$NAME`, `${NAME}`, `$?` and unquoted glob
+//! characters are kept.
+//!
+//! Two checks run before brush's word parser sees the text. A quote-aware scan names the
+//! unsupported expansions (`$(`, backquotes, `$((`, `${x:-y}`, `$1`, ...) with their position,
+//! and refuses at the same time the shapes that make the word parser slow (`${name[`, `$[`,
+//! unclosed `${`; see `agent_core::shell`'s guards). A bound on unclosed `[` covers the rest.
+//! brush's pieces are then checked again, so what the scan misses is still refused.
+
+use brush_parser::ParserOptions;
+use brush_parser::word::{self, ParameterExpr, SpecialParameter, WordPiece, WordPieceWithSource};
+
+use super::error::{Position, ShellError};
+use super::plan::{Part, Word};
+
+/// How many `[` a word may leave unclosed; each one can double brush's word-parser time when
+/// an expansion sits between them (agent-core's guards use the same bound for the same reason).
+const MAX_UNCLOSED_BRACKETS: usize = 6;
+
+/// Where a word starts in the script, to turn byte offsets inside it into positions.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct WordOrigin<'a> {
+    /// The word's source text.
+    pub raw: &'a str,
+    /// The position of its first character.
+    pub start: Position,
+}
+
+impl WordOrigin<'_> {
+    /// The position of byte `offset` of the word.
+    pub fn at(&self, offset: usize) -> Position {
+        let mut pos = self.start;
+        for c in self.raw.get(..offset).unwrap_or(self.raw).chars() {
+            if c == '\n' {
+                pos.line += 1;
+                pos.column = 1;
+            } else {
+                pos.column += 1;
+            }
+        }
+        pos
+    }
+
+    fn unsupported(&self, offset: usize, construct: &'static str) -> ShellError {
+        ShellError::Unsupported {
+            construct,
+            position: self.at(offset),
+        }
+    }
+}
+
+/// Compiles the word whose source text is `origin.raw`.
+pub(crate) fn compile(
+    origin: WordOrigin<'_>,
+    opts: &ParserOptions,
+    assignment_like: bool,
+) -> Result<Word, ShellError> {
+    let raw = origin.raw;
+    if let Some((offset, construct)) = scan(raw) {
+        return Err(origin.unsupported(offset, construct));
+    }
+    if unclosed_brackets(raw) > MAX_UNCLOSED_BRACKETS {
+        return Err(ShellError::Parse {
+            message: format!(
+                "a word with more than {MAX_UNCLOSED_BRACKETS} unclosed `[` is not accepted"
+            ),
+            position: Some(origin.start),
+        });
+    }
+    let pieces = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| word::parse(raw, opts)))
+        .map_err(|_| ShellError::Parse {
+            message: format!("the word parser failed on `{raw}`"),
+            position: Some(origin.start),
+        })?
+        .map_err(|e| ShellError::Parse {
+            message: e.to_string(),
+            position: Some(origin.start),
+        })?;
+    let mut acc = Acc::default();
+    convert(&pieces, false, origin, &mut acc)?;
+    check_unquoted(&acc.stream, origin)?;
+    Ok(Word {
+        source: raw.to_owned(),
+        parts: acc.parts,
+        assignment_like,
+    })
+}
+
+#[derive(Default)]
+struct Acc {
+    parts: Vec<Part>,
+    /// Unquoted literal bytes with their offsets; `None` stands for anything else (quoted
+    /// text, an expansion), which breaks brace and extglob syntax.
+    stream: Vec<Option<(u8, usize)>>,
+}
+
+fn convert(
+    pieces: &[WordPieceWithSource],
+    quoted: bool,
+    origin: WordOrigin<'_>,
+    acc: &mut Acc,
+) -> Result<(), ShellError> {
+    for p in pieces {
+        let at = p.start_index;
+        match &p.piece {
+            WordPiece::Text(text) => {
+                if quoted {
+                    // brush keeps a backslash-newline inside double quotes; bash removes it.
+                    acc.parts.push(Part::Text {
+                        text: text.replace("\\\n", ""),
+                        quoted: true,
+                    });
+                    acc.stream.push(None);
+                } else {
+                    acc.stream
+                        .extend(text.bytes().enumerate().map(|(i, b)| Some((b, at + i))));
+                    acc.parts.push(Part::Text {
+                        text: text.clone(),
+                        quoted: false,
+                    });
+                }
+            }
+            WordPiece::SingleQuotedText(text) => {
+                acc.parts.push(Part::Text {
+                    text: text.clone(),
+                    quoted: true,
+                });
+                acc.stream.push(None);
+            }
+            WordPiece::AnsiCQuotedText(text) => {
+                let text = decode_ansi_c(text).map_err(|c| origin.unsupported(at, c))?;
+                acc.parts.push(Part::Text { text, quoted: true });
+                acc.stream.push(None);
+            }
+            WordPiece::DoubleQuotedSequence(inner)
+            | WordPiece::GettextDoubleQuotedSequence(inner) => {
+                // An empty quoted part: `""` is a word of its own even when nothing is inside.
+                acc.parts.push(Part::Text {
+                    text: String::new(),
+                    quoted: true,
+                });
+                acc.stream.push(None);
+                convert(inner, true, origin, acc)?;
+            }
+            WordPiece::EscapeSequence(seq) => {
+                let mut chars = seq.chars();
+                chars.next();
+                let text = match chars.as_str() {
+                    "\n" => String::new(),
+                    rest => rest.to_owned(),
+                };
+                acc.parts.push(Part::Text { text, quoted: true });
+                acc.stream.push(None);
+            }
+            WordPiece::TildeExpansion(_) => {
+                return Err(origin.unsupported(at, "tilde expansion (~)"));
+            }
+            WordPiece::ParameterExpansion(expr) => {
+                acc.parts
+                    .push(parameter(expr, quoted).map_err(|c| origin.unsupported(at, c))?);
+                acc.stream.push(None);
+            }
+            WordPiece::CommandSubstitution(_) => {
+                return Err(origin.unsupported(at, "command substitution $(..)"));
+            }
+            WordPiece::BackquotedCommandSubstitution(_) => {
+                return Err(origin.unsupported(at, "command substitution `..` (backquotes)"));
+            }
+            WordPiece::ArithmeticExpression(_) => {
+                return Err(origin.unsupported(at, "arithmetic expansion $((..))"));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn parameter(expr: &ParameterExpr, quoted: bool) -> Result<Part, &'static str> {
+    use brush_parser::word::Parameter;
+    match expr {
+        ParameterExpr::Parameter {
+            parameter,
+            indirect: false,
+        } => match parameter {
+            Parameter::Named(name) => Ok(Part::Var {
+                name: name.clone(),
+                quoted,
+            }),
+            Parameter::Special(SpecialParameter::LastExitStatus) => Ok(Part::Status { quoted }),
+            Parameter::Special(special) => Err(special_name(special)),
+            Parameter::Positional(0) => Err("script name $0"),
+            Parameter::Positional(_) => Err("positional parameter $1"),
+            Parameter::NamedWithIndex { .. } | Parameter::NamedWithAllIndices { .. } => {
+                Err("array")
+            }
+        },
+        ParameterExpr::Parameter { indirect: true, .. } => Err("indirect expansion ${!NAME}"),
+        ParameterExpr::ParameterLength { .. } => Err("parameter length ${#NAME}"),
+        _ => Err("parameter expansion operator (${NAME:-..}, ${NAME#..}, ...)"),
+    }
+}
+
+fn special_name(special: &SpecialParameter) -> &'static str {
+    match special {
+        SpecialParameter::AllPositionalParameters { .. } => "positional parameters $@ / $*",
+        SpecialParameter::PositionalParameterCount => "parameter count $#",
+        SpecialParameter::LastExitStatus => "exit status $?",
+        SpecialParameter::CurrentOptionFlags => "shell options $-",
+        SpecialParameter::ProcessId => "process id $$",
+        SpecialParameter::LastBackgroundProcessId => "background job id $!",
+        SpecialParameter::ShellName => "script name $0",
+    }
+}
+
+/// Refuses brace expansion (`{a,b}`, `{1..3}`) and extended globs (`@(a|b)`), looking only at
+/// unquoted literal text as bash does.
+fn check_unquoted(
+    stream: &[Option<(u8, usize)>],
+    origin: WordOrigin<'_>,
+) -> Result<(), ShellError> {
+    let lit = |i: usize| stream.get(i).copied().flatten().map(|(b, _)| b);
+    for (i, item) in stream.iter().enumerate() {
+        let Some((b, at)) = *item else { continue };
+        if b == b'(' {
+            return Err(origin.unsupported(at, "extended glob pattern (@(..), !(..), ...)"));
+        }
+        if b != b'{' {
+            continue;
+        }
+        let mut depth = 0usize;
+        let mut expands = false;
+        let mut j = i;
+        while j < stream.len() {
+            match lit(j) {
+                Some(b'{') => depth += 1,
+                Some(b'}') => {
+                    depth -= 1;
+                    if depth == 0 {
+                        break;
+                    }
+                }
+                Some(b',') if depth == 1 => expands = true,
+                Some(b'.') if depth == 1 && lit(j + 1) == Some(b'.') => expands = true,
+                _ => {}
+            }
+            j += 1;
+        }
+        if depth == 0 && expands {
+            return Err(origin.unsupported(at, "brace expansion {a,b}"));
+        }
+    }
+    Ok(())
+}
+
+/// Names the first unsupported expansion in `raw` (quote-aware), with its byte offset.
+fn scan(raw: &str) -> Option<(usize, &'static str)> {
+    let b = raw.as_bytes();
+    let mut i = 0;
+    let mut double = false;
+    while i < b.len() {
+        match b[i] {
+            b'\\' => i += 2,
+            b'\'' if !double => {
+                i += 1;
+                while i < b.len() && b[i] != b'\'' {
+                    i += 1;
+                }
+                i += 1;
+            }
+            b'"' => {
+                double = !double;
+                i += 1;
+            }
+            b'`' => return Some((i, "command substitution `..` (backquotes)")),
+            b'$' => {
+                match b.get(i + 1) {
+                    Some(b'\'') if !double => {
+                        // $'..': skip to the closing quote; escapes are decoded later.
+                        i += 2;
+                        while i < b.len() && b[i] != b'\'' {
+                            i += if b[i] == b'\\' { 2 } else { 1 };
+                        }
+                        i += 1;
+                        continue;
+                    }
+                    Some(b'"') if !double => {
+                        double = true;
+                        i += 2;
+                        continue;
+                    }
+                    _ => {}
+                }
+                match dollar(&b[i + 1..]) {
+                    Ok(len) => i += 1 + len,
+                    Err(construct) => return Some((i, construct)),
+                }
+            }
+            _ => i += 1,
+        }
+    }
+    None
+}
+
+/// What follows a `$`: the length of a supported expansion (0 for a literal `$`), or the name
+/// of the unsupported one.
+fn dollar(rest: &[u8]) -> Result<usize, &'static str> {
+    let is_name_start = |c: &u8| c.is_ascii_alphabetic() || *c == b'_';
+    let is_name = |c: &u8| c.is_ascii_alphanumeric() || *c == b'_';
+    match rest.first() {
+        Some(b'(') if rest.get(1) == Some(&b'(') => Err("arithmetic expansion $((..))"),
+        Some(b'(') => Err("command substitution $(..)"),
+        Some(b'[') => Err("arithmetic expansion $[..]"),
+        Some(b'0') => Err("script name $0"),
+        Some(c) if c.is_ascii_digit() => Err("positional parameter $1"),
+        Some(b'@' | b'*') => Err("positional parameters $@ / $*"),
+        Some(b'#') => Err("parameter count $#"),
+        Some(b'$') => Err("process id $$"),
+        Some(b'!') => Err("background job id $!"),
+        Some(b'-') => Err("shell options $-"),
+        Some(b'?') => Ok(1),
+        Some(c) if is_name_start(c) => Ok(rest.iter().take_while(|c| is_name(c)).count()),
+        Some(b'{') => {
+            let inner = &rest[1..];
+            let name_len = match inner.first() {
+                Some(c) if is_name_start(c) => inner.iter().take_while(|c| is_name(c)).count(),
+                Some(b'?') => 1,
+                Some(b'#') if inner.get(1) != Some(&b'}') => {
+                    return Err("parameter length ${#NAME}");
+                }
+                Some(b'!') => return Err("indirect expansion ${!NAME}"),
+                Some(b'0') => return Err("script name $0"),
+                Some(c) if c.is_ascii_digit() => return Err("positional parameter $1"),
+                Some(b'@' | b'*') => return Err("positional parameters $@ / $*"),
+                Some(b'#') => return Err("parameter count $#"),
+                Some(b'$') => return Err("process id $$"),
+                Some(b'-') => return Err("shell options $-"),
+                _ => return Err("parameter expansion operator (${NAME:-..}, ${NAME#..}, ...)"),
+            };
+            match inner.get(name_len) {
+                Some(b'}') => Ok(name_len + 2),
+                Some(b'[') => Err("array"),
+                _ => Err("parameter expansion operator (${NAME:-..}, ${NAME#..}, ...)"),
+            }
+        }
+        _ => Ok(0),
+    }
+}
+
+/// The number of `[` never closed by a later `]`.
+fn unclosed_brackets(text: &str) -> usize {
+    let mut depth = 0usize;
+    for c in text.bytes() {
+        match c {
+            b'[' => depth += 1,
+            b']' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    depth
+}
+
+/// Decodes the body of `$'..'`. Escapes that would produce a byte that is not UTF-8 text, a NUL
+/// (bash cuts the word there) or a control-character escape (`\cX`) are refused rather than
+/// guessed.
+fn decode_ansi_c(s: &str) -> Result<String, &'static str> {
+    const REFUSED: &str = "ANSI-C escape outside ASCII, \\0 or \\cX in $'..'";
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        let Some(e) = chars.next() else {
+            out.push('\\');
+            break;
+        };
+        let simple = match e {
+            'a' => Some('\u{7}'),
+            'b' => Some('\u{8}'),
+            'e' | 'E' => Some('\u{1b}'),
+            'f' => Some('\u{c}'),
+            'n' => Some('\n'),
+            'r' => Some('\r'),
+            't' => Some('\t'),
+            'v' => Some('\u{b}'),
+            '\\' | '\'' | '"' | '?' => Some(e),
+            _ => None,
+        };
+        if let Some(ch) = simple {
+            out.push(ch);
+            continue;
+        }
+        let (radix, max, mut code) = match e {
+            'x' => (16, 2, 0u32),
+            '0'..='7' => (8, 2, e.to_digit(8).unwrap_or(0)),
+            'u' | 'U' | 'c' => return Err(REFUSED),
+            other => {
+                out.push('\\');
+                out.push(other);
+                continue;
+            }
+        };
+        let mut digits = usize::from(e != 'x');
+        let mut taken = 0;
+        while taken < max {
+            let Some(d) = chars.peek().and_then(|c| c.to_digit(radix)) else {
+                break;
+            };
+            chars.next();
+            code = code * radix + d;
+            taken += 1;
+            digits += 1;
+        }
+        if digits == 0 {
+            // `\x` with no hex digit stays as written, as in bash.
+            out.push_str("\\x");
+            continue;
+        }
+        match char::from_u32(code) {
+            Some(ch) if code != 0 && code < 0x80 => out.push(ch),
+            _ => return Err(REFUSED),
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parts(raw: &str) -> Vec<Part> {
+        let origin = WordOrigin {
+            raw,
+            start: Position::new(1, 1),
+        };
+        compile(origin, &ParserOptions::default(), false)
+            .unwrap()
+            .parts
+            .into_iter()
+            .filter(|p| !matches!(p, Part::Text { text, quoted: true } if text.is_empty()))
+            .collect()
+    }
+
+    fn refused(raw: &str) -> (&'static str, Position) {
+        let origin = WordOrigin {
+            raw,
+            start: Position::new(1, 1),
+        };
+        match compile(origin, &ParserOptions::default(), false) {
+            Err(ShellError::Unsupported {
+                construct,
+                position,
+            }) => (construct, position),
+            other => panic!("{raw}: {other:?}"),
+        }
+    }
+
+    fn text(t: &str, quoted: bool) -> Part {
+        Part::Text {
+            text: t.to_owned(),
+            quoted,
+        }
+    }
+
+    #[test]
+    fn quoting() {
+        assert_eq!(parts("abc"), [text("abc", false)]);
+        assert_eq!(parts("'a b'"), [text("a b", true)]);
+        assert_eq!(
+            parts(r#""a\$b\"c\\d\ze""#),
+            [
+                text("a", true),
+                text("$", true),
+                text("b", true),
+                text("\"", true),
+                text("c", true),
+                text("\\", true),
+                text("d\\ze", true)
+            ]
+        );
+        assert_eq!(
+            parts("a\\ b"),
+            [text("a", false), text(" ", true), text("b", false)]
+        );
+        assert_eq!(parts("$'a\\tb\\x41\\101'"), [text("a\tbAA", true)]);
+        assert_eq!(parts("\"a\\\nb\""), [text("ab", true)]);
+        assert_eq!(parts("$\"x\""), [text("x", true)]);
+    }
+
+    #[test]
+    fn globs_inside_quotes_are_literal() {
+        assert_eq!(parts("*.txt"), [text("*.txt", false)]);
+        assert_eq!(parts("\"*\".txt"), [text("*", true), text(".txt", false)]);
+        assert_eq!(parts("'?'"), [text("?", true)]);
+        assert_eq!(parts("\\*"), [text("*", true)]);
+    }
+
+    #[test]
+    fn variables() {
+        let var = |name: &str, quoted| Part::Var {
+            name: name.to_owned(),
+            quoted,
+        };
+        assert_eq!(parts("$HOME"), [var("HOME", false)]);
+        assert_eq!(parts("${A}b"), [var("A", false), text("b", false)]);
+        assert_eq!(parts("\"$A\""), [var("A", true)]);
+        assert_eq!(parts("$?"), [Part::Status { quoted: false }]);
+        assert_eq!(parts("'$A'"), [text("$A", true)]);
+        assert_eq!(parts("a$"), [text("a", false), text("$", false)]);
+    }
+
+    #[test]
+    fn refused_expansions_are_named_with_their_position() {
+        for (raw, construct, column) in [
+            ("a$(id)", "command substitution $(..)", 2),
+            ("\"x `id`\"", "command substitution `..` (backquotes)", 4),
+            ("$((1+2))", "arithmetic expansion $((..))", 1),
+            ("$[1+2]", "arithmetic expansion $[..]", 1),
+            (
+                "${x:-y}",
+                "parameter expansion operator (${NAME:-..}, ${NAME#..}, ...)",
+                1,
+            ),
+            (
+                "${x#a}",
+                "parameter expansion operator (${NAME:-..}, ${NAME#..}, ...)",
+                1,
+            ),
+            ("${#x}", "parameter length ${#NAME}", 1),
+            ("${!x}", "indirect expansion ${!NAME}", 1),
+            ("${a[1]}", "array", 1),
+            ("x$1", "positional parameter $1", 2),
+            ("$@", "positional parameters $@ / $*", 1),
+            ("$$", "process id $$", 1),
+            ("$#", "parameter count $#", 1),
+            ("~/x", "tilde expansion (~)", 1),
+            ("a{b,c}", "brace expansion {a,b}", 2),
+            ("{1..3}", "brace expansion {a,b}", 1),
+            ("@(a|b)", "extended glob pattern (@(..), !(..), ...)", 2),
+            (
+                "$'\\xff'",
+                "ANSI-C escape outside ASCII, \\0 or \\cX in $'..'",
+                1,
+            ),
+        ] {
+            assert_eq!(refused(raw), (construct, Position::new(1, column)), "{raw}");
+        }
+    }
+
+    #[test]
+    fn literal_braces_and_dollars_stay() {
+        assert_eq!(parts("{}"), [text("{}", false)]);
+        assert_eq!(parts("{a}"), [text("{a}", false)]);
+        assert_eq!(parts("'{a,b}'"), [text("{a,b}", true)]);
+        assert_eq!(
+            parts("{a\",\"b}"),
+            [text("{a", false), text(",", true), text("b}", false)]
+        );
+        assert_eq!(parts("'$(id)'"), [text("$(id)", true)]);
+    }
+
+    #[test]
+    fn positions_follow_newlines() {
+        let origin = WordOrigin {
+            raw: "\"a\nbc$(x)\"",
+            start: Position::new(3, 5),
+        };
+        assert_eq!(origin.at(5), Position::new(4, 3));
+    }
+}

@@ -1,0 +1,25 @@
+//! Integration tests of agent-wasi: one binary, one module per concern.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "tests fail by panicking, with the value in the message"
+)]
+
+mod cache;
+mod command;
+mod guests;
+mod isolation;
+mod limits;
+
+/// WASI preview 1 errno values the tests expect.
+pub mod errno {
+    /// `ENOENT`.
+    pub const NOENT: i32 = 44;
+    /// `EPIPE`.
+    pub const PIPE: i32 = 64;
+    /// `EPERM`: what wasmtime-wasi 48 returns for a path that leads outside the preopened
+    /// directory (`..`, a symlink out). Its cap-std layer reports "a path led outside of the
+    /// filesystem" as permission denied, not as WASI's `ENOTCAPABLE`.
+    pub const PERM: i32 = 63;
+}
