@@ -1,7 +1,12 @@
 //! Signatures: round trips, every tampering refused with its own error, and interoperability
 //! with the TypeScript SDK in both directions.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::print_stderr,
+    reason = "tests: a panic is a failure report; the skip note is for the reader"
+)]
 
 use std::path::Path;
 

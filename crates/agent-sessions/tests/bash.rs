@@ -17,7 +17,7 @@ use agent_sandbox::caps::OutputCaps;
 use agent_sandbox::outer::backend_named;
 use agent_sandbox::profile::ProfileTree;
 use agent_sandbox::settings::SandboxSettings;
-use agent_sessions::tools::{Bash, NativeBackend, WasiBackend};
+use agent_sessions::tools::{Bash, NativeBackend};
 use serde_json::{Value, json};
 
 fn tree() -> ProfileTree {
@@ -143,15 +143,6 @@ fn inputs_outside_the_contract_are_refused() {
         let err = run(&tool, &ws, input.clone()).unwrap_err();
         assert_eq!(err.error_type(), kind, "{input}: {err}");
     }
-}
-
-#[test]
-fn the_wasi_backend_is_not_built_yet() {
-    let (_t, ws, _spill) = dirs();
-    let tool = Bash::new(Arc::new(WasiBackend), SandboxSettings::default());
-    let err = run(&tool, &ws, json!({"command": "echo hi"})).unwrap_err();
-    assert_eq!(err.error_type(), "not_supported");
-    assert!(err.to_string().contains("agent-wasi"), "{err}");
 }
 
 #[test]

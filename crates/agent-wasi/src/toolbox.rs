@@ -343,10 +343,27 @@ impl Toolbox {
     /// [`ShellError`] when the script is refused before anything runs (unsupported syntax, a
     /// parse error) or the context is unusable.
     pub fn shell(&self, script: &str, ctx: &ShellContext) -> Result<ShellRun, ShellError> {
+        self.shell_until(script, ctx, None)
+    }
+
+    /// [`Toolbox::shell`] with a deadline for the whole script: each command's wall time is
+    /// cut to what is left (a command started after it gets none and stops at once with
+    /// [`crate::EXIT_WALL_TIME`]); set [`ShellContext::cancel`] too, so the script stops
+    /// between commands.
+    ///
+    /// # Errors
+    /// As [`Toolbox::shell`].
+    pub fn shell_until(
+        &self,
+        script: &str,
+        ctx: &ShellContext,
+        deadline: Option<Instant>,
+    ) -> Result<ShellRun, ShellError> {
         let runner = Recording {
             toolbox: self,
             workspace: ctx.workspace.clone(),
             records: Mutex::new(Vec::new()),
+            deadline,
         };
         let output = run_script(script, ctx, &runner)?;
         let commands = runner
@@ -399,6 +416,7 @@ struct Recording<'a> {
     toolbox: &'a Toolbox,
     workspace: PathBuf,
     records: Mutex<Vec<CommandRecord>>,
+    deadline: Option<Instant>,
 }
 
 impl Recording<'_> {
@@ -446,6 +464,11 @@ impl StageRunner for Recording<'_> {
                 return EXIT_CANNOT_RUN;
             }
         };
+        let mut limits = self.toolbox.limits_for(&tool);
+        if let Some(deadline) = self.deadline {
+            let left = deadline.saturating_duration_since(Instant::now());
+            limits.wall_time = limits.wall_time.min(left.max(Duration::from_millis(1)));
+        }
         let out_count = Arc::new(AtomicU64::new(0));
         let err_count = Arc::new(AtomicU64::new(0));
         let input = CommandInput {
@@ -461,7 +484,7 @@ impl StageRunner for Recording<'_> {
                 inner: stderr,
                 count: Arc::clone(&err_count),
             })),
-            limits: self.toolbox.limits_for(&tool),
+            limits,
         };
         let (code, stdin_bytes, limit) =
             match self

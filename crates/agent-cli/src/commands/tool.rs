@@ -122,9 +122,12 @@ pub fn run(mut args: ToolArgs) -> Result<Exit> {
     })
 }
 
-/// The Bash tool as the settings configure it: `"bash": {"backend": "native" | "wasi"}` (the
-/// last settings file that says wins; default `native`), commands checked against the
-/// `sandbox` block, and run inside the OS sandbox (bwrap on Linux, sandbox-exec on macOS) when
+/// The Bash tool as the settings configure it: `"bash": {"backend": "auto" | "wasi" | "native"}`
+/// (the last settings file that says wins). `auto`, the default, is the WASI shell when a bundle
+/// is installed in `$AGENT_HOME/bundles` (commands run in-process, confined to the workspace),
+/// else the host's bash under the outer sandbox. `wasi` requires the bundles; `native` never uses
+/// them. Commands are checked against the `sandbox` block first either way, and the native
+/// backend runs inside the OS sandbox (bwrap on Linux, sandbox-exec on macOS) when
 /// `sandbox.enabled` is true.
 pub(crate) fn bash_tool(
     settings: &agent_core::permissions::Settings,
@@ -134,22 +137,33 @@ pub(crate) fn bash_tool(
     use agent_sandbox::settings::SandboxSettings;
     use agent_sessions::tools::{Bash, BashBackend, NativeBackend, WasiBackend};
 
-    let mut backend = "native".to_owned();
+    let mut backend = "auto".to_owned();
     for file in &settings.files {
         let Some(b) = file.value.get("bash").and_then(|b| b.get("backend")) else {
             continue;
         };
         match b.as_str() {
-            Some(name @ ("native" | "wasi")) => backend = name.to_owned(),
+            Some(name @ ("auto" | "native" | "wasi")) => backend = name.to_owned(),
             _ => bail!(
-                "{}: bash.backend is {b}; use \"native\" or \"wasi\"",
+                "{}: bash.backend is {b}; use \"auto\", \"wasi\" or \"native\"",
                 file.path.display()
             ),
         }
     }
     let sandbox = SandboxSettings::from_settings(settings, home)?;
-    let runner: Arc<dyn BashBackend> = if backend == "wasi" {
-        Arc::new(WasiBackend)
+    let toolbox = if backend == "native" {
+        None
+    } else {
+        match super::exec::open_toolbox(None, &[], agent_wasi::Limits::default()) {
+            Ok(t) => Some(t),
+            Err(e) if backend == "wasi" => {
+                return Err(e.context("bash.backend is \"wasi\""));
+            }
+            Err(_) => None,
+        }
+    };
+    let runner: Arc<dyn BashBackend> = if let Some(toolbox) = toolbox {
+        Arc::new(WasiBackend::new(Arc::new(toolbox)))
     } else {
         let outer_name = if !settings.sandbox_enabled {
             "none"

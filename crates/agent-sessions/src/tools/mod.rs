@@ -42,7 +42,9 @@ use std::sync::Arc;
 
 use agent_core::tools::Tool;
 
-pub use bash::{Bash, BashBackend, NativeBackend, WasiBackend};
+#[cfg(feature = "wasi")]
+pub use bash::WasiBackend;
+pub use bash::{Bash, BashBackend, NativeBackend};
 pub use edit::{Edit, MultiEdit};
 pub use glob::Glob;
 pub use grep::Grep;

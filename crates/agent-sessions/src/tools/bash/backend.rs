@@ -1,6 +1,6 @@
-//! The seam between the Bash tool and what runs the command: the host's shell
-//! ([`super::native::NativeBackend`]) today, agent-wasi's `Shell(script)` once it lands
-//! ([`WasiBackend`], which says so until then).
+//! The seam between the Bash tool and what runs the command: the host's shell under the outer
+//! sandbox ([`super::native::NativeBackend`]) or agent-wasi's `Shell(script)` over the installed
+//! bundles ([`super::wasi::WasiBackend`], with the `wasi` feature).
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -31,6 +31,9 @@ pub struct BashOutcome {
     pub interrupted: bool,
     /// What stopped it, when something did.
     pub stopped_by: Option<String>,
+    /// One audit record per command the backend ran (argv, exit status, duration, bytes),
+    /// when it knows them (the WASI backend does); they go into the tool's result.
+    pub commands: Vec<serde_json::Value>,
 }
 
 /// Runs Bash commands.
@@ -44,21 +47,4 @@ pub trait BashBackend: Send + Sync {
     /// # Errors
     /// A [`ToolError`] when the command could not be started (the sandbox is unavailable, ...).
     fn run(&self, request: &BashRequest) -> Result<BashOutcome, ToolError>;
-}
-
-/// The WASI backend: agent-wasi's `Shell(script)` over the signed core-utils bundle. Not built
-/// yet; every call says so.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct WasiBackend;
-
-impl BashBackend for WasiBackend {
-    fn name(&self) -> &'static str {
-        "wasi"
-    }
-
-    fn run(&self, _request: &BashRequest) -> Result<BashOutcome, ToolError> {
-        Err(ToolError::NotSupported(
-            "the `wasi` Bash backend needs agent-wasi (the in-process wasmtime runner and its signed core-utils bundle), which is not built yet; use the `native` backend (settings: \"bash\": {\"backend\": \"native\"})".into(),
-        ))
-    }
 }

@@ -1,12 +1,15 @@
 //! `Bash`: runs a shell command in the workspace. Every command first goes through
 //! agent-sandbox's command checker (the same parse as the permission engine; a refused
 //! command never starts), then through a [`BashBackend`]: the host's shell under the outer
-//! sandbox ([`NativeBackend`]) or, once agent-wasi lands, the WASI shell ([`WasiBackend`]).
+//! sandbox ([`NativeBackend`]) or the WASI shell over the installed bundles ([`WasiBackend`],
+//! feature `wasi`).
 //! Output beyond 10 KB is cut inline and saved whole to a spill file the agent can Read: by
 //! default in the workspace's reserved `.agent/output/` (never imported or committed).
 
 mod backend;
 mod native;
+#[cfg(feature = "wasi")]
+mod wasi;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -19,8 +22,10 @@ use agent_sandbox::commands::CommandChecker;
 use agent_sandbox::settings::SandboxSettings;
 use serde_json::{Value, json};
 
-pub use backend::{BashBackend, BashOutcome, BashRequest, WasiBackend};
+pub use backend::{BashBackend, BashOutcome, BashRequest};
 pub use native::{DEFAULT_TIMEOUT, MAX_TIMEOUT, NativeBackend};
+#[cfg(feature = "wasi")]
+pub use wasi::WasiBackend;
 
 use super::input::{object, opt_bool, opt_usize, str_field};
 
@@ -222,6 +227,9 @@ impl Tool for Bash {
         }
         if let Some(why) = &outcome.stopped_by {
             out["stoppedBy"] = json!(why);
+        }
+        if !outcome.commands.is_empty() {
+            out["commands"] = Value::Array(outcome.commands);
         }
         Ok(ToolOutput {
             output: out,

@@ -121,6 +121,7 @@ impl BashBackend for NativeBackend {
             exit_code: out.code(),
             interrupted,
             stopped_by,
+            commands: Vec::new(),
         })
     }
 }

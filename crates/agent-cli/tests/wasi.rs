@@ -1,0 +1,275 @@
+//! `agent exec`, `agent shell` and the Bash tool's `wasi` backend, with the project's real
+//! core-utils bundle installed from the registry `cargo xtask bundles` builds (CI builds it
+//! before the tests; locally these tests say so and pass when it is missing).
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::print_stderr,
+    reason = "test code: a panic is a failure report; the skip note is for the reader"
+)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use serde_json::{Value, json};
+
+fn target_dir() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target"))
+}
+
+/// The registry, or `None` (and a note) when it has not been built.
+fn registry() -> Option<PathBuf> {
+    let dir = target_dir().join("bundles/registry");
+    if dir.join("index.json").exists() {
+        return Some(dir);
+    }
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "{} is missing: `cargo xtask ci` builds it before the tests",
+        dir.display()
+    );
+    eprintln!("skipped: run `cargo xtask bundles` first");
+    None
+}
+
+struct Env {
+    _tmp: tempfile::TempDir,
+    home: PathBuf,
+    ws: PathBuf,
+}
+
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+fn env() -> Option<Env> {
+    let registry = registry()?;
+    let tmp = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(tmp.path()).unwrap();
+    let home = root.join("home");
+    let ws = root.join("ws");
+    std::fs::create_dir_all(ws.join("src")).unwrap();
+    std::fs::write(ws.join("src/a.txt"), "alpha\nbeta\ngamma\n").unwrap();
+    std::fs::write(ws.join("notes.md"), "# notes\nTODO one\nTODO two\n").unwrap();
+    let e = Env {
+        _tmp: tmp,
+        home,
+        ws,
+    };
+    let installed = e.agent(
+        &[
+            "bundles",
+            "install",
+            "core-utils",
+            "--registry",
+            &registry.to_string_lossy(),
+        ],
+        None,
+    );
+    assert_eq!(installed.code, 0, "{}", installed.stderr);
+    Some(e)
+}
+
+impl Env {
+    fn agent(&self, args: &[&str], stdin: Option<&str>) -> Run {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_agent"))
+            .args(args)
+            .env("HOME", &self.home)
+            .env("AGENT_HOME", self.home.join(".agent"))
+            // One compiled-module cache for every test, so the 6 MB module compiles once.
+            .env("AGENT_WASI_CACHE", target_dir().join("wasi-test-cache"))
+            .current_dir(&self.ws)
+            .stdin(if stdin.is_some() {
+                Stdio::piped()
+            } else {
+                Stdio::null()
+            })
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        if let Some(text) = stdin {
+            use std::io::Write as _;
+            child
+                .stdin
+                .take()
+                .unwrap()
+                .write_all(text.as_bytes())
+                .unwrap();
+        }
+        let out = child.wait_with_output().unwrap();
+        Run {
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8(out.stdout).unwrap(),
+            stderr: String::from_utf8(out.stderr).unwrap(),
+        }
+    }
+}
+
+#[test]
+fn shell_runs_pipelines_on_a_fresh_install() {
+    let Some(e) = env() else { return };
+    let run = e.agent(&["shell", "ls | wc -l"], None);
+    assert_eq!(
+        (run.code, run.stdout.as_str()),
+        (0, "2\n"),
+        "{}",
+        run.stderr
+    );
+    let run = e.agent(
+        &[
+            "shell",
+            "grep -c TODO notes.md && cat src/a.txt | sort -r | head -1 > top.txt; cat top.txt",
+        ],
+        None,
+    );
+    assert_eq!(
+        (run.code, run.stdout.as_str()),
+        (0, "2\ngamma\n"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(
+        std::fs::read_to_string(e.ws.join("top.txt")).unwrap(),
+        "gamma\n"
+    );
+    let run = e.agent(
+        &["shell", "cd src && cat a.txt | wc -l; nope; echo $?"],
+        None,
+    );
+    assert_eq!(run.stdout, "3\n127\n");
+    assert!(
+        run.stderr.contains("nope: command not found"),
+        "{}",
+        run.stderr
+    );
+    let run = e.agent(&["shell", "yes | head -2"], None);
+    assert_eq!(
+        (run.code, run.stdout.as_str()),
+        (0, "y\ny\n"),
+        "{}",
+        run.stderr
+    );
+    let run = e.agent(&["shell", "cat missing.txt"], None);
+    assert_eq!(run.code, 1);
+    // The script's status is the last command's; stdin reaches the first command that reads.
+    let run = e.agent(&["shell", "sort | uniq -c"], Some("b\na\nb\n"));
+    assert_eq!(run.stdout, "      1 a\n      2 b\n");
+}
+
+#[test]
+fn shell_refuses_unsupported_syntax_before_anything_runs() {
+    let Some(e) = env() else { return };
+    for (script, construct) in [
+        ("touch made; cat <<EOF\nx\nEOF", "here-document"),
+        ("touch made; echo $(ls)", "command substitution"),
+        ("touch made; (cd src; ls)", "subshell"),
+    ] {
+        let run = e.agent(&["shell", script], None);
+        assert_eq!(run.code, 2, "{script}");
+        assert!(run.stderr.contains(construct), "{script}: {}", run.stderr);
+        assert!(!e.ws.join("made").exists(), "{script}: nothing may run");
+    }
+}
+
+#[test]
+fn exec_passes_status_and_output_through_and_reports_json() {
+    let Some(e) = env() else { return };
+    let run = e.agent(&["exec", "--", "cat", "src/a.txt"], None);
+    assert_eq!((run.code, run.stdout.as_str()), (0, "alpha\nbeta\ngamma\n"));
+    let run = e.agent(&["exec", "--", "grep", "-q", "zeta", "src/a.txt"], None);
+    assert_eq!(run.code, 1);
+    let run = e.agent(&["exec", "--", "nope"], None);
+    assert_eq!(run.code, 127);
+    assert!(
+        run.stderr.contains("nope: command not found"),
+        "{}",
+        run.stderr
+    );
+    let run = e.agent(&["exec", "--json", "--", "wc", "-l", "notes.md"], None);
+    let v: Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(v["exitCode"], 0);
+    assert_eq!(v["stdout"], "3 notes.md\n");
+    assert_eq!(v["bundle"], "core-utils@0.1.0");
+    assert_eq!(v["moduleSha256"].as_str().unwrap().len(), 64);
+    // The host is out of reach: `/` is the workspace.
+    let run = e.agent(&["exec", "--", "ls", "/"], None);
+    assert_eq!(run.stdout, "notes.md\nsrc\n");
+    let run = e.agent(&["exec", "--", "cat", "../../etc/passwd"], None);
+    assert_ne!(run.code, 0);
+    // A wall-time limit ends the command with 124.
+    let run = e.agent(&["exec", "--timeout", "300", "--", "sleep", "5"], None);
+    assert_eq!(run.code, 124, "{}", run.stderr);
+    // Bad arguments: 2.
+    assert_eq!(
+        e.agent(&["exec", "--timeout", "0", "--", "ls"], None).code,
+        2
+    );
+    assert_eq!(e.agent(&["exec", "--env", "1x", "--", "ls"], None).code, 2);
+}
+
+#[test]
+fn without_a_bundle_exec_says_how_to_install_one() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_agent"))
+        .args(["shell", "ls"])
+        .env("AGENT_HOME", tmp.path().join("home"))
+        .current_dir(tmp.path())
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains("no WASI bundle is installed") && err.contains("agent bundles install"),
+        "{err}"
+    );
+}
+
+#[test]
+fn the_bash_tool_runs_on_the_wasi_backend_and_audits_each_command() {
+    let Some(e) = env() else { return };
+    let settings = e.home.join("settings.json");
+    std::fs::write(
+        &settings,
+        json!({"permissions": {"allow": ["Bash"]}, "bash": {"backend": "wasi"}}).to_string(),
+    )
+    .unwrap();
+    let run = e.agent(
+        &[
+            "tool",
+            "Bash",
+            "--input",
+            &json!({"command": "cat src/a.txt | grep -c a"}).to_string(),
+            "--workspace",
+            &e.ws.to_string_lossy(),
+            "--settings",
+            &settings.to_string_lossy(),
+        ],
+        None,
+    );
+    assert_eq!(run.code, 0, "{} {}", run.stdout, run.stderr);
+    let v: Value = serde_json::from_str(&run.stdout).unwrap();
+    let out = &v["output"];
+    assert_eq!(out["stdout"], "3\n");
+    assert_eq!(out["exitCode"], 0);
+    let commands = out["commands"].as_array().unwrap();
+    assert_eq!(commands.len(), 2);
+    let argvs: Vec<&Value> = commands.iter().map(|c| &c["argv"]).collect();
+    assert!(
+        argvs.contains(&&json!(["cat", "src/a.txt"])),
+        "{commands:?}"
+    );
+    assert!(argvs.contains(&&json!(["grep", "-c", "a"])), "{commands:?}");
+    for c in commands {
+        assert_eq!(c["bundle"], "core-utils@0.1.0");
+        assert!(c["durationUs"].as_u64().is_some());
+    }
+    let cat = commands.iter().find(|c| c["argv"][0] == "cat").unwrap();
+    assert_eq!(cat["stdoutBytes"], 17);
+}

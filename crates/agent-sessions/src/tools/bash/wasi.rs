@@ -1,0 +1,106 @@
+//! The `wasi` backend: the command runs as agent-wasi's `Shell(script)` inside this process,
+//! each external command a verified module from the installed bundles, the workspace seen as `/`
+//! and nothing else reachable. Same semantics on every host; no host process per command.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use agent_core::tools::ToolError;
+use agent_wasi::shell::{ShellContext, ShellError};
+use agent_wasi::toolbox::Toolbox;
+use serde_json::json;
+
+use super::backend::{BashBackend, BashOutcome, BashRequest};
+
+/// Most bytes kept of a command's stdout and of its stderr (the tool then cuts inline output
+/// and spills the rest, as for the native backend).
+const OUTPUT_LIMIT: usize = 4 << 20;
+
+/// Runs Bash commands with the WASI shell over a [`Toolbox`].
+#[derive(Debug)]
+pub struct WasiBackend {
+    toolbox: Arc<Toolbox>,
+}
+
+impl WasiBackend {
+    /// A backend running commands from `toolbox`.
+    pub fn new(toolbox: Arc<Toolbox>) -> Self {
+        Self { toolbox }
+    }
+}
+
+impl BashBackend for WasiBackend {
+    fn name(&self) -> &'static str {
+        "wasi"
+    }
+
+    fn run(&self, request: &BashRequest) -> Result<BashOutcome, ToolError> {
+        let cancel = Arc::new(AtomicBool::new(false));
+        let ctx = ShellContext::new(&request.cwd)
+            .with_env([("HOME", "/"), ("PWD", "/")])
+            .with_output_limits(OUTPUT_LIMIT, OUTPUT_LIMIT)
+            .with_cancel(Arc::clone(&cancel));
+        // The whole script has the request's time: each command is limited by the toolbox,
+        // and the script stops before its next command once the time is up.
+        let deadline = Instant::now() + request.timeout;
+        let done = Arc::new(AtomicBool::new(false));
+        let watcher = {
+            let (cancel, done) = (Arc::clone(&cancel), Arc::clone(&done));
+            std::thread::spawn(move || {
+                while !done.load(Ordering::Relaxed) {
+                    let now = Instant::now();
+                    if now >= deadline {
+                        cancel.store(true, Ordering::Relaxed);
+                        return;
+                    }
+                    std::thread::sleep((deadline - now).min(Duration::from_millis(20)));
+                }
+            })
+        };
+        let run = self
+            .toolbox
+            .shell_until(&request.command, &ctx, Some(deadline));
+        done.store(true, Ordering::Relaxed);
+        let _ = watcher.join();
+        let run = match run {
+            Ok(run) => run,
+            Err(e @ (ShellError::Parse { .. } | ShellError::Unsupported { .. })) => {
+                return Err(ToolError::invalid_input(format!(
+                    "{e} (the `wasi` Bash backend runs a portable subset of bash: see docs/shell.md)"
+                )));
+            }
+            Err(e) => return Err(ToolError::Execution(e.to_string())),
+        };
+        let limit_hit = run.commands.iter().find_map(|c| c.limit);
+        let (interrupted, stopped_by) = if run.output.cancelled {
+            (
+                true,
+                Some(format!(
+                    "timed out after {} ms; the script was stopped",
+                    request.timeout.as_millis()
+                )),
+            )
+        } else if let Some(limit) = limit_hit {
+            (
+                true,
+                Some(format!("a command was stopped by its {limit} limit")),
+            )
+        } else if run.output.stdout_truncated || run.output.stderr_truncated {
+            (
+                true,
+                Some(format!("stopped keeping output after {OUTPUT_LIMIT} bytes")),
+            )
+        } else {
+            (false, None)
+        };
+        Ok(BashOutcome {
+            stdout: String::from_utf8_lossy(&run.output.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&run.output.stderr).into_owned(),
+            exit_code: Some(run.output.exit_code),
+            interrupted,
+            stopped_by,
+            commands: run.commands.iter().map(|c| json!(c)).collect(),
+        })
+    }
+}
