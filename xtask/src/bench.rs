@@ -40,6 +40,22 @@ struct Group {
 
 const GROUPS: &[Group] = &[
     Group {
+        name: "command_echo",
+        package: "agent-wasi",
+        bench: "runner",
+        heading: "WASI runner (`crates/agent-wasi/benches/runner.rs`, a trivial WAT echo module)",
+        rows: RUNNER_ROWS,
+        footer: "The module is a 400-byte WAT `echo`; each command is the whole `Runtime::run` (WASI context, preopen, store, instantiation from the `InstancePre`, `_start`, output). See docs/wasi.md (Runner performance).",
+    },
+    Group {
+        name: "wasi_shell",
+        package: "agent-wasi",
+        bench: "shell",
+        heading: "WASI commands and scripts with the real core-utils bundle (`crates/agent-wasi/benches/shell.rs`)",
+        rows: WASI_SHELL_ROWS,
+        footer: "The module is the project's 5.6 MB `coreutils.wasm` from `target/bundles/registry`, installed and verified, run through `Toolbox` (the Bash tool's `wasi` backend). `wasmtime_cli_echo` is measured only when `WASMTIME_CLI` names a wasmtime 48 CLI (`cargo install wasmtime-cli@48.0.8 --locked`, about 11 minutes; never in CI). See docs/wasi.md.",
+    },
+    Group {
         name: "bundles",
         package: "agent-bundles",
         bench: "bundles",
@@ -306,6 +322,61 @@ const PERMISSION_ROWS: &[Row] = &[
     },
 ];
 
+const RUNNER_ROWS: &[Row] = &[
+    Row {
+        figure: "pooling",
+        baseline: "native_bin_echo_spawn",
+        target: Some(Target::NsAndRatio(50e3, 1.0 / 15.0)),
+        items: None,
+        what: "`Runtime::run` of the WAT echo with the pooling allocator, warm caches (`InstancePre`), vs. spawning `/bin/echo hi` with `std::process::Command::output`",
+    },
+    Row {
+        figure: "on_demand",
+        baseline: "pooling",
+        target: None,
+        items: None,
+        what: "the same with the on-demand allocator, vs. pooling (why pooling is the default)",
+    },
+];
+
+const WASI_SHELL_ROWS: &[Row] = &[
+    Row {
+        figure: "coreutils_echo_warm",
+        baseline: "native_bin_echo_spawn",
+        target: Some(Target::NsAndRatio(50e3, 1.0 / 15.0)),
+        items: None,
+        what: "`echo hi` from the real core-utils bundle with warm caches (`Toolbox::exec`: lookup, limits, `Runtime::run` of the prepared 5.6 MB module, captured stdout) vs. fork/exec of native `/bin/echo hi`",
+    },
+    Row {
+        figure: "coreutils_echo_warm",
+        baseline: "wasmtime_cli_echo",
+        target: Some(Target::Ratio(0.01)),
+        items: None,
+        what: "the same vs. one `wasmtime run --allow-precompiled` process per command on the same module (the wasmtime 48 CLI)",
+    },
+    Row {
+        figure: "pipeline_1mb",
+        baseline: "bash_pipeline_1mb",
+        target: None,
+        items: None,
+        what: "`cat big.txt | grep x | wc -l` on a 1 MiB file, three modules running concurrently joined by in-memory pipes, vs. `bash -c` with the host's GNU tools (fork/exec of each)",
+    },
+    Row {
+        figure: "and_chain_20",
+        baseline: "bash_and_chain_20",
+        target: None,
+        items: None,
+        what: "a 20-command `&&` script (echo, test, cat, wc, ls, head, tail, printf, seq, sort, uniq, cut, tr, grep, ...) vs. the same script with `bash -c`",
+    },
+    Row {
+        figure: "cold_first_run",
+        baseline: "warm_first_run_disk_cache",
+        target: None,
+        items: None,
+        what: "the first-ever command on a machine: a fresh runtime and an empty module cache (verify the bundle, compile the 5.6 MB module with Cranelift, write the cache, run `echo hi`), vs. a fresh runtime whose disk cache holds the compiled module (what every later `agent` process pays once)",
+    },
+];
+
 const BUNDLE_ROWS: &[Row] = &[
     Row {
         figure: "load_all_verified",
@@ -434,11 +505,76 @@ pub fn run(args: &[String]) -> Result<()> {
         }
         writeln!(out, "\n{}\n", g.footer)?;
     }
+    if let Some(sizes) = bundle_sizes(&root) {
+        out.push_str(&sizes);
+    } else if let Some(section) = section(&previous, BUNDLE_SIZES) {
+        writeln!(out, "{}\n", section.trim_end())?;
+    }
     let path = root.join("docs/benchmarks.md");
     std::fs::write(&path, out.trim_end().to_owned() + "\n")
         .with_context(|| format!("cannot write {}", path.display()))?;
     eprintln!("xtask: wrote {}", path.display());
     Ok(())
+}
+
+const BUNDLE_SIZES: &str = "Bundle sizes (`target/bundles/registry`, `cargo xtask bundles`)";
+
+/// The size of each module of the built core-utils bundle and of each command (the module it
+/// runs, shared by every command of that module), read from the registry's manifest; `None`
+/// when the registry has not been built.
+fn bundle_sizes(root: &Path) -> Option<String> {
+    let registry = root.join("target/bundles/registry");
+    let index: Value =
+        serde_json::from_slice(&std::fs::read(registry.join("index.json")).ok()?).ok()?;
+    let mut out = String::new();
+    let _ = writeln!(out, "## {BUNDLE_SIZES}\n");
+    for bundle in index["bundles"].as_array()? {
+        let name = bundle["name"].as_str()?;
+        let version = bundle["versions"].as_array()?.last()?.as_str()?;
+        let manifest: Value = serde_json::from_slice(
+            &std::fs::read(
+                registry
+                    .join("bundles")
+                    .join(name)
+                    .join(version)
+                    .join("manifest.json"),
+            )
+            .ok()?,
+        )
+        .ok()?;
+        let _ = writeln!(out, "`{name}@{version}`:\n");
+        let _ = writeln!(
+            out,
+            "| module | bytes | commands | bytes per command (shared module / commands) |"
+        );
+        let _ = writeln!(out, "|---|---:|---|---:|");
+        let commands = manifest["commands"].as_array()?;
+        for asset in manifest["assets"].as_array()? {
+            let path = asset["path"].as_str()?;
+            let size = asset["size"].as_u64()?;
+            let names: Vec<&str> = commands
+                .iter()
+                .filter(|c| c["modulePath"].as_str() == Some(path))
+                .filter_map(|c| c["name"].as_str())
+                .collect();
+            let per = if names.is_empty() {
+                0
+            } else {
+                size / names.len() as u64
+            };
+            let _ = writeln!(
+                out,
+                "| `{path}` | {size} | {} ({}) | {per} |",
+                names.join(" "),
+                names.len()
+            );
+        }
+        let _ = writeln!(
+            out,
+            "\nEach command's module is loaded, verified and compiled once per process and shared by every command it holds; what a command costs to start is in the WASI tables above.\n"
+        );
+    }
+    Some(out)
 }
 
 /// The section of `doc` under `## heading`, up to the next `## ` heading.

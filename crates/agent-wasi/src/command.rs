@@ -222,6 +222,11 @@ impl Runtime {
     /// preopened read-write at guest path `/` (and no other host path), the stdio of `input`,
     /// and its limits. Returns when the guest has ended, however it ended.
     ///
+    /// Blocks the calling thread for the whole command. From async code, call it inside
+    /// `tokio::task::spawn_blocking` (or on a thread of your own), never directly in an async
+    /// task: wasmtime-wasi's synchronous host calls enter the ambient tokio runtime with
+    /// `block_on`, which panics on an async worker thread.
+    ///
     /// # Errors
     ///
     /// [`RunError`] only for host-side failures: a malformed input, a workspace that cannot be
@@ -278,7 +283,7 @@ impl Runtime {
             StoreState {
                 wasi,
                 limiter: Limiter::new(&limits),
-                deadline: started + limits.wall_time,
+                deadline: deadline(started, limits.wall_time),
                 wall_time: limits.wall_time,
                 clock_base: started,
                 epoch_ticks: 0,
@@ -385,6 +390,15 @@ impl Runtime {
     }
 }
 
+/// `start + wall_time`, or a deadline centuries away when that overflows `Instant`
+/// (`Duration::MAX` means no practical limit).
+fn deadline(start: Instant, wall_time: Duration) -> Instant {
+    start
+        .checked_add(wall_time)
+        .or_else(|| start.checked_add(Duration::from_secs(1 << 32)))
+        .unwrap_or(start)
+}
+
 /// Turns the error that ended the guest into its exit status.
 fn classify(err: &wasmtime::Error, limits: &Limits) -> Ending {
     if let Some(exit) = err.downcast_ref::<I32Exit>() {
@@ -418,10 +432,11 @@ fn classify(err: &wasmtime::Error, limits: &Limits) -> Ending {
     if let Some(ResourceTableError::Full) = err.downcast_ref::<ResourceTableError>() {
         return limit(LimitExceeded::open_files(limits.open_files));
     }
-    // A trap, or a host function's error (an invalid proc_exit status, for instance).
+    // A trap, or a host function's error (a proc_exit status above 255, for instance). The
+    // root cause, not the outer error: that one is the multi-line wasm backtrace.
     let description = match err.downcast_ref::<Trap>() {
         Some(trap) => trap.to_string(),
-        None => err.to_string(),
+        None => err.root_cause().to_string(),
     };
     Ending {
         exit_code: EXIT_TRAP,

@@ -61,6 +61,7 @@
 mod cache;
 mod command;
 mod error;
+mod exit;
 mod limits;
 mod poll;
 mod runtime;

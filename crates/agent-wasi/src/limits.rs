@@ -3,10 +3,11 @@
 //!
 //! Every limit ends the guest the same way: the guest is stopped (a trap raised by the host), the
 //! command's exit code is the limit's own status below, [`crate::CommandMeta::limit_hit`] names
-//! the limit, and a one-line message starting with `agent-wasi:` is appended to stderr. A guest
-//! cannot fake most of these statuses: wasmtime-wasi only accepts `proc_exit` codes below 126
-//! (a larger one is a trap), so 134, 137, 152, 153 and 154 always come from the host. 124 is also
-//! what a guest's own `timeout` returns; [`crate::CommandMeta::limit_hit`] tells them apart.
+//! the limit, and a one-line message starting with `agent-wasi:` is appended to stderr. The
+//! statuses differ from each other and follow shell conventions, but a guest may exit with any
+//! status from 0 to 255 (GNU `timeout` itself returns 124), so the exit code alone does not prove
+//! the host stopped the guest: [`crate::CommandMeta::limit_hit`] and
+//! [`crate::CommandMeta::trap`] do.
 
 use std::fmt;
 use std::time::Duration;
@@ -18,7 +19,7 @@ use wasmtime::ResourceLimiter;
 pub const EXIT_WALL_TIME: i32 = 124;
 
 /// Exit status of a command that trapped (`unreachable`, an out-of-bounds access, a stack
-/// overflow, a division by zero, an invalid `proc_exit` status…), like a process that called
+/// overflow, a division by zero, a `proc_exit` status above 255…), like a process that called
 /// `abort` (128 + SIGABRT). The trap message is appended to stderr.
 pub const EXIT_TRAP: i32 = 134;
 

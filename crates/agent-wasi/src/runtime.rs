@@ -17,14 +17,15 @@ use wasmtime::{
 use crate::cache::{self, DiskCache, Lookup};
 use crate::command::StoreState;
 use crate::error::{PrepareError, RuntimeError, boxed};
-use crate::poll;
+use crate::{exit, poll};
 
 /// How a [`Runtime`] allocates the memories, tables and instance state of commands.
 ///
 /// Chosen by measurement, on this project's 2-core machine with the runner bench
 /// (`benches/runner.rs`: a trivial echo module, warm caches, one whole [`Runtime::run`], median
-/// of criterion's samples, other builds running): **pooling 32 µs, on-demand 76 µs** per command,
-/// against 1.8 ms for spawning native `/bin/echo` in the same run. Pooling pays with a
+/// of criterion's samples): **pooling 16 µs, on-demand 36 µs** per command, against 1.07 ms for
+/// spawning native `/bin/echo` in the same run (32 and 76 µs against 1.8 ms in a run with other
+/// builds competing for the cores: the ratio holds). Pooling pays with a
 /// virtual-memory reservation made when the runtime is built (about 258 GiB of address space with
 /// the defaults, 2 MB more resident, 0.5 ms instead of 0.1 ms for [`Runtime::new`]) and a fixed
 /// number of slots, [`RuntimeConfig::max_instances`]. It is the default; prefer
@@ -238,6 +239,7 @@ impl Runtime {
             &mut state.wasi
         })
         .and_then(|()| poll::shadow_poll_oneoff(&mut linker))
+        .and_then(|()| exit::shadow_proc_exit(&mut linker))
         .map_err(|err| RuntimeError::Linker { source: boxed(err) })?;
         let ticker = EpochTicker::start(engine.clone(), config.epoch_tick)
             .map_err(|source| RuntimeError::Ticker { source })?;
@@ -460,6 +462,15 @@ mod tests {
             normalize_digest(&"g".repeat(64)),
             Err(PrepareError::BadDigest { .. })
         ));
+    }
+
+    /// Dropping the ticker stops its thread (the drop joins it, so a thread that kept running
+    /// would hang this test).
+    #[test]
+    fn the_epoch_ticker_stops_when_dropped() {
+        let ticker = EpochTicker::start(Engine::default(), Duration::from_millis(1)).unwrap();
+        std::thread::sleep(Duration::from_millis(5));
+        drop(ticker);
     }
 
     #[test]

@@ -26,6 +26,8 @@ use std::time::{Duration, Instant};
 
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 
+mod support;
+
 use agent_wasi::shell::{ShellContext, ShellError, ShellOutput, Stage, StageRunner, run_script};
 
 /// How long one script may run, either way, before the test gives up on it.
@@ -303,6 +305,31 @@ fn run_ours(script: &str, dir: &Path) -> Result<Run, ShellError> {
 
 #[test]
 fn corpus_matches_bash() {
+    corpus_matches_bash_with(&run_ours);
+}
+
+/// The same corpus with every command a verified module of the real core-utils bundle, run
+/// in-process by the wasmtime runner (the Bash tool's `wasi` backend), instead of host
+/// binaries.
+#[test]
+fn corpus_matches_bash_on_the_wasi_runner() {
+    let home = tempfile::tempdir().unwrap();
+    let Some(toolbox) = support::toolbox(home.path()) else {
+        return;
+    };
+    corpus_matches_bash_with(&|script: &str, dir: &Path| {
+        let ctx = ShellContext::new(dir).with_env(ENV);
+        let run = toolbox.shell(script, &ctx)?;
+        assert!(!run.output.stdout_truncated && !run.output.stderr_truncated);
+        Ok(Run {
+            stdout: run.output.stdout,
+            stderr: run.output.stderr,
+            status: run.output.exit_code,
+        })
+    });
+}
+
+fn corpus_matches_bash_with(run_ours: &dyn Fn(&str, &Path) -> Result<Run, ShellError>) {
     let scripts = entries("corpus.txt");
     assert!(
         scripts.len() >= 110,

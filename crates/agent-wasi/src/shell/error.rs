@@ -65,6 +65,15 @@ pub enum ShellError {
         #[source]
         source: io::Error,
     },
+    /// Occurs when the context's environment does not fit in the shell's variables.
+    #[error(
+        "the shell's environment holds more than {limit} bytes of values; pass fewer or \
+         smaller variables"
+    )]
+    Environment {
+        /// The limit on all variable values together, in bytes.
+        limit: usize,
+    },
     /// Occurs when the context's working directory is not a directory inside the workspace.
     #[error(
         "the shell's working directory {cwd:?} is not a directory inside the workspace ({reason}); \

@@ -96,12 +96,13 @@ pub(crate) fn run(
         Err(e) => return Err(cwd_error(&strerror(&e))),
     }
     let mut vars = Vars::default();
+    let too_large = |_| ShellError::Environment {
+        limit: super::vars::MAX_VARIABLE_BYTES,
+    };
     for (name, value) in &ctx.env {
-        vars.set_exported(name, value.clone())
-            .map_err(|_| cwd_error("the environment is over the shell's 16 MiB of variables"))?;
+        vars.set_exported(name, value.clone()).map_err(too_large)?;
     }
-    vars.set_exported("PWD", cwd.guest())
-        .map_err(|_| cwd_error("the environment is over the shell's 16 MiB of variables"))?;
+    vars.set_exported("PWD", cwd.guest()).map_err(too_large)?;
     let mut state = State {
         vars,
         cwd,

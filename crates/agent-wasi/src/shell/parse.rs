@@ -16,7 +16,7 @@ use brush_parser::{Parser, ParserOptions, SourcePosition};
 
 use super::error::{Position, ShellError, position_in_message};
 use super::plan::{AndOr, Assignment, Command, Connector, Fd, Pipeline, Plan, Redirect, Word};
-use super::word::{self, WordOrigin};
+use super::word::{self, WordKind, WordOrigin};
 
 /// The parser options: brush-parser's defaults, exactly what `agent_core::shell` parses with.
 fn parser_options() -> ParserOptions {
@@ -257,7 +257,7 @@ impl Compiler<'_> {
                         .push(self.assignment(assignment, word, here)?);
                 }
                 CommandPrefixOrSuffixItem::Word(word) => {
-                    out.words.push(self.word(word, here, false)?);
+                    out.words.push(self.word(word, here, WordKind::Plain)?);
                 }
                 CommandPrefixOrSuffixItem::IoRedirect(r) => {
                     out.redirects.push(self.redirect(r, here)?);
@@ -268,7 +268,7 @@ impl Compiler<'_> {
             }
         }
         if let Some(name) = &simple.word_or_name {
-            let word = self.word(name, here, false)?;
+            let word = self.word(name, here, WordKind::Plain)?;
             if let Some(literal) = word.literal()
                 && let Some((_, construct)) =
                     UNSUPPORTED_BUILTINS.iter().find(|(n, _)| *n == literal)
@@ -280,7 +280,7 @@ impl Compiler<'_> {
         for item in simple.suffix.iter().flat_map(|s| &s.0) {
             match item {
                 CommandPrefixOrSuffixItem::Word(word) => {
-                    out.words.push(self.word(word, here, false)?);
+                    out.words.push(self.word(word, here, WordKind::Plain)?);
                 }
                 CommandPrefixOrSuffixItem::AssignmentWord(assignment, word) => {
                     if matches!(assignment.name, AssignmentName::ArrayElementName(..))
@@ -288,7 +288,12 @@ impl Compiler<'_> {
                     {
                         return Err(unsupported("array", start_of(word).unwrap_or(here)));
                     }
-                    out.words.push(self.word(word, here, export)?);
+                    let kind = if export {
+                        WordKind::Declaration
+                    } else {
+                        WordKind::Plain
+                    };
+                    out.words.push(self.word(word, here, kind)?);
                 }
                 CommandPrefixOrSuffixItem::IoRedirect(r) => {
                     out.redirects.push(self.redirect(r, here)?);
@@ -305,13 +310,13 @@ impl Compiler<'_> {
         &self,
         word: &ast::Word,
         fallback: Position,
-        assignment_like: bool,
+        kind: WordKind,
     ) -> Result<Word, ShellError> {
         let origin = WordOrigin {
             raw: &word.value,
             start: start_of(word).unwrap_or(fallback),
         };
-        word::compile(origin, self.opts, assignment_like)
+        word::compile(origin, self.opts, kind)
     }
 
     fn assignment(
@@ -342,7 +347,7 @@ impl Compiler<'_> {
         Ok(Assignment {
             name,
             append: assignment.append,
-            value: word::compile(origin, self.opts, true)?,
+            value: word::compile(origin, self.opts, WordKind::Value)?,
         })
     }
 
@@ -357,7 +362,7 @@ impl Compiler<'_> {
                 start_of(word).unwrap_or(fallback),
             )),
             IoRedirect::OutputAndError(target, append) => Ok(Redirect::Both {
-                target: self.word(target, fallback, false)?,
+                target: self.word(target, fallback, WordKind::Plain)?,
                 append: *append,
             }),
             IoRedirect::File(fd, kind, target) => self.file_redirect(*fd, kind, target, fallback),
@@ -379,7 +384,7 @@ impl Compiler<'_> {
             IoFileRedirectTarget::Fd(_) => fallback,
         };
         let file = |this: &Self| match target {
-            IoFileRedirectTarget::Filename(w) => this.word(w, fallback, false),
+            IoFileRedirectTarget::Filename(w) => this.word(w, fallback, WordKind::Plain),
             IoFileRedirectTarget::ProcessSubstitution(..) => {
                 Err(unsupported("process substitution <(..) / >(..)", position))
             }

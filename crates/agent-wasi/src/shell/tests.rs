@@ -400,6 +400,9 @@ fn bad_contexts_are_errors() {
     }
     let e = run_script("true", &ShellContext::new("/nonexistent/ws"), &fake).unwrap_err();
     assert!(matches!(e, ShellError::Workspace { .. }), "{e}");
+    let huge = "x".repeat(vars::MAX_VARIABLE_BYTES + 1);
+    let e = run_script("true", &ws.ctx().with_env([("H", huge)]), &fake).unwrap_err();
+    assert!(matches!(e, ShellError::Environment { .. }), "{e}");
 }
 
 #[test]

@@ -50,11 +50,22 @@ impl WordOrigin<'_> {
     }
 }
 
+/// What a word is, which decides how it expands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum WordKind {
+    /// A command name or argument.
+    Plain,
+    /// A `NAME=value` argument of a literal `export`: expanded like an assignment.
+    Declaration,
+    /// The value of an assignment (`A=value cmd`).
+    Value,
+}
+
 /// Compiles the word whose source text is `origin.raw`.
 pub(crate) fn compile(
     origin: WordOrigin<'_>,
     opts: &ParserOptions,
-    assignment_like: bool,
+    kind: WordKind,
 ) -> Result<Word, ShellError> {
     let raw = origin.raw;
     if let Some((offset, construct)) = scan(raw) {
@@ -80,10 +91,11 @@ pub(crate) fn compile(
     let mut acc = Acc::default();
     convert(&pieces, false, origin, &mut acc)?;
     check_unquoted(&acc.stream, origin)?;
+    check_assignment_tilde(&acc.stream, kind, origin)?;
     Ok(Word {
         source: raw.to_owned(),
         parts: acc.parts,
-        assignment_like,
+        assignment_like: kind != WordKind::Plain,
     })
 }
 
@@ -247,6 +259,44 @@ fn check_unquoted(
         }
         if depth == 0 && expands {
             return Err(origin.unsupported(at, "brace expansion {a,b}"));
+        }
+    }
+    Ok(())
+}
+
+/// Refuses the tildes bash expands in assignment-shaped words, which brush-parser (with
+/// `tilde_expansion_after_colon` off) leaves as text: an unquoted `~` right after the `=` of
+/// `NAME=...` (an assignment's value, or any argument of that shape, `echo x=~`) or after an
+/// unquoted `:` in it (`PATH=a:~/bin`).
+fn check_assignment_tilde(
+    stream: &[Option<(u8, usize)>],
+    kind: WordKind,
+    origin: WordOrigin<'_>,
+) -> Result<(), ShellError> {
+    let lit = |i: usize| stream.get(i).copied().flatten().map(|(b, _)| b);
+    let value_start = if kind == WordKind::Value {
+        0
+    } else {
+        let mut i = 0;
+        if !lit(0).is_some_and(|b| b.is_ascii_alphabetic() || b == b'_') {
+            return Ok(());
+        }
+        while lit(i).is_some_and(|b| b.is_ascii_alphanumeric() || b == b'_') {
+            i += 1;
+        }
+        if lit(i) == Some(b'+') {
+            i += 1;
+        }
+        if lit(i) != Some(b'=') {
+            return Ok(());
+        }
+        i + 1
+    };
+    for (i, item) in stream.iter().enumerate().skip(value_start) {
+        if let Some((b'~', at)) = *item
+            && (i == value_start || lit(i - 1) == Some(b':'))
+        {
+            return Err(origin.unsupported(at, "tilde expansion (~)"));
         }
     }
     Ok(())
@@ -434,7 +484,7 @@ mod tests {
             raw,
             start: Position::new(1, 1),
         };
-        compile(origin, &ParserOptions::default(), false)
+        compile(origin, &ParserOptions::default(), WordKind::Plain)
             .unwrap()
             .parts
             .into_iter()
@@ -447,7 +497,7 @@ mod tests {
             raw,
             start: Position::new(1, 1),
         };
-        match compile(origin, &ParserOptions::default(), false) {
+        match compile(origin, &ParserOptions::default(), WordKind::Plain) {
             Err(ShellError::Unsupported {
                 construct,
                 position,
@@ -535,6 +585,8 @@ mod tests {
             ("$$", "process id $$", 1),
             ("$#", "parameter count $#", 1),
             ("~/x", "tilde expansion (~)", 1),
+            ("x=~", "tilde expansion (~)", 3),
+            ("PATH=a:~/bin", "tilde expansion (~)", 8),
             ("a{b,c}", "brace expansion {a,b}", 2),
             ("{1..3}", "brace expansion {a,b}", 1),
             ("@(a|b)", "extended glob pattern (@(..), !(..), ...)", 2),
@@ -558,6 +610,19 @@ mod tests {
             [text("{a", false), text(",", true), text("b}", false)]
         );
         assert_eq!(parts("'$(id)'"), [text("$(id)", true)]);
+    }
+
+    #[test]
+    fn tildes_bash_leaves_alone_stay() {
+        assert_eq!(parts("a~b"), [text("a~b", false)]);
+        assert_eq!(parts("1x=~"), [text("1x=~", false)]);
+        assert_eq!(parts("x='~'"), [text("x=", false), text("~", true)]);
+        assert_eq!(parts("a:~"), [text("a:~", false)]);
+        let origin = WordOrigin {
+            raw: "a:~",
+            start: Position::new(1, 1),
+        };
+        assert!(compile(origin, &ParserOptions::default(), WordKind::Value).is_err());
     }
 
     #[test]

@@ -132,21 +132,53 @@ fn a_trap_is_its_own_status_with_the_message_on_stderr() {
     assert_eq!(output.meta.limit_hit, None);
 }
 
+/// wasmtime-wasi alone refuses statuses from 126 up; the runner accepts what a POSIX parent can
+/// see (GNU `env` exits 126 or 127), and `limit_hit`/`trap` stay empty: the guest chose them.
 #[test]
-fn an_exit_status_outside_wasi_range_is_a_trap() {
+fn exit_statuses_up_to_255_are_the_guests_own() {
     let runtime = runtime();
     let workspace = tempfile::tempdir().unwrap();
-    let module = prepare(
-        &runtime,
-        &guests::module(r#"(func (export "_start") (call $proc_exit (i32.const 137)))"#),
-    );
-    let output = run(
-        &runtime,
-        &module,
-        CommandInput::new(["x"]),
-        workspace.path(),
-    );
-    assert_eq!(output.exit_code, EXIT_TRAP, "{}", describe(&output));
+    for code in [126, 127, 137, 255] {
+        let module = prepare(
+            &runtime,
+            &guests::module(&format!(
+                r#"(func (export "_start") (call $proc_exit (i32.const {code})))"#
+            )),
+        );
+        let output = run(
+            &runtime,
+            &module,
+            CommandInput::new(["x"]),
+            workspace.path(),
+        );
+        assert_eq!(output.exit_code, code, "{}", describe(&output));
+        assert_eq!((output.meta.limit_hit, output.meta.trap), (None, None));
+        assert!(output.stderr.is_empty());
+    }
+}
+
+#[test]
+fn an_exit_status_above_255_is_a_trap_with_a_one_line_message() {
+    let runtime = runtime();
+    let workspace = tempfile::tempdir().unwrap();
+    for code in ["256", "-1"] {
+        let module = prepare(
+            &runtime,
+            &guests::module(&format!(
+                r#"(func (export "_start") (call $proc_exit (i32.const {code})))"#
+            )),
+        );
+        let output = run(
+            &runtime,
+            &module,
+            CommandInput::new(["x"]),
+            workspace.path(),
+        );
+        assert_eq!(output.exit_code, EXIT_TRAP, "{}", describe(&output));
+        let stderr = String::from_utf8(output.stderr).unwrap();
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert!(stderr.contains("outside 0..=255"), "{stderr}");
+    }
 }
 
 #[test]

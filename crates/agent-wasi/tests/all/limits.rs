@@ -265,3 +265,14 @@ fn limits_above_the_runtime_maximum_are_refused() {
     let err = runtime.run(&module, input, workspace.path()).unwrap_err();
     assert!(matches!(err, RunError::InvalidInput { .. }), "{err}");
 }
+
+#[test]
+fn an_unbounded_wall_time_is_accepted() {
+    let runtime = runtime();
+    let module = prepare(&runtime, &guests::echo());
+    let workspace = tempfile::tempdir().unwrap();
+    let input = CommandInput::new(["echo", "x"])
+        .with_limits(Limits::default().with_wall_time(Duration::MAX));
+    let output = run(&runtime, &module, input, workspace.path());
+    assert_eq!(output.exit_code, 0, "{}", describe(&output));
+}
