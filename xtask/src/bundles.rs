@@ -51,7 +51,7 @@ fn agent_home() -> Result<PathBuf> {
     Ok(PathBuf::from(home).join(".agent"))
 }
 
-fn ensure_target() -> Result<()> {
+pub fn ensure_target() -> Result<()> {
     let out = Command::new("rustup")
         .args(["target", "list", "--installed"])
         .output();

@@ -45,6 +45,17 @@ const HEAVY: &[(&str, &[&str])] = &[
             "libsqlite3-sys",
         ],
     ),
+    // Bundles are verified without a WebAssembly engine (reqwest is its default `http` feature).
+    (
+        "agent-bundles",
+        &[
+            "wasmtime",
+            "wasmtime-wasi",
+            "cranelift-codegen",
+            "rusqlite",
+            "libsqlite3-sys",
+        ],
+    ),
 ];
 
 pub fn check() -> Result<()> {

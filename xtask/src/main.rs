@@ -116,12 +116,16 @@ fn ci() -> Result<()> {
     Ok(())
 }
 
-/// `cargo fmt --check` and clippy (warnings are errors) of `guest/`, a workspace of its own.
+/// `cargo fmt --check` and clippy (warnings are errors) of `guest/`, a workspace of its own,
+/// then its tests built for the host: unit tests and the GNU oracle over `tests/cases.json`
+/// (the same cases run through the wasm build in agent-wasi's tests).
 fn guest_checks() -> Result<()> {
     let guest = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()
         .context("xtask has no parent directory")?
         .join("guest");
+    let host = host_triple()?;
+    bundles::ensure_target()?;
     for args in [
         &["fmt", "--all", "--check"][..],
         &[
@@ -134,6 +138,7 @@ fn guest_checks() -> Result<()> {
             "-D",
             "warnings",
         ][..],
+        &["test", "--locked", "--target", host.as_str()][..],
     ] {
         eprintln!("xtask: (guest/) cargo {}", args.join(" "));
         let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
@@ -147,6 +152,18 @@ fn guest_checks() -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// The host's target triple (`rustc -vV`).
+fn host_triple() -> Result<String> {
+    let out = Command::new("rustc")
+        .arg("-vV")
+        .output()
+        .context("cannot run rustc -vV")?;
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .find_map(|l| l.strip_prefix("host: ").map(str::to_owned))
+        .context("rustc -vV printed no host triple")
 }
 
 /// The fuzz targets (`fuzz/`, cargo-fuzz, no sanitizer so stable Rust builds them): all built,
