@@ -9,8 +9,10 @@
 //! 3. Writes the manifest (hashes and sizes) from `guest/bundle.json`, signs it, and lays out
 //!    `target/bundles/registry` (`index.json`, `bundles/core-utils/<version>/`), then verifies
 //!    it with `agent bundles verify`.
+//! 4. Installs it into `$AGENT_HOME/bundles` (`agent bundles install`, which also compiles the
+//!    modules), so `agent shell 'ls | wc -l'` works right after.
 //!
-//! Afterwards: `agent bundles install core-utils --registry target/bundles/registry`.
+//! Other homes: `agent bundles install core-utils --registry target/bundles/registry`.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -217,8 +219,14 @@ pub fn run_bundles(args: &[String]) -> Result<()> {
         ],
     )?;
     eprint!("{verified}");
+    // Install it for this user too, so `agent shell` / `agent exec` work right away.
+    let installed = run(
+        &agent,
+        &["bundles", "install", name, "--registry", &registry_s],
+    )?;
+    eprint!("{installed}");
     eprintln!(
-        "xtask: registry ready: {}\nxtask: install with: agent bundles install {name} --registry {}",
+        "xtask: registry ready: {} (installed in $AGENT_HOME/bundles; elsewhere: agent bundles install {name} --registry {})",
         registry.display(),
         registry.display()
     );
