@@ -39,6 +39,7 @@ use std::fmt;
 
 pub use guards::{MAX_PAREN_DEPTH, MAX_SCRIPT_BYTES};
 pub use walk::MAX_DEPTH;
+pub use words::decode_ansi_c;
 
 /// A parsed script: every simple command it can run, and what could not be analysed.
 #[derive(Clone, Debug, Default, PartialEq)]

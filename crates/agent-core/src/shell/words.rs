@@ -341,8 +341,10 @@ fn unescape_backquoted(body: &str) -> String {
 }
 
 /// Decodes the body of `$'...'`. Returns `None` for escapes whose value is not certain
-/// (`\c`), so the word is treated as dynamic rather than mis-read.
-fn decode_ansi_c(s: &str) -> Option<String> {
+/// (`\c`, `\x` without digits, a `\xHH` or `\NNN` byte above 0x7f), so the word is treated as dynamic rather than mis-read. The one
+/// decoder of the project: the permission checker and the WASI shell read `$'...'` through it,
+/// so they cannot disagree about what such a word says.
+pub fn decode_ansi_c(s: &str) -> Option<String> {
     let mut out = String::with_capacity(s.len());
     let chars: Vec<char> = s.chars().collect();
     let mut i = 0;
@@ -399,6 +401,11 @@ fn decode_ansi_c(s: &str) -> Option<String> {
         }
         let digits: String = chars[start..i].iter().collect();
         let code = u32::from_str_radix(&digits, radix).ok()?;
+        // `\xHH` and `\NNN` make one byte; above 0x7f it is not a character of its own (bash
+        // writes the raw byte), so its meaning as text is uncertain.
+        if e != 'u' && e != 'U' && code > 0x7f {
+            return None;
+        }
         out.push(char::from_u32(code)?);
     }
     Some(out)

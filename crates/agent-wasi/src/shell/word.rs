@@ -409,70 +409,16 @@ fn unclosed_brackets(text: &str) -> usize {
     depth
 }
 
-/// Decodes the body of `$'..'`. Escapes that would produce a byte that is not UTF-8 text, a NUL
-/// (bash cuts the word there) or a control-character escape (`\cX`) are refused rather than
-/// guessed.
+/// Decodes the body of `$'..'` with agent-core's decoder (the one the permission checker uses,
+/// so the two never read such a word differently). Escapes whose value is uncertain (a byte
+/// above 0x7f, `\cX`, `\x` without digits) and a NUL (bash cuts the word there) are refused
+/// rather than guessed; `\uHHHH` gives the character, as bash does in a UTF-8 locale.
 fn decode_ansi_c(s: &str) -> Result<String, &'static str> {
     const REFUSED: &str = "ANSI-C escape outside ASCII, \\0 or \\cX in $'..'";
-    let mut out = String::with_capacity(s.len());
-    let mut chars = s.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c != '\\' {
-            out.push(c);
-            continue;
-        }
-        let Some(e) = chars.next() else {
-            out.push('\\');
-            break;
-        };
-        let simple = match e {
-            'a' => Some('\u{7}'),
-            'b' => Some('\u{8}'),
-            'e' | 'E' => Some('\u{1b}'),
-            'f' => Some('\u{c}'),
-            'n' => Some('\n'),
-            'r' => Some('\r'),
-            't' => Some('\t'),
-            'v' => Some('\u{b}'),
-            '\\' | '\'' | '"' | '?' => Some(e),
-            _ => None,
-        };
-        if let Some(ch) = simple {
-            out.push(ch);
-            continue;
-        }
-        let (radix, max, mut code) = match e {
-            'x' => (16, 2, 0u32),
-            '0'..='7' => (8, 2, e.to_digit(8).unwrap_or(0)),
-            'u' | 'U' | 'c' => return Err(REFUSED),
-            other => {
-                out.push('\\');
-                out.push(other);
-                continue;
-            }
-        };
-        let mut digits = usize::from(e != 'x');
-        let mut taken = 0;
-        while taken < max {
-            let Some(d) = chars.peek().and_then(|c| c.to_digit(radix)) else {
-                break;
-            };
-            chars.next();
-            code = code * radix + d;
-            taken += 1;
-            digits += 1;
-        }
-        if digits == 0 {
-            // `\x` with no hex digit stays as written, as in bash.
-            out.push_str("\\x");
-            continue;
-        }
-        match char::from_u32(code) {
-            Some(ch) if code != 0 && code < 0x80 => out.push(ch),
-            _ => return Err(REFUSED),
-        }
+    match agent_core::shell::decode_ansi_c(s) {
+        Some(text) if !text.contains('\0') => Ok(text),
+        _ => Err(REFUSED),
     }
-    Ok(out)
 }
 
 #[cfg(test)]
