@@ -6,16 +6,22 @@
 //! 127. There is deliberately no suffix or prefix matching (the upstream uutils multicall maps
 //! unknown names ending in a known name to that utility, e.g. `chmod` to `od`).
 //!
-//! Most applets are the uutils `uu_*` crates; `grep`, `sed`, `find` and `env` are this crate's own
-//! code (see [`grep`], [`sed`], [`find`], [`mod@env`]).
+//! Most applets are the uutils `uu_*` crates; `grep`, `sed`, `find`, `env` and `fetch` are this
+//! crate's own code (see [`grep`], [`sed`], [`find`], [`mod@env`], [`fetch`]).
+//!
+//! [`lite`] holds the std-only `echo`, `true`, `false`, `pwd`, `basename` and `dirname` of the
+//! small second module, `coreutils-lite` (its own binary calls [`lite::run_lite`]); the bundle
+//! runs those names from there, while this multicall keeps its uutils versions.
 
 use std::ffi::OsString;
 use std::io::Write;
 
 pub mod env;
+pub mod fetch;
 pub mod find;
 pub mod fnmatch;
 pub mod grep;
+pub mod lite;
 pub mod posix_re;
 pub mod sed;
 pub mod util;
@@ -37,15 +43,15 @@ enum Runner {
 
 /// Every applet name the multicall accepts, sorted. This is the bundle manifest's command list.
 pub const APPLETS: &[&str] = &[
-    "[", "basename", "cat", "cp", "cut", "date", "dirname", "echo", "env", "false", "find", "grep",
-    "head", "ls", "mkdir", "mv", "printf", "pwd", "rm", "rmdir", "sed", "seq", "sleep", "sort",
-    "tail", "tee", "test", "touch", "tr", "true", "uniq", "wc", "yes",
+    "[", "basename", "cat", "cp", "cut", "date", "dirname", "echo", "env", "false", "fetch",
+    "find", "grep", "head", "ls", "mkdir", "mv", "printf", "pwd", "rm", "rmdir", "sed", "seq",
+    "sleep", "sort", "tail", "tee", "test", "touch", "tr", "true", "uniq", "wc", "yes",
 ];
 
 /// WASI preview 1 has no working directory of its own: the runner passes the shell's as `PWD`
 /// (a guest path such as `/src`), and this enters it before any applet runs, so relative paths
 /// resolve where the shell is. Only on WASI; a native build keeps the process's directory.
-fn enter_pwd() -> Result<(), i32> {
+pub(crate) fn enter_pwd() -> Result<(), i32> {
     if !cfg!(target_os = "wasi") {
         return Ok(());
     }
@@ -80,6 +86,7 @@ fn lookup(name: &str) -> Option<Runner> {
         "echo" => Uu(uu_echo::uumain, "echo"),
         "env" => Own(env::main),
         "false" => Uu(uu_false::uumain, "false"),
+        "fetch" => Own(fetch::main),
         "find" => Own(find::main),
         "grep" => Own(grep::main),
         "head" => Uu(uu_head::uumain, "head"),
@@ -119,7 +126,7 @@ fn is_multicall_name(name: &str) -> bool {
 }
 
 /// The last `/`-separated component of argv\[0\], lossily decoded.
-fn basename(arg0: &OsString) -> String {
+pub(crate) fn basename(arg0: &OsString) -> String {
     let s = arg0.to_string_lossy();
     let trimmed = s.trim_end_matches('/');
     match trimmed.rsplit_once('/') {

@@ -1,6 +1,8 @@
 //! Oracle test: runs every case of `tests/cases.json` through the host's GNU tools (coreutils,
 //! grep, sed, findutils) and through this crate's `coreutils` multicall compiled natively for the
-//! host, and compares them. The runner crate runs the same corpus through the wasm build.
+//! host, and compares them; a case whose command is a lite applet (`echo`, `true`, `false`, `pwd`,
+//! `basename`, `dirname`) also runs through the `coreutils-lite` binary, compared the same way.
+//! The runner crate runs the same corpus through the wasm build (the bundle's mapping).
 //!
 //! Rules (also in docs/guest-coreutils.md):
 //! - Each case runs in a fresh directory holding `files` (a key ending in `/` is an empty
@@ -270,6 +272,8 @@ fn check(case: &Case, ours: &Outcome, theirs: &Outcome, label: &str) -> Vec<Stri
 #[test]
 fn oracle_cases_match_gnu() {
     let bin = PathBuf::from(env!("CARGO_BIN_EXE_coreutils"));
+    let lite_bin = PathBuf::from(env!("CARGO_BIN_EXE_coreutils-lite"));
+    let mut lite_ran = 0;
     let cases = load_cases();
     let filter = std::env::var("ORACLE_FILTER").ok();
     let base = tempfile::Builder::new()
@@ -313,11 +317,25 @@ fn oracle_cases_match_gnu() {
         } else {
             "gnu"
         };
-        let diffs = match (ours, theirs) {
-            (Ok(o), Ok(t)) => check(case, &o, &t, label),
+        let mut diffs = match (ours, &theirs) {
+            (Ok(o), Ok(t)) => check(case, &o, t, label),
             (Err(e), _) => vec![format!("ours failed to run: {e}")],
             (_, Err(e)) => vec![format!("{label} failed to run: {e}")],
         };
+        if guest_coreutils::lite::is_lite_applet(&case.argv[0]) {
+            lite_ran += 1;
+            setup(&dir, &case.files);
+            let lite = execute(&lite_bin, &case.argv, &dir, stdin);
+            match (lite, &theirs) {
+                (Ok(o), Ok(t)) => diffs.extend(
+                    check(case, &o, t, label)
+                        .into_iter()
+                        .map(|d| format!("coreutils-lite: {d}")),
+                ),
+                (Err(e), _) => diffs.push(format!("coreutils-lite failed to run: {e}")),
+                (_, Err(_)) => {}
+            }
+        }
         if !diffs.is_empty() {
             failures.push(format!(
                 "case {:?} argv {:?}\n  {}",
@@ -334,7 +352,11 @@ fn oracle_cases_match_gnu() {
         failures.len(),
         failures.join("\n\n")
     );
-    println!("{ran} oracle cases match");
+    assert!(
+        filter.is_some() || lite_ran > 0,
+        "no case ran through coreutils-lite"
+    );
+    println!("{ran} oracle cases match ({lite_ran} also through coreutils-lite)");
 }
 
 #[test]
@@ -374,7 +396,18 @@ fn bundle_spec_lists_exactly_the_applets() {
         .collect();
     names.sort_unstable();
     assert_eq!(names, guest_coreutils::APPLETS);
+    // Two modules: the lite applets from the small std-only one, everything else from the
+    // multicall (which also keeps the lite names, see docs/guest-coreutils.md).
     for c in commands {
-        assert_eq!(c["modulePath"], "coreutils.wasm");
+        let name = c["name"].as_str().expect("name");
+        let module = if guest_coreutils::lite::is_lite_applet(name) {
+            "coreutils-lite.wasm"
+        } else {
+            "coreutils.wasm"
+        };
+        assert_eq!(c["modulePath"], module, "{name}");
+    }
+    for name in guest_coreutils::lite::LITE_APPLETS {
+        assert!(guest_coreutils::is_applet(name), "{name}");
     }
 }

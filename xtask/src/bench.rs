@@ -53,7 +53,7 @@ const GROUPS: &[Group] = &[
         bench: "shell",
         heading: "WASI commands and scripts with the real core-utils bundle (`crates/agent-wasi/benches/shell.rs`)",
         rows: WASI_SHELL_ROWS,
-        footer: "The module is the project's 5.6 MB `coreutils.wasm` from `target/bundles/registry`, installed and verified, run through `Toolbox` (the Bash tool's `wasi` backend). `wasmtime_cli_echo` is measured only when `WASMTIME_CLI` names a wasmtime 48 CLI (`cargo install wasmtime-cli@48.0.8 --locked`, about 11 minutes; never in CI). See docs/wasi.md.",
+        footer: "The modules are the project's core-utils bundle from `target/bundles/registry` (`echo` and the other hot trivial commands in the 84 KB `coreutils-lite.wasm`, the rest in the 5.6 MB `coreutils.wasm`), installed and verified, run through `Toolbox` (the Bash tool's `wasi` backend). `wasmtime_cli_echo` is measured only when `WASMTIME_CLI` names a wasmtime 48 CLI (`cargo install wasmtime-cli@48.0.8 --locked`, about 11 minutes; never in CI). See docs/wasi.md.",
     },
     Group {
         name: "bundles",
@@ -345,7 +345,7 @@ const WASI_SHELL_ROWS: &[Row] = &[
         baseline: "native_bin_echo_spawn",
         target: Some(Target::NsAndRatio(50e3, 1.0 / 15.0)),
         items: None,
-        what: "`echo hi` from the real core-utils bundle with warm caches (`Toolbox::exec`: lookup, limits, `Runtime::run` of the prepared 5.6 MB module, captured stdout) vs. fork/exec of native `/bin/echo hi`",
+        what: "`echo hi` from the real core-utils bundle with warm caches (`Toolbox::exec`: lookup, limits, `Runtime::run` of the prepared `coreutils-lite.wasm`, captured stdout) vs. fork/exec of native `/bin/echo hi`",
     },
     Row {
         figure: "coreutils_echo_warm",
@@ -373,7 +373,7 @@ const WASI_SHELL_ROWS: &[Row] = &[
         baseline: "warm_first_run_disk_cache",
         target: None,
         items: None,
-        what: "the first-ever command on a machine: a fresh runtime and an empty module cache (verify the bundle, compile the 5.6 MB module with Cranelift, write the cache, run `echo hi`), vs. a fresh runtime whose disk cache holds the compiled module (what every later `agent` process pays once)",
+        what: "the first-ever command on a machine: a fresh runtime and an empty module cache (verify both modules of the bundle, compile them with Cranelift, write the cache, run `echo hi`: what `agent bundles install` does once), vs. a fresh runtime whose disk cache holds the compiled module (what every later `agent` process pays once)",
     },
 ];
 

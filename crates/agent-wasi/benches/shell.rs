@@ -4,8 +4,9 @@
 //! script: report both beside bash; cold first-ever run reported separately"), each figure beside
 //! a baseline measured in the same run:
 //!
-//! - `coreutils_echo_warm`: `Toolbox::exec(["echo", "hi"])`, the verified 5.6 MB `coreutils.wasm`
-//!   prepared (warm memory cache), stdout captured; vs `native_bin_echo_spawn`, spawning
+//! - `coreutils_echo_warm`: `Toolbox::exec(["echo", "hi"])` from the installed bundle (`echo`
+//!   lives in the 84 KB `coreutils-lite.wasm`, with true, false, pwd, basename and dirname), the
+//!   verified module prepared (warm memory cache), stdout captured; vs `native_bin_echo_spawn`, spawning
 //!   `/bin/echo hi` with `std::process::Command::output`; and vs `wasmtime_cli_echo` (when the
 //!   wasmtime 48 CLI is installed: `WASMTIME_CLI=/path/to/wasmtime`, never in CI), one `wasmtime
 //!   run --allow-precompiled` process per command on the same precompiled module.
@@ -13,8 +14,9 @@
 //!   `bash_pipeline_1mb`, `bash -c` with the host's GNU tools, same file.
 //! - `and_chain_20`: a 20-command `&&` script (echo, true, test, cat, wc, ...) through the toolbox;
 //!   vs `bash_and_chain_20`, the same script with `bash -c`.
-//! - `cold_first_run`: a fresh runtime and an empty module cache: verify, compile the module,
-//!   write the cache, run `echo hi`; vs `warm_first_run_disk_cache`: a fresh runtime whose cache
+//! - `cold_first_run`: a fresh runtime and an empty module cache: verify and compile both
+//!   modules of the bundle (`Toolbox::warm_up`, what `agent bundles install` does), write the
+//!   cache, run `echo hi`; vs `warm_first_run_disk_cache`: a fresh runtime whose cache
 //!   holds the compiled module (what every new `agent` process pays once).
 //!
 //! Needs `target/bundles/registry` (`cargo xtask bundles`).
@@ -195,6 +197,7 @@ fn bench(c: &mut Criterion) {
             n += 1;
             let fresh = dir.path().join(format!("cold-{n}"));
             let tb = toolbox(&store, &trust, &fresh);
+            assert!(tb.warm_up().is_empty());
             echo(&tb, &ws);
             std::fs::remove_dir_all(&fresh).unwrap();
         });
@@ -202,6 +205,7 @@ fn bench(c: &mut Criterion) {
     group.bench_function("warm_first_run_disk_cache", |b| {
         b.iter(|| {
             let tb = toolbox(&store, &trust, &cache);
+            assert!(tb.warm_up().is_empty());
             echo(&tb, &ws);
         });
     });
