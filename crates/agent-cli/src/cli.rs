@@ -938,6 +938,11 @@ pub struct WasiArgs {
     /// Search this bundle first (repeat for an order; the rest follow by name).
     #[arg(long, value_name = "BUNDLE")]
     pub prefer: Vec<String>,
+    /// Let the commands fetch URLs of this domain (the `fetch` command, through agent_net);
+    /// repeat for more; `*.example.com` allows its subdomains. Private and loopback addresses
+    /// stay refused. Default: no network at all.
+    #[arg(long = "allow-domain", value_name = "DOMAIN")]
+    pub allow_domain: Vec<String>,
     /// The bundle cache (default: $AGENT_HOME/bundles).
     #[arg(long, value_name = "DIR")]
     pub store: Option<PathBuf>,

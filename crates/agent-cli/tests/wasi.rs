@@ -273,3 +273,73 @@ fn the_bash_tool_runs_on_the_wasi_backend_and_audits_each_command() {
     let cat = commands.iter().find(|c| c["argv"][0] == "cat").unwrap();
     assert_eq!(cat["stdoutBytes"], 17);
 }
+
+#[test]
+fn exec_fetch_needs_allow_domain_and_private_addresses_stay_refused() {
+    let Some(e) = env() else { return };
+    // A loopback listener that would accept a connection, to show that nothing reaches it.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!(
+        "http://127.0.0.1:{}/",
+        listener.local_addr().unwrap().port()
+    );
+    // No --allow-domain: no network at all.
+    let run = e.agent(&["exec", "--", "fetch", &url], None);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert_eq!(
+        run.stderr,
+        "fetch: network is not granted to this command\n"
+    );
+    // Allowing the address does not make a loopback address fetchable.
+    let run = e.agent(
+        &["exec", "--allow-domain", "127.0.0.1", "--", "fetch", &url],
+        None,
+    );
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("a loopback (127.0.0.0/8) address"),
+        "{}",
+        run.stderr
+    );
+    // A host outside the list is refused, and the request is in the JSON report.
+    let run = e.agent(
+        &[
+            "exec",
+            "--allow-domain",
+            "example.com",
+            "--allow-domain",
+            "*.example.org",
+            "--json",
+            "--",
+            "fetch",
+            "http://10.0.0.1/",
+        ],
+        None,
+    );
+    let v: Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(v["exitCode"], 1);
+    assert_eq!(v["netRequests"][0]["url"], "http://10.0.0.1/");
+    assert_eq!(v["netRequests"][0]["error"], "refused");
+    assert!(
+        v["netRequests"][0]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("10.0.0.1 is not in the allowed domains"),
+        "{v}"
+    );
+    // A malformed domain is a usage error.
+    let run = e.agent(
+        &[
+            "exec",
+            "--allow-domain",
+            "http://example.com/",
+            "--",
+            "true",
+        ],
+        None,
+    );
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(run.stderr.contains("--allow-domain"), "{}", run.stderr);
+    listener.set_nonblocking(true).unwrap();
+    assert!(listener.accept().is_err(), "nothing may reach the listener");
+}

@@ -9,6 +9,7 @@ use wasmtime_wasi::{FsPerms, I32Exit, ResourceTableError, WasiCtxBuilder, WasiVi
 
 use crate::error::{RunError, boxed};
 use crate::limits::{BASE_HANDLES, EXIT_TRAP, LimitExceeded, LimitKind, Limiter, Limits};
+use crate::net::{NetAudit, NetGrant, NetState};
 use crate::poll::RunClock;
 use crate::runtime::{CacheState, PreparedModule, Runtime};
 use crate::stdio::{Input, InputSource, Output, OutputSink};
@@ -19,7 +20,7 @@ pub const WORKSPACE_GUEST_PATH: &str = "/";
 /// What to run: the input of `Command(argv)`.
 ///
 /// [`CommandInput::new`] gives the defaults: cwd `/`, an empty environment, no stdin, stdout
-/// and stderr captured up to 1 MiB each, [`Limits::default`].
+/// and stderr captured up to 1 MiB each, [`Limits::default`], no network.
 #[derive(Debug)]
 #[non_exhaustive]
 pub struct CommandInput {
@@ -41,6 +42,9 @@ pub struct CommandInput {
     pub stderr: Output,
     /// Time, memory, fuel and open-file limits.
     pub limits: Limits,
+    /// Network access through the `agent_net` import ([`crate::net`]); `None` (the default):
+    /// every request fails with [`crate::net::ERR_NOT_GRANTED`].
+    pub net: Option<NetGrant>,
 }
 
 impl CommandInput {
@@ -58,6 +62,7 @@ impl CommandInput {
             stdout: Output::capture(),
             stderr: Output::capture(),
             limits: Limits::default(),
+            net: None,
         }
     }
 
@@ -100,6 +105,13 @@ impl CommandInput {
     #[must_use]
     pub fn with_limits(mut self, limits: Limits) -> Self {
         self.limits = limits;
+        self
+    }
+
+    /// Sets [`CommandInput::net`]: the command may fetch what `grant` allows.
+    #[must_use]
+    pub fn with_net(mut self, grant: NetGrant) -> Self {
+        self.net = Some(grant);
         self
     }
 
@@ -194,6 +206,8 @@ pub struct CommandMeta {
     pub stdout_bytes: u64,
     /// Bytes of stderr accepted from the guest.
     pub stderr_bytes: u64,
+    /// One audit record per `agent_net` request, in order ([`crate::net`]).
+    pub net_requests: Vec<NetAudit>,
 }
 
 /// Everything a command's [`Store`] holds.
@@ -206,6 +220,8 @@ pub(crate) struct StoreState {
     /// Origin of the guest's monotonic clock.
     pub(crate) clock_base: Instant,
     epoch_ticks: u64,
+    /// The `agent_net` state.
+    pub(crate) net: NetState,
 }
 
 /// How the guest ended.
@@ -248,6 +264,7 @@ impl Runtime {
             stdout,
             stderr,
             limits,
+            net,
         } = input;
         let stdin = InputSource::new(stdin);
         let stdout = OutputSink::new(stdout, LimitKind::Stdout);
@@ -287,6 +304,7 @@ impl Runtime {
                 wall_time: limits.wall_time,
                 clock_base: started,
                 epoch_ticks: 0,
+                net: NetState::new(net),
             },
         );
         store.limiter(|state| &mut state.limiter);
@@ -336,6 +354,7 @@ impl Runtime {
             initial_fuel.map(|initial| initial.saturating_sub(store.get_fuel().unwrap_or(initial)));
         let epoch_ticks = store.data().epoch_ticks;
         let peak_memory_bytes = store.data().limiter.peak_memory;
+        let net_requests = std::mem::take(&mut store.data_mut().net.records);
         // Drop the store (the guest's open files, its clones of the stdio objects) before
         // collecting the output.
         drop(store);
@@ -363,6 +382,7 @@ impl Runtime {
                 stdin_bytes: stdin.bytes_read(),
                 stdout_bytes: out.written,
                 stderr_bytes: err.written,
+                net_requests,
             },
         })
     }

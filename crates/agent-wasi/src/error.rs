@@ -110,9 +110,9 @@ pub enum PrepareError {
         sha256: String,
     },
     /// Occurs when the module imports something the runner does not provide (anything beyond
-    /// WASI preview 1, such as preview 2 sockets or an unknown host module).
+    /// WASI preview 1 and `agent_net`, such as preview 2 sockets or an unknown host module).
     #[error(
-        "module {sha256} imports something agent-wasi does not provide: {source}; guests may only import wasi_snapshot_preview1"
+        "module {sha256} imports something agent-wasi does not provide: {source}; guests may only import wasi_snapshot_preview1 and agent_net"
     )]
     Link {
         /// The module's digest.

@@ -23,6 +23,8 @@
 //!   [`Output::Capture`] limits.
 //! - [`Input`] / [`Output`]: the stdio, including the reader and writer seams that pipelines
 //!   (the [`shell`] module) connect.
+//! - [`NetGrant`] / [`NetLimits`] / [`NetAudit`]: network access for a command through the
+//!   `agent_net` host import (the [`net`] module), off unless granted.
 //!
 //! `docs/wasi.md` describes the model, the limits and their exit statuses, and the measured
 //! costs.
@@ -63,6 +65,7 @@ mod command;
 mod error;
 mod exit;
 mod limits;
+pub mod net;
 mod poll;
 mod runtime;
 pub mod shell;
@@ -76,5 +79,6 @@ pub use limits::{
     DEFAULT_WALL_TIME, EXIT_CPU, EXIT_MEMORY, EXIT_OPEN_FILES, EXIT_OUTPUT, EXIT_TRAP,
     EXIT_WALL_TIME, LimitKind, Limits,
 };
+pub use net::{NetAudit, NetGrant, NetLimits};
 pub use runtime::{CacheState, InstanceAllocator, PreparedModule, Runtime, RuntimeConfig};
 pub use stdio::{Input, Output};

@@ -12,6 +12,10 @@
 //! Every command run is recorded ([`CommandRecord`]: argv, exit status, duration, bytes in and
 //! out, the bundle it came from, the limit that stopped it) and emitted as a `tracing` event on
 //! the `agent_wasi::audit` target.
+//!
+//! Commands have no network unless the toolbox was given a grant ([`Toolbox::with_network`]);
+//! with one, every command it runs may fetch what the grant allows (`agent_net`, see
+//! [`crate::net`]), each request audited.
 
 use std::collections::HashMap;
 use std::io::Write;
@@ -27,7 +31,8 @@ use serde::Serialize;
 
 use crate::shell::{ShellContext, ShellError, ShellOutput, Stage, StageRunner, run_script};
 use crate::{
-    CommandInput, CommandOutput, Input, LimitKind, Limits, Output, PreparedModule, Runtime,
+    CommandInput, CommandOutput, Input, LimitKind, Limits, NetGrant, Output, PreparedModule,
+    Runtime,
 };
 
 /// Exit status of a command that no bundle provides (as bash).
@@ -113,6 +118,7 @@ pub struct Toolbox {
     trust: TrustStore,
     require_signature: bool,
     limits: Limits,
+    net: Option<NetGrant>,
     tools: Mutex<HashMap<String, Arc<Tool>>>,
 }
 
@@ -148,6 +154,7 @@ impl Toolbox {
             trust,
             require_signature: false,
             limits: Limits::default(),
+            net: None,
             tools: Mutex::new(HashMap::new()),
         })
     }
@@ -171,6 +178,20 @@ impl Toolbox {
     /// The limits in force.
     pub fn limits(&self) -> &Limits {
         &self.limits
+    }
+
+    /// Lets every command this toolbox runs ([`Toolbox::exec`], each stage of
+    /// [`Toolbox::shell`]) fetch what `grant` allows through `agent_net`; its concurrency limit
+    /// is shared by all of them. Default: no network.
+    #[must_use]
+    pub fn with_network(mut self, grant: NetGrant) -> Self {
+        self.net = Some(grant);
+        self
+    }
+
+    /// The network grant, if any.
+    pub fn network(&self) -> Option<&NetGrant> {
+        self.net.as_ref()
     }
 
     /// The runtime it runs on.
@@ -313,6 +334,7 @@ impl Toolbox {
                 limit: output_limit,
             },
             limits: self.limits_for(&tool),
+            net: self.net.clone(),
         };
         let output: CommandOutput = self.runtime.run(&tool.module, input, workspace)?;
         let record = CommandRecord {
@@ -485,6 +507,7 @@ impl StageRunner for Recording<'_> {
                 count: Arc::clone(&err_count),
             })),
             limits,
+            net: self.toolbox.net.clone(),
         };
         let (code, stdin_bytes, limit) =
             match self

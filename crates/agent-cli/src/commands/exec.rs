@@ -6,9 +6,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use agent_bundles::store::BundleStore;
+use agent_sandbox::settings::NetworkSettings;
+use agent_sandbox::urls::{UrlPolicy, normalize_domain_entry};
 use agent_wasi::shell::ShellContext;
 use agent_wasi::toolbox::Toolbox;
-use agent_wasi::{Input, Limits, Runtime, RuntimeConfig};
+use agent_wasi::{Input, Limits, NetGrant, Runtime, RuntimeConfig};
 use anyhow::{Context, Result, bail};
 use serde_json::json;
 
@@ -74,12 +76,34 @@ fn setup(args: &WasiArgs) -> Result<Setup> {
         limits = limits.with_memory_bytes(usize::try_from(bytes).unwrap_or(usize::MAX));
     }
     let toolbox = open_toolbox(args.store.clone(), &args.prefer, limits)?;
+    let toolbox = match network(&args.allow_domain)? {
+        Some(grant) => toolbox.with_network(grant),
+        None => toolbox,
+    };
     Ok(Setup {
         workspace,
         env,
         toolbox,
         output_limit: args.output_limit.unwrap_or(OUTPUT_LIMIT),
     })
+}
+
+/// The network grant `--allow-domain` asks for: only those domains, never a private or loopback
+/// address; `None` (no network) without the option.
+fn network(domains: &[String]) -> Result<Option<NetGrant>> {
+    if domains.is_empty() {
+        return Ok(None);
+    }
+    for domain in domains {
+        if let Err(why) = normalize_domain_entry(domain) {
+            bail!("--allow-domain {domain:?}: {why}");
+        }
+    }
+    let settings = NetworkSettings {
+        allowed_domains: Some(domains.to_vec()),
+        ..NetworkSettings::default()
+    };
+    Ok(Some(NetGrant::new(UrlPolicy::new(&settings))))
 }
 
 /// stdin when it is not a terminal (a pipe or a file), else nothing.
@@ -133,6 +157,7 @@ pub fn exec(args: WasiExecArgs) -> Result<Exit> {
                 "bundle": out.record.bundle,
                 "limit": out.record.limit,
                 "moduleSha256": out.meta.as_ref().map(|m| m.module_sha256.clone()),
+                "netRequests": out.meta.as_ref().map(|m| &m.net_requests),
             })
             .to_string(),
         );
