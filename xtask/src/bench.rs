@@ -470,11 +470,11 @@ pub fn run(args: &[String]) -> Result<()> {
                 None => ("—".to_owned(), "—"),
                 Some(Target::Ns(t)) => (fmt_ns(t), if f <= t { "yes" } else { "no" }),
                 Some(Target::Ratio(r)) => (
-                    format!("≤ {r:.1}× baseline"),
+                    format!("≤ {}× baseline", fmt_ratio(r)),
                     if ratio <= r { "yes" } else { "no" },
                 ),
                 Some(Target::NsAndRatio(t, r)) => (
-                    format!("{} and ≤ {r}× baseline", fmt_ns(t)),
+                    format!("{} and ≤ {}× baseline", fmt_ns(t), fmt_ratio(r)),
                     if f <= t && ratio <= r { "yes" } else { "no" },
                 ),
             };
@@ -575,6 +575,15 @@ fn bundle_sizes(root: &Path) -> Option<String> {
         );
     }
     Some(out)
+}
+
+/// A target ratio: `1/15` below 0.1 (a speed-up), else one decimal.
+fn fmt_ratio(r: f64) -> String {
+    if r < 0.1 {
+        format!("1/{:.0}", 1.0 / r)
+    } else {
+        format!("{r:.1}")
+    }
 }
 
 /// The section of `doc` under `## heading`, up to the next `## ` heading.

@@ -120,6 +120,9 @@ pub struct Toolbox {
     limits: Limits,
     net: Option<NetGrant>,
     tools: Mutex<HashMap<String, Arc<Tool>>>,
+    /// Modules verified and prepared, by their file in the cache: a module is read, hashed and
+    /// prepared once however many commands it holds.
+    modules: Mutex<HashMap<PathBuf, (PreparedModule, String)>>,
 }
 
 impl std::fmt::Debug for Toolbox {
@@ -156,6 +159,7 @@ impl Toolbox {
             limits: Limits::default(),
             net: None,
             tools: Mutex::new(HashMap::new()),
+            modules: Mutex::new(HashMap::new()),
         })
     }
 
@@ -219,18 +223,38 @@ impl Toolbox {
         {
             return Ok(Arc::clone(t));
         }
-        let loaded = self
-            .resolver
-            .load(name, &self.trust, self.require_signature)
-            .map_err(|e| e.to_string())?;
-        let module = self
-            .runtime
-            .prepare(&loaded.bytes, &loaded.sha256)
-            .map_err(|e| e.to_string())?;
+        let resolved = self.resolver.which(name).map_err(|e| e.to_string())?;
+        let file = resolved.bundle.dir.join(&resolved.entry.module_path);
+        let limits = resolved.entry.limits;
+        let shared = self
+            .modules
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(&file)
+            .cloned();
+        let (module, bundle) = match shared {
+            Some(found) => found,
+            None => {
+                let loaded = self
+                    .resolver
+                    .load(name, &self.trust, self.require_signature)
+                    .map_err(|e| e.to_string())?;
+                let module = self
+                    .runtime
+                    .prepare(&loaded.bytes, &loaded.sha256)
+                    .map_err(|e| e.to_string())?;
+                let bundle = format!("{}@{}", loaded.bundle, loaded.version);
+                self.modules
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .insert(file, (module.clone(), bundle.clone()));
+                (module, bundle)
+            }
+        };
         let tool = Arc::new(Tool {
             module,
-            bundle: format!("{}@{}", loaded.bundle, loaded.version),
-            limits: loaded.limits,
+            bundle,
+            limits,
         });
         self.tools
             .lock()
