@@ -283,6 +283,12 @@ fn unsafe_heredoc(text: &str) -> Option<&'static str> {
         if open > close && term && (after.contains("))") || after.contains(']')) {
             continue;
         }
+        if inside_substitution(before) {
+            // brush 0.4's tokenizer mis-reads a here-document inside `$( )` when an arithmetic
+            // expansion follows it: `echo $(rm <<E <$((x))` + `\nE\n)` came back as the word
+            // `$(())`, hiding `rm` (found by the command_checker fuzz target).
+            return Some("a here-document inside a command substitution");
+        }
         let closed = text[j..].lines().skip(1).any(|line| {
             let line = if strip_tabs {
                 line.trim_start_matches('\t')
@@ -296,6 +302,33 @@ fn unsafe_heredoc(text: &str) -> Option<&'static str> {
         }
     }
     None
+}
+
+/// Whether the end of `before` is inside a `$( )` or a backquoted command substitution, counted
+/// textually (quotes are not followed, which can only make more text look inside one: the
+/// caller refuses, so that fails closed).
+fn inside_substitution(before: &str) -> bool {
+    let b = before.as_bytes();
+    let mut stack: Vec<bool> = Vec::new();
+    let mut backquote = false;
+    let mut k = 0;
+    while k < b.len() {
+        match b[k] {
+            b'\\' => k += 1,
+            b'$' if b.get(k + 1) == Some(&b'(') => {
+                stack.push(true);
+                k += 1;
+            }
+            b'(' => stack.push(false),
+            b')' => {
+                stack.pop();
+            }
+            b'`' => backquote = !backquote,
+            _ => {}
+        }
+        k += 1;
+    }
+    backquote || stack.contains(&true)
 }
 
 /// The index of the next `<<` from `from` whose first `<` is not escaped by a backslash
@@ -316,6 +349,25 @@ fn next_redirect_shift(b: &[u8], from: usize) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_heredoc_inside_a_substitution_is_refused() {
+        // brush read the word of the first as `$(())`, hiding `rm` (command_checker fuzz target).
+        for text in [
+            "echo $(rm <<}<$((x))\n\n\n}\n)",
+            "echo $(rm <<E <$((x))\nE\n)",
+            "echo `cat <<E\nx\nE\n`",
+        ] {
+            assert!(refuse(text).is_some(), "{text:?}");
+        }
+        for text in [
+            "cat <<E\n$(date)\nE\n",
+            "x=$((1<<2))",
+            "echo $(cat f) <<E\nx\nE\n",
+        ] {
+            assert_eq!(refuse(text), None, "{text:?}");
+        }
+    }
 
     #[test]
     fn heredoc_shapes() {
