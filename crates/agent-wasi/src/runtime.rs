@@ -8,13 +8,12 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use sha2::{Digest, Sha256};
 use wasmtime::{
     Config, Engine, InstanceAllocationStrategy, InstancePre, Linker, Module,
     PoolingAllocationConfig,
 };
 
-use crate::cache::{self, DiskCache, Lookup};
+use crate::cache::{DiskCache, Lookup};
 use crate::command::StoreState;
 use crate::error::{PrepareError, RuntimeError, boxed};
 use crate::{exit, net, poll};
@@ -270,7 +269,7 @@ impl Runtime {
     /// compiled, is not a WASI command, or imports something beyond WASI preview 1.
     pub fn prepare(&self, wasm: &[u8], sha256_hex: &str) -> Result<PreparedModule, PrepareError> {
         let expected = normalize_digest(sha256_hex)?;
-        let actual = cache::hex(&Sha256::digest(wasm));
+        let actual = agent_bundles::digest::sha256_hex(wasm);
         if actual != expected {
             return Err(PrepareError::DigestMismatch { expected, actual });
         }

@@ -38,10 +38,14 @@ pub fn default_store() -> Result<PathBuf> {
     Ok(agent_home()?.join("bundles"))
 }
 
-/// The user's trust store: `$AGENT_HOME/keys/trusted.json`.
+/// Where the user's trust store is: `$AGENT_HOME/keys/trusted.json`.
+pub fn trust_path() -> Result<PathBuf> {
+    Ok(agent_home()?.join("keys").join("trusted.json"))
+}
+
+/// The user's trust store.
 pub fn trust_store() -> Result<TrustStore> {
-    let path = agent_home()?.join("keys").join("trusted.json");
-    Ok(TrustStore::load(&path)?)
+    Ok(TrustStore::load(&trust_path()?)?)
 }
 
 fn store(args: &StoreArgs) -> Result<BundleStore> {

@@ -5,6 +5,7 @@ use agent_bundles::trust::{BUILTIN_KEYS, TrustStore, registry_id};
 use anyhow::{Context, Result};
 use serde_json::{Value, json};
 
+use super::bundles::trust_path;
 use super::{absolute, agent_home};
 use crate::cli::{KeysCommand, KeysGenerateArgs, KeysListArgs, KeysTrustArgs, KeysUntrustArgs};
 use crate::exit::Exit;
@@ -17,10 +18,6 @@ pub fn run(cmd: KeysCommand) -> Result<Exit> {
         KeysCommand::Trust(args) => trust(&args),
         KeysCommand::Untrust(args) => untrust(&args),
     }
-}
-
-fn trust_path() -> Result<std::path::PathBuf> {
-    Ok(agent_home()?.join("keys").join("trusted.json"))
 }
 
 fn generate(args: &KeysGenerateArgs) -> Result<Exit> {
