@@ -114,7 +114,7 @@ pub fn run_bundles(args: &[String]) -> Result<()> {
     ensure_target()?;
     let guest = root.join("guest");
     eprintln!("xtask: (guest/) cargo build --release --locked --target {TARGET}");
-    let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+    let status = crate::cargo_command()
         .args(["build", "--release", "--locked", "--target", TARGET])
         .current_dir(&guest)
         .env_remove("CARGO_TARGET_DIR")

@@ -2,7 +2,6 @@
 //! order, and the bottom crates must not pull in heavy dependencies.
 
 use std::collections::BTreeSet;
-use std::process::Command;
 
 use anyhow::{Context, Result, bail};
 use serde_json::Value;
@@ -59,7 +58,7 @@ const HEAVY: &[(&str, &[&str])] = &[
 ];
 
 pub fn check() -> Result<()> {
-    let out = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+    let out = crate::cargo_command()
         .args(["metadata", "--format-version", "1", "--locked"])
         .output()
         .context("cannot run cargo metadata")?;
@@ -85,7 +84,7 @@ pub fn check() -> Result<()> {
         // `cargo tree -p` resolves features for this crate alone (its default features), which
         // is what an embedder depending on it gets; the workspace-wide metadata would include
         // features other members turn on.
-        let out = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+        let out = crate::cargo_command()
             .args(["tree", "--locked", "-p", krate, "-e", "normal,build"])
             .args(["--prefix", "depth", "-f", "{p}"])
             .output()
