@@ -343,3 +343,110 @@ fn exec_fetch_needs_allow_domain_and_private_addresses_stay_refused() {
     listener.set_nonblocking(true).unwrap();
     assert!(listener.accept().is_err(), "nothing may reach the listener");
 }
+
+#[test]
+fn the_bash_tool_fetches_only_with_the_settings_allowed_domains() {
+    let Some(e) = env() else { return };
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!(
+        "http://127.0.0.1:{}/",
+        listener.local_addr().unwrap().port()
+    );
+    let bash = |settings_json: Value, command: &str| -> Value {
+        let settings = e.home.join("settings.json");
+        std::fs::create_dir_all(&e.home).unwrap();
+        std::fs::write(&settings, settings_json.to_string()).unwrap();
+        let run = e.agent(
+            &[
+                "tool",
+                "Bash",
+                "--input",
+                &json!({ "command": command }).to_string(),
+                "--workspace",
+                &e.ws.to_string_lossy(),
+                "--settings",
+                &settings.to_string_lossy(),
+            ],
+            None,
+        );
+        // `agent tool` exits 1 when the result is an error (a command's status is not 0).
+        let v: Value = serde_json::from_str(&run.stdout).unwrap();
+        let failed = v["isError"] == true;
+        assert_eq!(run.code, i32::from(failed), "{} {}", run.stdout, run.stderr);
+        v["output"].clone()
+    };
+    // No allowedDomains: the Bash tool's commands have no network.
+    let out = bash(
+        json!({"permissions": {"allow": ["Bash"]}, "bash": {"backend": "wasi"}}),
+        &format!("fetch {url}"),
+    );
+    assert_eq!(out["exitCode"], 1, "{out}");
+    assert_eq!(
+        out["stderr"],
+        "fetch: network is not granted to this command\n"
+    );
+    // allowedDomains grants those domains only, never a loopback address, and every request is
+    // in the command's record.
+    let allowed = json!({
+        "permissions": {"allow": ["Bash"]},
+        "bash": {"backend": "wasi"},
+        "sandbox": {"network": {"allowedDomains": ["example.com", "127.0.0.1"]}}
+    });
+    let out = bash(allowed, &format!("fetch {url}; fetch http://10.0.0.1/"));
+    assert_eq!(out["exitCode"], 1, "{out}");
+    let commands = out["commands"].as_array().unwrap();
+    assert_eq!(commands.len(), 2, "{out}");
+    let first = &commands[0]["netRequests"][0];
+    assert_eq!(first["url"], url.as_str());
+    assert_eq!(first["error"], "refused");
+    assert!(
+        first["reason"]
+            .as_str()
+            .unwrap()
+            .contains("a loopback (127.0.0.0/8) address"),
+        "{first}"
+    );
+    let second = &commands[1]["netRequests"][0];
+    assert!(
+        second["reason"]
+            .as_str()
+            .unwrap()
+            .contains("10.0.0.1 is not in the allowed domains"),
+        "{second}"
+    );
+    // deniedDomains wins over allowedDomains.
+    let out = bash(
+        json!({
+            "permissions": {"allow": ["Bash"]},
+            "bash": {"backend": "wasi"},
+            "sandbox": {"network": {"allowedDomains": ["*.example.com"], "deniedDomains": ["bad.example.com"]}}
+        }),
+        "fetch http://bad.example.com/",
+    );
+    let request = &out["commands"][0]["netRequests"][0];
+    assert_eq!(request["error"], "refused", "{out}");
+    listener.set_nonblocking(true).unwrap();
+    assert!(listener.accept().is_err(), "nothing may reach the listener");
+}
+
+#[test]
+fn shell_json_records_carry_the_network_requests() {
+    let Some(e) = env() else { return };
+    let run = e.agent(
+        &[
+            "shell",
+            "--allow-domain",
+            "example.com",
+            "--json",
+            "fetch http://10.0.0.1/ | wc -c",
+        ],
+        None,
+    );
+    let v: Value = serde_json::from_str(&run.stdout).unwrap();
+    let commands = v["commands"].as_array().unwrap();
+    let fetch = commands.iter().find(|c| c["argv"][0] == "fetch").unwrap();
+    assert_eq!(fetch["netRequests"][0]["url"], "http://10.0.0.1/", "{v}");
+    assert_eq!(fetch["netRequests"][0]["error"], "refused", "{v}");
+    let wc = commands.iter().find(|c| c["argv"][0] == "wc").unwrap();
+    assert!(wc.get("netRequests").is_none(), "{wc}");
+}

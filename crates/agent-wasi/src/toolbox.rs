@@ -31,8 +31,8 @@ use serde::Serialize;
 
 use crate::shell::{ShellContext, ShellError, ShellOutput, Stage, StageRunner, run_script};
 use crate::{
-    CommandInput, CommandOutput, Input, LimitKind, Limits, NetGrant, Output, PreparedModule,
-    Runtime,
+    CommandInput, CommandOutput, Input, LimitKind, Limits, NetAudit, NetGrant, Output,
+    PreparedModule, Runtime,
 };
 
 /// Exit status of a command that no bundle provides (as bash).
@@ -75,6 +75,10 @@ pub struct CommandRecord {
     /// The limit that stopped it, if one did.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub limit: Option<&'static str>,
+    /// Its network requests through `agent_net`, in order (only with a grant; see
+    /// [`Toolbox::with_network`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub net_requests: Vec<NetAudit>,
 }
 
 /// What [`Toolbox::exec`] returns: the command's output and its record.
@@ -317,6 +321,7 @@ impl Toolbox {
                 stderr_bytes: message.len() as u64,
                 bundle,
                 limit: None,
+                net_requests: Vec::new(),
             };
             audit(&record);
             ExecOutput {
@@ -370,6 +375,7 @@ impl Toolbox {
             stderr_bytes: output.meta.stderr_bytes,
             bundle: tool.bundle.clone(),
             limit: output.meta.limit_hit.map(LimitKind::name),
+            net_requests: output.meta.net_requests.clone(),
         };
         audit(&record);
         Ok(ExecOutput {
@@ -506,6 +512,7 @@ impl StageRunner for Recording<'_> {
                     stderr_bytes: message.len() as u64,
                     bundle: String::new(),
                     limit: None,
+                    net_requests: Vec::new(),
                 });
                 return EXIT_CANNOT_RUN;
             }
@@ -533,7 +540,7 @@ impl StageRunner for Recording<'_> {
             limits,
             net: self.toolbox.net.clone(),
         };
-        let (code, stdin_bytes, limit) =
+        let (code, stdin_bytes, limit, net_requests) =
             match self
                 .toolbox
                 .runtime
@@ -543,10 +550,11 @@ impl StageRunner for Recording<'_> {
                     out.exit_code,
                     out.meta.stdin_bytes,
                     out.meta.limit_hit.map(LimitKind::name),
+                    out.meta.net_requests,
                 ),
                 Err(e) => {
                     tracing::warn!(command = %name, error = %e, "the runner failed");
-                    (EXIT_CANNOT_RUN, 0, None)
+                    (EXIT_CANNOT_RUN, 0, None, Vec::new())
                 }
             };
         self.push(CommandRecord {
@@ -558,6 +566,7 @@ impl StageRunner for Recording<'_> {
             stderr_bytes: err_count.load(Ordering::Relaxed),
             bundle: tool.bundle.clone(),
             limit,
+            net_requests,
         });
         code
     }

@@ -163,6 +163,13 @@ pub(crate) fn bash_tool(
         }
     };
     let runner: Arc<dyn BashBackend> = if let Some(toolbox) = toolbox {
+        // The `fetch` command reaches the network only for the domains the settings allow
+        // (`sandbox.network.allowedDomains`, minus `deniedDomains`), never a private address;
+        // with no list, Bash has no network (WebFetch, under its permission rules, does).
+        let toolbox = match wasi_network(&sandbox.network) {
+            Some(grant) => toolbox.with_network(grant),
+            None => toolbox,
+        };
         Arc::new(WasiBackend::new(Arc::new(toolbox)))
     } else {
         let outer_name = if !settings.sandbox_enabled {
@@ -180,4 +187,17 @@ pub(crate) fn bash_tool(
         ))
     };
     Ok(Bash::new(runner, sandbox))
+}
+
+/// The network grant of the `wasi` Bash backend: the settings' `allowedDomains` (with
+/// `deniedDomains` winning) through agent-sandbox's SSRF-safe fetch, or `None` (no network) when
+/// no domain is listed, as Claude Code's sandbox ("empty means no network").
+fn wasi_network(
+    network: &agent_sandbox::settings::NetworkSettings,
+) -> Option<agent_wasi::NetGrant> {
+    let listed = network
+        .allowed_domains
+        .as_ref()
+        .is_some_and(|d| !d.is_empty());
+    listed.then(|| agent_wasi::NetGrant::new(agent_sandbox::urls::UrlPolicy::new(network)))
 }
