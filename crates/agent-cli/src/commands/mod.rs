@@ -132,14 +132,19 @@ pub fn agent_home() -> Result<PathBuf> {
     }
 }
 
-/// Makes `p` absolute against the process's current directory, without touching the disk.
+/// Makes `p` absolute against the process's current directory, without touching the disk
+/// (`.` components are dropped; `..` is kept, since a symlink may make it mean anything).
 pub fn absolute(p: PathBuf) -> Result<PathBuf> {
-    if p.is_absolute() {
-        return Ok(p);
-    }
-    Ok(std::env::current_dir()
-        .context("cannot read the current directory")?
-        .join(p))
+    let p = if p.is_absolute() {
+        p
+    } else {
+        std::env::current_dir()
+            .context("cannot read the current directory")?
+            .join(p)
+    };
+    Ok(p.components()
+        .filter(|c| !matches!(c, std::path::Component::CurDir))
+        .collect())
 }
 
 /// `agent completions SHELL`: the completion script on stdout.

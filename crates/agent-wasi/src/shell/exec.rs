@@ -20,6 +20,7 @@ use super::stage::{Stage, StageRunner};
 use super::stream::{Capture, Fds, SharedInput, Sink, Source};
 use super::vars::Vars;
 use super::workspace::{GuestPath, Workspace, strerror};
+use super::xargs::{Io as XargsIo, Ran, xargs};
 
 /// The exit status of a script stopped by its cancellation flag (as bash after SIGINT).
 pub(crate) const CANCELLED_STATUS: i32 = 130;
@@ -287,6 +288,8 @@ impl Interpreter<'_> {
         }
         let flow = if let Some(builtin) = Builtin::lookup(name) {
             builtin.run(&argv[1..], state, &mut fds, self.ws)
+        } else if name == "xargs" {
+            Flow::Status(self.xargs(&argv[1..], state, &mut fds))
         } else if name.is_empty() || !self.runner.has_command(name) {
             fds.diagnose(&format!("{name}: command not found"));
             Flow::Status(127)
@@ -305,6 +308,57 @@ impl Interpreter<'_> {
         };
         restore(state, saved);
         flow
+    }
+
+    /// `xargs ARGS...` (see `xargs.rs`): each command line it builds runs as an external
+    /// command of the script, with an empty stdin and the command's stdout and stderr.
+    fn xargs(&self, args: &[String], state: &State, fds: &mut Fds) -> i32 {
+        let mut diagnostics = match fds.stderr.try_clone() {
+            Ok(sink) => sink,
+            Err(e) => {
+                fds.diagnose(&format!("xargs: cannot duplicate stderr: {}", strerror(&e)));
+                return 1;
+            }
+        };
+        let (stdout, stderr, merged) = (&fds.stdout, &fds.stderr, fds.merged);
+        let cwd = &state.cwd;
+        let open = |path: &str| -> Result<Box<dyn std::io::Read + '_>, String> {
+            let resolved = GuestPath::resolve(cwd, path)
+                .map_err(|_| format!("Cannot open input file '{path}': Permission denied"))?;
+            self.ws
+                .open_read(&resolved)
+                .map(|f| Box::new(f) as Box<dyn std::io::Read>)
+                .map_err(|e| format!("Cannot open input file '{path}': {}", strerror(&e)))
+        };
+        let mut run = |argv: Vec<String>| -> Ran {
+            let name = argv.first().map(String::as_str).unwrap_or_default();
+            if name.is_empty() || !self.runner.has_command(name) {
+                return Ran::NotFound;
+            }
+            let (Ok(out), Ok(err)) = (stdout.try_clone(), stderr.try_clone()) else {
+                return Ran::Status(126);
+            };
+            tracing::debug!(command = %name, args = argv.len() - 1, "shell: xargs runs a stage");
+            Ran::Status(self.runner.run_stage(Stage {
+                stderr_is_stdout: merged,
+                cwd: cwd.guest(),
+                env: state.vars.env(),
+                argv,
+                stdin: Box::new(std::io::empty()),
+                stdout: out.into_writer(),
+                stderr: err.into_writer(),
+            }))
+        };
+        xargs(
+            args,
+            XargsIo {
+                input: &mut fds.stdin,
+                stderr: &mut diagnostics,
+                open: &open,
+                run: &mut run,
+                cancelled: &|| self.cancelled(),
+            },
+        )
     }
 
     /// Applies one redirect to `fds`; the error is the message to print.

@@ -1,0 +1,832 @@
+//! `xargs`, run by the shell itself: a WASI guest cannot start other commands, so the shell
+//! reads the items and runs each command line through the [`super::StageRunner`], exactly as
+//! it runs a command the script names (a verified module, with its limits and audit record).
+//!
+//! GNU findutils' xargs for the options it documents, with its messages and exit statuses:
+//! items separated by blanks and newlines with `'..'`, `".."` and `\` quoting (default), by NUL
+//! (`-0`) or by one delimiter (`-d`); `-n`, `-L`, `-I`/`-i`, `-s`, `-x`, `-r`, `-t`, `-E`/`-e`,
+//! `-a`, `-P` (accepted; commands run one at a time); `echo` when no command is given. The
+//! command gets an empty stdin (GNU's `/dev/null`). Exit status: 0, or 123 when a command
+//! exited 1-125, 124 when one exited 255 (xargs stops), 125 when a limit stopped one (as a
+//! signal would; xargs stops), 126 / 127 when it cannot run or is not found (xargs stops), 1 for
+//! a usage or input error. Not supported: `-p` / `-o` (no terminal), `--process-slot-var`,
+//! `--show-limits`; GNU's continuation of `-L` lines that end in a blank.
+
+use std::io::{BufRead, BufReader, Read, Write};
+
+/// GNU's default `--max-chars` (the size of the command buffer it reports).
+const DEFAULT_MAX_CHARS: usize = 131_072;
+
+/// What running one command line gave.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Ran {
+    /// It ran and exited with this status.
+    Status(i32),
+    /// No bundle provides the command.
+    NotFound,
+}
+
+/// The exit status of a script stopped by its cancellation flag.
+const CANCELLED: i32 = super::exec::CANCELLED_STATUS;
+
+/// How input items are separated.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Separator {
+    /// Blanks and newlines, with quotes and backslashes.
+    Blanks,
+    /// One byte (`-0` is NUL, `-d X`), no quoting.
+    Byte(u8),
+}
+
+/// How items are grouped into command lines.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Grouping {
+    /// As many as fit (`-n` caps the count).
+    Args(Option<usize>),
+    /// `-L N`: the items of N non-blank lines.
+    Lines(usize),
+    /// `-I R`: one line per command, R replaced in the initial arguments.
+    Replace(String),
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Options {
+    separator: Separator,
+    grouping: Grouping,
+    max_chars: usize,
+    exit_if_too_long: bool,
+    no_run_if_empty: bool,
+    trace: bool,
+    eof: Option<String>,
+    arg_file: Option<String>,
+}
+
+/// A usage error: the message, then GNU's hint.
+fn usage(message: String) -> Vec<String> {
+    vec![
+        message,
+        "Try 'xargs --help' for more information.".to_owned(),
+    ]
+}
+
+/// Parses xargs' options (GNU getopt with `+`: options end at the first operand); the rest is
+/// the command and its initial arguments.
+fn parse_options(args: &[String]) -> Result<(Options, Vec<String>), Vec<String>> {
+    let mut o = Options {
+        separator: Separator::Blanks,
+        grouping: Grouping::Args(None),
+        max_chars: DEFAULT_MAX_CHARS,
+        exit_if_too_long: false,
+        no_run_if_empty: false,
+        trace: false,
+        eof: None,
+        arg_file: None,
+    };
+    let mut i = 0;
+    while i < args.len() {
+        let arg = &args[i];
+        if arg == "--" {
+            i += 1;
+            break;
+        }
+        if let Some(long) = arg.strip_prefix("--") {
+            let (name, inline) = match long.split_once('=') {
+                Some((n, v)) => (n, Some(v.to_owned())),
+                None => (long, None),
+            };
+            let full = LONG
+                .iter()
+                .find(|(l, _)| *l == name)
+                .or_else(|| {
+                    let mut matches = LONG.iter().filter(|(l, _)| l.starts_with(name));
+                    match (matches.next(), matches.next()) {
+                        (Some(m), None) if !name.is_empty() => Some(m),
+                        _ => None,
+                    }
+                })
+                .ok_or_else(|| usage(format!("xargs: unrecognized option '--{name}'")))?;
+            let (long_name, kind) = *full;
+            let value = match kind {
+                ArgKind::None => {
+                    if inline.is_some() {
+                        return Err(usage(format!(
+                            "xargs: option '--{long_name}' doesn't allow an argument"
+                        )));
+                    }
+                    None
+                }
+                ArgKind::Optional => inline,
+                ArgKind::Required => match inline {
+                    Some(v) => Some(v),
+                    None => {
+                        i += 1;
+                        Some(args.get(i).cloned().ok_or_else(|| {
+                            usage(format!(
+                                "xargs: option '--{long_name}' requires an argument"
+                            ))
+                        })?)
+                    }
+                },
+            };
+            apply(&mut o, long_name, value)?;
+            i += 1;
+            continue;
+        }
+        let Some(cluster) = arg.strip_prefix('-').filter(|c| !c.is_empty()) else {
+            break;
+        };
+        for (at, c) in cluster.char_indices() {
+            let rest = &cluster[at + c.len_utf8()..];
+            let Some((_, name, kind)) = SHORT.iter().find(|(s, _, _)| *s == c) else {
+                return Err(usage(format!("xargs: invalid option -- '{c}'")));
+            };
+            match kind {
+                ArgKind::None => apply(&mut o, name, None)?,
+                ArgKind::Optional => {
+                    apply(&mut o, name, (!rest.is_empty()).then(|| rest.to_owned()))?;
+                    break;
+                }
+                ArgKind::Required => {
+                    let value = if rest.is_empty() {
+                        i += 1;
+                        args.get(i).cloned().ok_or_else(|| {
+                            usage(format!("xargs: option requires an argument -- '{c}'"))
+                        })?
+                    } else {
+                        rest.to_owned()
+                    };
+                    apply(&mut o, name, Some(value))?;
+                    break;
+                }
+            }
+        }
+        i += 1;
+    }
+    let mut command: Vec<String> = args[i.min(args.len())..].to_vec();
+    if command.is_empty() {
+        command.push("echo".to_owned());
+    }
+    Ok((o, command))
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum ArgKind {
+    None,
+    Optional,
+    Required,
+}
+
+/// Short options: the letter, the long name they act as, and their argument.
+const SHORT: &[(char, &str, ArgKind)] = &[
+    ('0', "null", ArgKind::None),
+    ('a', "arg-file", ArgKind::Required),
+    ('d', "delimiter", ArgKind::Required),
+    ('E', "eof-strict", ArgKind::Required),
+    ('e', "eof", ArgKind::Optional),
+    ('I', "replace-strict", ArgKind::Required),
+    ('i', "replace", ArgKind::Optional),
+    ('L', "max-lines-strict", ArgKind::Required),
+    ('l', "max-lines", ArgKind::Optional),
+    ('n', "max-args", ArgKind::Required),
+    ('P', "max-procs", ArgKind::Required),
+    ('p', "interactive", ArgKind::None),
+    ('o', "open-tty", ArgKind::None),
+    ('r', "no-run-if-empty", ArgKind::None),
+    ('s', "max-chars", ArgKind::Required),
+    ('t', "verbose", ArgKind::None),
+    ('x', "exit", ArgKind::None),
+];
+
+/// Long options and their argument.
+const LONG: &[(&str, ArgKind)] = &[
+    ("arg-file", ArgKind::Required),
+    ("delimiter", ArgKind::Required),
+    ("eof", ArgKind::Optional),
+    ("exit", ArgKind::None),
+    ("help", ArgKind::None),
+    ("interactive", ArgKind::None),
+    ("max-args", ArgKind::Required),
+    ("max-chars", ArgKind::Required),
+    ("max-lines", ArgKind::Optional),
+    ("max-procs", ArgKind::Required),
+    ("no-run-if-empty", ArgKind::None),
+    ("null", ArgKind::None),
+    ("open-tty", ArgKind::None),
+    ("process-slot-var", ArgKind::Required),
+    ("replace", ArgKind::Optional),
+    ("show-limits", ArgKind::None),
+    ("verbose", ArgKind::None),
+    ("version", ArgKind::None),
+];
+
+/// A positive number for option `-letter`, with GNU's messages.
+fn number(value: &str, letter: char, min: usize) -> Result<usize, Vec<String>> {
+    let n: usize = value.parse().map_err(|_| {
+        vec![format!(
+            "xargs: invalid number \"{value}\" for -{letter} option"
+        )]
+    })?;
+    if n < min {
+        return Err(vec![format!(
+            "xargs: value {value} for -{letter} option should be >= {min}"
+        )]);
+    }
+    Ok(n)
+}
+
+fn apply(o: &mut Options, name: &str, value: Option<String>) -> Result<(), Vec<String>> {
+    let value_or_empty = value.clone().unwrap_or_default();
+    match name {
+        "null" => o.separator = Separator::Byte(0),
+        "delimiter" => o.separator = Separator::Byte(delimiter(&value_or_empty)?),
+        "arg-file" => o.arg_file = value,
+        "eof-strict" | "eof" => o.eof = value.filter(|v| !v.is_empty()),
+        "replace-strict" => o.grouping = Grouping::Replace(value_or_empty),
+        "replace" => o.grouping = Grouping::Replace(value.unwrap_or_else(|| "{}".to_owned())),
+        "max-lines-strict" => o.grouping = Grouping::Lines(number(&value_or_empty, 'L', 1)?),
+        "max-lines" => {
+            o.grouping = Grouping::Lines(match value {
+                Some(v) => number(&v, 'l', 1)?,
+                None => 1,
+            });
+        }
+        "max-args" => o.grouping = Grouping::Args(Some(number(&value_or_empty, 'n', 1)?)),
+        "max-procs" => {
+            number(&value_or_empty, 'P', 0)?;
+        }
+        "max-chars" => o.max_chars = number(&value_or_empty, 's', 1)?,
+        "no-run-if-empty" => o.no_run_if_empty = true,
+        "verbose" => o.trace = true,
+        "exit" => o.exit_if_too_long = true,
+        "interactive" | "open-tty" => {
+            return Err(vec![format!(
+                "xargs: --{name} is not supported here: commands have no terminal"
+            )]);
+        }
+        "help" => {
+            return Err(vec![
+                "xargs: --help: see docs/shell.md (xargs) for the options this xargs takes"
+                    .to_owned(),
+            ]);
+        }
+        other => {
+            return Err(vec![format!(
+                "xargs: --{other} is not supported by the agent's shell"
+            )]);
+        }
+    }
+    Ok(())
+}
+
+/// The byte `-d` names: one character or an escape (`\n`, `\t`, `\0`, `\\`, `\x41`, `\101`).
+fn delimiter(spec: &str) -> Result<u8, Vec<String>> {
+    let bad = || {
+        vec![format!(
+            "xargs: invalid input delimiter specification {spec}: the delimiter must be either a single character or an escape sequence starting with \\."
+        )]
+    };
+    let bytes = spec.as_bytes();
+    match bytes {
+        [b] => Ok(*b),
+        [b'\\', rest @ ..] if !rest.is_empty() => match rest {
+            [b'a'] => Ok(7),
+            [b'b'] => Ok(8),
+            [b'f'] => Ok(12),
+            [b'n'] => Ok(b'\n'),
+            [b'r'] => Ok(b'\r'),
+            [b't'] => Ok(b'\t'),
+            [b'v'] => Ok(11),
+            [b'\\'] => Ok(b'\\'),
+            [b'x', hex @ ..] if !hex.is_empty() && hex.len() <= 2 => {
+                u8::from_str_radix(&spec[2..], 16).map_err(|_| bad())
+            }
+            octal if octal.len() <= 3 && octal.iter().all(|b| (b'0'..=b'7').contains(b)) => {
+                u8::try_from(u32::from_str_radix(&spec[1..], 8).map_err(|_| bad())?)
+                    .map_err(|_| bad())
+            }
+            _ => Err(bad()),
+        },
+        _ => Err(bad()),
+    }
+}
+
+/// What the item reader found next.
+#[derive(Debug, PartialEq, Eq)]
+enum Event {
+    Item(Vec<u8>),
+    EndOfLine,
+}
+
+/// Reads items as GNU xargs does.
+struct Items<R> {
+    input: BufReader<R>,
+    separator: Separator,
+    /// `-I`: a whole line is one item (leading blanks dropped, other blanks kept).
+    whole_lines: bool,
+    eof: Option<String>,
+    done: bool,
+    pending_eol: bool,
+}
+
+impl<R: Read> Items<R> {
+    fn byte(&mut self) -> std::io::Result<Option<u8>> {
+        let buf = self.input.fill_buf()?;
+        let Some(&b) = buf.first() else {
+            return Ok(None);
+        };
+        self.input.consume(1);
+        Ok(Some(b))
+    }
+
+    /// The next item or end of line; `None` at the end of input. An unmatched quote is an
+    /// error carrying GNU's message.
+    fn next(&mut self) -> Result<Option<Event>, String> {
+        if self.pending_eol {
+            self.pending_eol = false;
+            return Ok(Some(Event::EndOfLine));
+        }
+        if self.done {
+            return Ok(None);
+        }
+        let io = |e: std::io::Error| format!("xargs: read error: {e}");
+        if let Separator::Byte(sep) = self.separator {
+            let mut item = Vec::new();
+            loop {
+                match self.byte().map_err(io)? {
+                    None => {
+                        self.done = true;
+                        if item.is_empty() {
+                            return Ok(None);
+                        }
+                        break;
+                    }
+                    Some(b) if b == sep => break,
+                    Some(b) => item.push(b),
+                }
+            }
+            // Each item is a line of its own for -L and -I.
+            self.pending_eol = true;
+            return Ok(Some(Event::Item(item)));
+        }
+        let mut item = Vec::new();
+        let mut started = false;
+        let mut quoted = false;
+        loop {
+            let Some(b) = self.byte().map_err(io)? else {
+                self.done = true;
+                if started {
+                    self.pending_eol = true;
+                    return Ok(self.finish(item, quoted));
+                }
+                return Ok(None);
+            };
+            match b {
+                b'\n' => {
+                    if started {
+                        self.pending_eol = true;
+                        return Ok(self.finish(item, quoted));
+                    }
+                    return Ok(Some(Event::EndOfLine));
+                }
+                b' ' | b'\t' if !started => {}
+                b' ' | b'\t' if self.whole_lines => item.push(b),
+                b' ' | b'\t' => return Ok(self.finish(item, quoted)),
+                b'\'' | b'"' => {
+                    started = true;
+                    quoted = true;
+                    loop {
+                        match self.byte().map_err(io)? {
+                            Some(c) if c == b => break,
+                            Some(b'\n') | None => {
+                                let which = if b == b'\'' { "single" } else { "double" };
+                                self.done = true;
+                                return Err(format!(
+                                    "xargs: unmatched {which} quote; by default quotes are special to xargs unless you use the -0 option"
+                                ));
+                            }
+                            Some(c) => item.push(c),
+                        }
+                    }
+                }
+                b'\\' => {
+                    started = true;
+                    if let Some(c) = self.byte().map_err(io)? {
+                        item.push(c);
+                    }
+                }
+                _ => {
+                    started = true;
+                    item.push(b);
+                }
+            }
+        }
+    }
+
+    /// An item read in blank mode, or the end of input when it is the `-E` string.
+    fn finish(&mut self, item: Vec<u8>, quoted: bool) -> Option<Event> {
+        if !quoted && self.eof.as_deref().is_some_and(|e| e.as_bytes() == item) {
+            self.done = true;
+            self.pending_eol = false;
+            return None;
+        }
+        Some(Event::Item(item))
+    }
+}
+
+/// Opens `-a FILE`: the file's reader, or the message to print.
+pub(crate) type Opener<'a> = dyn Fn(&str) -> Result<Box<dyn Read + 'a>, String> + 'a;
+
+/// Where xargs reads its items and writes its own messages, and how it runs a command line.
+pub(crate) struct Io<'a> {
+    /// The items (stdin, or the `-a` file once opened by `open`).
+    pub input: &'a mut dyn Read,
+    /// xargs' own stderr.
+    pub stderr: &'a mut dyn Write,
+    /// Opens `-a FILE` in the workspace (the error is the message to print).
+    pub open: &'a Opener<'a>,
+    /// Runs one command line.
+    pub run: &'a mut dyn FnMut(Vec<String>) -> Ran,
+    /// Whether the script was cancelled.
+    pub cancelled: &'a dyn Fn() -> bool,
+}
+
+/// Runs `xargs ARGS...`; the exit status.
+pub(crate) fn xargs(args: &[String], io: Io<'_>) -> i32 {
+    let Io {
+        input,
+        stderr,
+        open,
+        run,
+        cancelled,
+    } = io;
+    let mut say = |line: &str| {
+        let _ignored = stderr.write_all(format!("{line}\n").as_bytes());
+    };
+    let (options, command) = match parse_options(args) {
+        Ok(parsed) => parsed,
+        Err(lines) => {
+            for line in lines {
+                say(&line);
+            }
+            return 1;
+        }
+    };
+    let input: Box<dyn Read + '_> = match &options.arg_file {
+        Some(path) => match open(path) {
+            Ok(file) => file,
+            Err(message) => {
+                say(&format!("xargs: {message}"));
+                return 1;
+            }
+        },
+        None => Box::new(input),
+    };
+    let mut items = Items {
+        input: BufReader::new(input),
+        separator: options.separator,
+        whole_lines: matches!(options.grouping, Grouping::Replace(_)),
+        eof: options.eof.clone(),
+        done: false,
+        pending_eol: false,
+    };
+    let base_chars: usize = command.iter().map(|a| a.len() + 1).sum();
+    if base_chars > options.max_chars {
+        say("xargs: argument list too long");
+        return 1;
+    }
+    let mut worst = 0;
+    let mut ran_any = false;
+    let mut batch: Vec<String> = Vec::new();
+    let mut batch_chars = base_chars;
+    let mut lines_in_batch = 0;
+    let mut line_has_items = false;
+
+    // Runs one command line; `Err(status)` when xargs must stop.
+    let mut launch = |argv: Vec<String>, say: &mut dyn FnMut(&str)| -> Result<(), i32> {
+        if cancelled() {
+            return Err(CANCELLED);
+        }
+        if options.trace {
+            say(&argv.join(" "));
+        }
+        let name = argv.first().cloned().unwrap_or_default();
+        match run(argv) {
+            Ran::NotFound => {
+                say(&format!("xargs: {name}: No such file or directory"));
+                Err(127)
+            }
+            Ran::Status(0) => Ok(()),
+            Ran::Status(255) => {
+                say(&format!("xargs: {name}: exited with status 255; aborting"));
+                Err(124)
+            }
+            Ran::Status(126) => Err(126),
+            Ran::Status(127) => Err(127),
+            Ran::Status(s) if (1..=125).contains(&s) => {
+                worst = 123;
+                Ok(())
+            }
+            Ran::Status(s) => {
+                say(&format!(
+                    "xargs: {name}: terminated by signal {}",
+                    s.saturating_sub(128)
+                ));
+                Err(125)
+            }
+        }
+    };
+
+    loop {
+        let event = match items.next() {
+            Ok(e) => e,
+            Err(message) => {
+                // GNU runs what it has read before the bad quote, then fails.
+                if !batch.is_empty() {
+                    let mut argv = command;
+                    argv.append(&mut batch);
+                    if let Err(code) = launch(argv, &mut say) {
+                        return code;
+                    }
+                }
+                say(&message);
+                return 1;
+            }
+        };
+        let Some(event) = event else { break };
+        let item = match event {
+            Event::EndOfLine => {
+                if let Grouping::Lines(n) = options.grouping
+                    && line_has_items
+                {
+                    lines_in_batch += 1;
+                    line_has_items = false;
+                    if lines_in_batch >= n {
+                        let mut argv = command.clone();
+                        argv.append(&mut batch);
+                        batch_chars = base_chars;
+                        lines_in_batch = 0;
+                        ran_any = true;
+                        if let Err(code) = launch(argv, &mut say) {
+                            return code;
+                        }
+                    }
+                }
+                continue;
+            }
+            Event::Item(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+        };
+        if let Grouping::Replace(pattern) = &options.grouping {
+            if item.is_empty() && options.separator == Separator::Blanks {
+                continue;
+            }
+            let argv: Vec<String> = command
+                .iter()
+                .map(|a| {
+                    if pattern.is_empty() {
+                        a.clone()
+                    } else {
+                        a.replace(pattern.as_str(), &item)
+                    }
+                })
+                .collect();
+            let chars: usize = argv.iter().map(|a| a.len() + 1).sum();
+            if chars > options.max_chars {
+                say("xargs: argument line too long");
+                return 1;
+            }
+            ran_any = true;
+            if let Err(code) = launch(argv, &mut say) {
+                return code;
+            }
+            continue;
+        }
+        line_has_items = true;
+        let chars = item.len() + 1;
+        if batch_chars + chars > options.max_chars {
+            // -x: a line of -n items or -L lines that does not fit is an error, not a split.
+            let counted = !matches!(options.grouping, Grouping::Args(None));
+            if batch.is_empty() || (options.exit_if_too_long && counted) {
+                say("xargs: argument line too long");
+                return 1;
+            }
+            let mut argv = command.clone();
+            argv.append(&mut batch);
+            batch_chars = base_chars;
+            ran_any = true;
+            if let Err(code) = launch(argv, &mut say) {
+                return code;
+            }
+        }
+        batch.push(item);
+        batch_chars += chars;
+        if let Grouping::Args(Some(n)) = options.grouping
+            && batch.len() >= n
+        {
+            let mut argv = command.clone();
+            argv.append(&mut batch);
+            batch_chars = base_chars;
+            ran_any = true;
+            if let Err(code) = launch(argv, &mut say) {
+                return code;
+            }
+        }
+    }
+    let replace = matches!(options.grouping, Grouping::Replace(_));
+    if !batch.is_empty() || (!ran_any && !options.no_run_if_empty && !replace) {
+        let mut argv = command;
+        argv.append(&mut batch);
+        if let Err(code) = launch(argv, &mut say) {
+            return code;
+        }
+    }
+    worst
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, reason = "tests")]
+
+    use super::*;
+
+    /// Runs xargs over `input`; the command lines it ran and its status, its stderr.
+    fn run(
+        args: &[&str],
+        input: &str,
+        status: impl Fn(&[String]) -> Ran,
+    ) -> (Vec<Vec<String>>, i32, String) {
+        let args: Vec<String> = args.iter().map(|a| (*a).to_owned()).collect();
+        let mut input = input.as_bytes();
+        let mut stderr = Vec::new();
+        let mut ran = Vec::new();
+        let open = |path: &str| -> Result<Box<dyn Read>, String> {
+            match path {
+                "list" => Ok(Box::new(&b"f1 f2\n"[..])),
+                _ => Err(format!(
+                    "Cannot open input file '{path}': No such file or directory"
+                )),
+            }
+        };
+        let mut runner = |argv: Vec<String>| {
+            let s = status(&argv);
+            ran.push(argv);
+            s
+        };
+        let code = xargs(
+            &args,
+            Io {
+                input: &mut input,
+                stderr: &mut stderr,
+                open: &open,
+                run: &mut runner,
+                cancelled: &|| false,
+            },
+        );
+        (ran, code, String::from_utf8(stderr).unwrap())
+    }
+
+    fn ok(_: &[String]) -> Ran {
+        Ran::Status(0)
+    }
+
+    fn lines(ran: &[Vec<String>]) -> Vec<String> {
+        ran.iter().map(|a| a.join(" ")).collect()
+    }
+
+    #[test]
+    fn blanks_quotes_and_backslashes() {
+        let (ran, code, _) = run(&["printf", "[%s]"], "'' a \"b c\" d\\ e\n f", ok);
+        assert_eq!(code, 0);
+        assert_eq!(
+            ran,
+            vec![vec!["printf", "[%s]", "", "a", "b c", "d e", "f"]]
+        );
+        let (ran, _, _) = run(&[], "a\\\\b \"c\\d\"", ok);
+        assert_eq!(ran, vec![vec!["echo", "a\\b", "c\\d"]]);
+    }
+
+    #[test]
+    fn an_unmatched_quote_runs_what_came_before_then_fails() {
+        let (ran, code, err) = run(&["echo"], "a 'b\n", ok);
+        assert_eq!(ran, vec![vec!["echo", "a"]]);
+        assert_eq!(code, 1);
+        assert!(err.starts_with("xargs: unmatched single quote;"), "{err}");
+    }
+
+    #[test]
+    fn null_and_delimiter_items_are_literal() {
+        let (ran, _, _) = run(&["-0", "p"], "a\0\0b 'c", ok);
+        assert_eq!(ran, vec![vec!["p", "a", "", "b 'c"]]);
+        let (ran, _, _) = run(&["-d,", "p"], "a,,b\n", ok);
+        assert_eq!(ran, vec![vec!["p", "a", "", "b\n"]]);
+        let (ran, _, _) = run(&["-d", "\\n", "p"], "a b\nc\n", ok);
+        assert_eq!(ran, vec![vec!["p", "a b", "c"]]);
+    }
+
+    #[test]
+    fn max_args_lines_and_replace() {
+        let (ran, _, _) = run(&["-n2", "echo"], "1 2 3 4 5", ok);
+        assert_eq!(lines(&ran), ["echo 1 2", "echo 3 4", "echo 5"]);
+        let (ran, _, _) = run(&["-L", "1", "p"], "a b\nc\n\n  \nd e f\n", ok);
+        assert_eq!(lines(&ran), ["p a b", "p c", "p d e f"]);
+        let (ran, _, _) = run(&["-L2", "p"], "a b\nc\nd\n", ok);
+        assert_eq!(lines(&ran), ["p a b c", "p d"]);
+        let (ran, _, _) = run(&["-I{}", "p", "[{}-{}]"], "  a b  \n\nc\n", ok);
+        assert_eq!(ran, vec![vec!["p", "[a b  -a b  ]"], vec!["p", "[c-c]"]]);
+        let (ran, _, _) = run(&["-i", "p", "<{}>"], "x\n", ok);
+        assert_eq!(lines(&ran), ["p <x>"]);
+        let (ran, _, _) = run(&["--max-args=1", "--", "p"], "x y", ok);
+        assert_eq!(lines(&ran), ["p x", "p y"]);
+    }
+
+    #[test]
+    fn empty_input_runs_once_unless_r_or_replace() {
+        let (ran, _, _) = run(&["echo", "x"], "", ok);
+        assert_eq!(lines(&ran), ["echo x"]);
+        let (ran, _, _) = run(&["-r", "echo", "x"], " \n", ok);
+        assert!(ran.is_empty());
+        let (ran, _, _) = run(&["-I", "{}", "echo", "{}"], "", ok);
+        assert!(ran.is_empty());
+    }
+
+    #[test]
+    fn statuses_as_gnu() {
+        let (_, code, _) = run(&["sh"], "x", |_| Ran::Status(3));
+        assert_eq!(code, 123);
+        let (ran, code, err) = run(&["-n1", "sh"], "x y", |_| Ran::Status(255));
+        assert_eq!((ran.len(), code), (1, 124));
+        assert_eq!(err, "xargs: sh: exited with status 255; aborting\n");
+        let (_, code, err) = run(&["nosuch"], "x", |_| Ran::NotFound);
+        assert_eq!(code, 127);
+        assert_eq!(err, "xargs: nosuch: No such file or directory\n");
+        let (ran, code, _) = run(&["-n1", "big"], "x y", |_| Ran::Status(137));
+        assert_eq!((ran.len(), code), (1, 125));
+        let (_, code, _) = run(&["-n1", "c"], "x y", |a| {
+            Ran::Status(if a[1] == "x" { 1 } else { 0 })
+        });
+        assert_eq!(code, 123);
+    }
+
+    #[test]
+    fn eof_string_trace_and_arg_file() {
+        let (ran, _, _) = run(&["-E", "END", "echo"], "a b END c", ok);
+        assert_eq!(lines(&ran), ["echo a b"]);
+        let (ran, _, _) = run(&["-E", "END", "echo"], "a 'END' c", ok);
+        assert_eq!(lines(&ran), ["echo a END c"]);
+        let (_, _, err) = run(&["-t", "echo"], "a b", ok);
+        assert_eq!(err, "echo a b\n");
+        let (ran, _, _) = run(&["-a", "list", "cat"], "ignored", ok);
+        assert_eq!(lines(&ran), ["cat f1 f2"]);
+        let (ran, code, err) = run(&["-a", "nope", "cat"], "", ok);
+        assert!(ran.is_empty());
+        assert_eq!(code, 1);
+        assert!(err.contains("Cannot open input file 'nope'"), "{err}");
+    }
+
+    #[test]
+    fn max_chars_splits_and_x_refuses() {
+        // "echo" + NUL = 5; each item 2.
+        let (ran, _, _) = run(&["-s", "9", "echo"], "a b c d e", ok);
+        assert_eq!(lines(&ran), ["echo a b", "echo c d", "echo e"]);
+        let (ran, code, err) = run(&["-s", "6", "echo"], "abc", ok);
+        assert!(ran.is_empty());
+        assert_eq!(code, 1);
+        assert_eq!(err, "xargs: argument line too long\n");
+    }
+
+    #[test]
+    fn bad_options_are_usage_errors() {
+        for (args, message) in [
+            (&["-z"][..], "xargs: invalid option -- 'z'"),
+            (&["-n"][..], "xargs: option requires an argument -- 'n'"),
+            (
+                &["-n", "0"][..],
+                "xargs: value 0 for -n option should be >= 1",
+            ),
+            (
+                &["-n", "x"][..],
+                "xargs: invalid number \"x\" for -n option",
+            ),
+            (&["--bogus"][..], "xargs: unrecognized option '--bogus'"),
+            (
+                &["-d", "ab"][..],
+                "xargs: invalid input delimiter specification ab",
+            ),
+            (&["-p"][..], "xargs: --interactive is not supported here"),
+        ] {
+            let (ran, code, err) = run(args, "x", ok);
+            assert!(ran.is_empty(), "{args:?}");
+            assert_eq!(code, 1, "{args:?}");
+            assert!(err.starts_with(message), "{args:?}: {err}");
+        }
+    }
+
+    #[test]
+    fn delimiter_escapes() {
+        assert_eq!(delimiter("\\n").unwrap(), b'\n');
+        assert_eq!(delimiter("\\0").unwrap(), 0);
+        assert_eq!(delimiter("\\x41").unwrap(), b'A');
+        assert_eq!(delimiter("\\101").unwrap(), b'A');
+        assert_eq!(delimiter(":").unwrap(), b':');
+        assert!(delimiter("\\q").is_err());
+    }
+}
