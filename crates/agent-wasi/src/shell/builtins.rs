@@ -1,4 +1,5 @@
-//! The built-in commands: `cd`, `export`, `unset`, `exit`, `true`, `false`, `:`, `echo`, `pwd`.
+//! The built-in commands: `cd`, `export`, `unset`, `exit`, `true`, `false`, `:`, `echo`, `pwd`,
+//! `break`, `continue`.
 //! Each behaves as bash's does for the options listed in `docs/shell.md`, with bash's messages
 //! and exit statuses.
 
@@ -21,6 +22,8 @@ pub(crate) enum Builtin {
     Colon,
     Echo,
     Pwd,
+    Break,
+    Continue,
 }
 
 impl Builtin {
@@ -36,6 +39,8 @@ impl Builtin {
             ":" => Self::Colon,
             "echo" => Self::Echo,
             "pwd" => Self::Pwd,
+            "break" => Self::Break,
+            "continue" => Self::Continue,
             _ => return None,
         })
     }
@@ -51,6 +56,8 @@ impl Builtin {
             Self::False => Flow::Status(1),
             Self::Echo => Flow::Status(echo(args, fds)),
             Self::Pwd => Flow::Status(pwd(args, state, fds)),
+            Self::Break => loop_control("break", args, state, fds),
+            Self::Continue => loop_control("continue", args, state, fds),
         }
     }
 }
@@ -63,6 +70,45 @@ fn emit(name: &str, bytes: &[u8], fds: &mut Fds) -> i32 {
             fds.diagnose(&format!("{name}: write error: {}", strerror(&e)));
             1
         }
+    }
+}
+
+/// `break [N]` / `continue [N]`, with bash's (5.2) answers to misuse: outside a loop a message
+/// and status 0; `0` or less "loop count out of range", status 1, and the loop is left (as bash
+/// does); a non-number ends the script with 128, two arguments with 1.
+fn loop_control(name: &str, args: &[String], state: &State, fds: &mut Fds) -> Flow {
+    let n = match args {
+        [] => 1,
+        [n] => match n.parse::<i64>() {
+            Ok(n) if n >= 1 => u32::try_from(n).unwrap_or(u32::MAX),
+            Ok(_) => {
+                fds.diagnose(&format!("{name}: {n}: loop count out of range"));
+                if state.loops == 0 {
+                    return Flow::Status(1);
+                }
+                return Flow::Break(1);
+            }
+            Err(_) => {
+                fds.diagnose(&format!("{name}: {n}: numeric argument required"));
+                return Flow::Exit(128);
+            }
+        },
+        _ => {
+            fds.diagnose(&format!("{name}: too many arguments"));
+            return Flow::Exit(1);
+        }
+    };
+    if state.loops == 0 {
+        fds.diagnose(&format!(
+            "{name}: only meaningful in a `for', `while', or `until' loop"
+        ));
+        return Flow::Status(0);
+    }
+    let n = n.min(state.loops);
+    if name == "break" {
+        Flow::Break(n)
+    } else {
+        Flow::Continue(n)
     }
 }
 

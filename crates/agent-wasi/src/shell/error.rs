@@ -104,15 +104,10 @@ fn hint(construct: &str) -> Option<&'static str> {
         "run the inner command on its own and use its output in a second call"
     } else if construct.starts_with("here-document") || construct.starts_with("here-string") {
         "write the text to a file first (printf '...' > file) and redirect from it (< file)"
-    } else if construct.starts_with("if statement") {
-        "use `cond && cmd` or `cond || cmd`"
-    } else if construct.starts_with("for loop")
-        || construct.starts_with("while loop")
-        || construct.starts_with("until loop")
-    {
-        "run the commands one after another, joined by `;` or `&&`"
-    } else if construct.starts_with("subshell") || construct.starts_with("brace group") {
-        "run the commands without grouping, joined by `;`, `&&` or `||`"
+    } else if construct.starts_with("for loop (for ((..)))") {
+        "list the values instead: `for i in 1 2 3; do ..; done`"
+    } else if construct.starts_with("subshell") {
+        "group with `{ ..; }` instead (it runs in the same shell), or join the commands with `;`, `&&` or `||`"
     } else if construct.starts_with("brace expansion") {
         "write each word out"
     } else if construct.starts_with("tilde expansion") {

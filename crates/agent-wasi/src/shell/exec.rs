@@ -5,8 +5,10 @@
 //! pipeline of several stages runs each stage on its own thread with its own copy of the
 //! shell's state, connected by in-memory pipes, so built-ins there (`cd x | cat`) do not change
 //! the shell, as in bash's subshells. A single command runs on the calling thread and its
-//! built-ins do.
+//! built-ins do; so do compound commands (`{ ..; }`, `if`, `for`, `while`, `until`, `case`),
+//! whose commands share the compound's redirected streams.
 
+use std::io::Write as _;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -14,8 +16,12 @@ use super::builtins::Builtin;
 use super::context::{ShellContext, ShellOutput};
 use super::error::ShellError;
 use super::expand::Expander;
+use super::glob;
 use super::pipe::{PIPE_CAPACITY, PipeReader, pipe};
-use super::plan::{Command, Connector, Fd, Pipeline, Plan, Redirect, Word};
+use super::plan::{
+    AndOr, CaseArm, CaseNext, Command, Compound, Connector, Fd, Node, Pipeline, Plan, Redirect,
+    Word,
+};
 use super::stage::{Stage, StageRunner};
 use super::stream::{Capture, Fds, SharedInput, Sink, Source};
 use super::vars::Vars;
@@ -32,38 +38,70 @@ pub(crate) enum Flow {
     Status(i32),
     /// `exit N`: end the script (or, in a pipeline stage, that stage) with N.
     Exit(i32),
+    /// `break N`: leave N enclosing loops (at least 1, at most the loops there are).
+    Break(u32),
+    /// `continue N`: the next iteration of the Nth enclosing loop.
+    Continue(u32),
+    /// The script's cancellation flag was seen: stop everything.
+    Cancelled,
 }
 
-/// The shell's state: variables, working directory, last status.
+/// The shell's state: variables, working directory, last status, loops being run.
 #[derive(Clone, Debug)]
 pub(crate) struct State {
     pub vars: Vars,
     pub cwd: GuestPath,
     pub status: i32,
+    /// How many `for` / `while` / `until` loops enclose the command running (0 in a pipeline
+    /// stage, as in bash's subshells).
+    pub loops: u32,
 }
 
-/// The script's own streams.
+/// The streams a list of commands runs with: the script's own, or a compound command's after
+/// its redirects. Every command gets copies (`Io::fds`).
 struct Io {
-    stdin: SharedInput,
-    stdout: Arc<Capture>,
-    stderr: Arc<Capture>,
+    /// `None`: empty (`< /dev/null`).
+    stdin: Option<SharedInput>,
+    stdout: Sink,
+    stderr: Sink,
+    merged: bool,
 }
 
 impl Io {
-    fn fds(&self) -> Fds {
-        Fds {
-            stdin: Source::Script(self.stdin.clone()),
-            stdout: Sink::Capture(Arc::clone(&self.stdout)),
-            stderr: Sink::Capture(Arc::clone(&self.stderr)),
-            merged: false,
+    /// The streams of a compound command; its stdin becomes shared by the commands inside.
+    fn from_fds(fds: Fds) -> Self {
+        let stdin = match fds.stdin {
+            Source::Empty => None,
+            Source::Script(shared) => Some(shared),
+            other => Some(SharedInput::from_reader(other.into_reader())),
+        };
+        Self {
+            stdin,
+            stdout: fds.stdout,
+            stderr: fds.stderr,
+            merged: fds.merged,
         }
     }
-}
 
-/// How the script ended.
-enum Ended {
-    Exit(i32),
-    Cancelled,
+    /// A command's copy of the streams.
+    fn fds(&self) -> std::io::Result<Fds> {
+        Ok(Fds {
+            stdin: self
+                .stdin
+                .as_ref()
+                .map_or(Source::Empty, |s| Source::Script(s.clone())),
+            stdout: self.stdout.try_clone()?,
+            stderr: self.stderr.try_clone()?,
+            merged: self.merged,
+        })
+    }
+
+    /// Writes a shell diagnostic on these streams' stderr.
+    fn diagnose(&self, message: &str) {
+        if let Ok(mut err) = self.stderr.try_clone() {
+            let _ignored = err.write_all(format!("bash: {message}\n").as_bytes());
+        }
+    }
 }
 
 struct Interpreter<'a> {
@@ -108,23 +146,30 @@ pub(crate) fn run(
         vars,
         cwd,
         status: 0,
+        loops: 0,
     };
+    let stdout = Capture::new(ctx.stdout_limit);
+    let stderr = Capture::new(ctx.stderr_limit);
     let io = Io {
-        stdin: SharedInput::new(ctx.stdin.clone()),
-        stdout: Capture::new(ctx.stdout_limit),
-        stderr: Capture::new(ctx.stderr_limit),
+        stdin: Some(SharedInput::new(ctx.stdin.clone())),
+        stdout: Sink::Capture(Arc::clone(&stdout)),
+        stderr: Sink::Capture(Arc::clone(&stderr)),
+        merged: false,
     };
     let interpreter = Interpreter {
         ws: &ws,
         runner,
         cancel: ctx.cancel.as_deref(),
     };
-    let ended = interpreter.run(plan, &mut state, &io);
-    let (stdout, stdout_truncated) = io.stdout.take();
-    let (stderr, stderr_truncated) = io.stderr.take();
+    let ended = interpreter.run_list(&plan.items, &mut state, &io);
+    drop(io);
+    let (stdout, stdout_truncated) = stdout.take();
+    let (stderr, stderr_truncated) = stderr.take();
     let (exit_code, cancelled) = match ended {
-        Ended::Exit(code) => (code, false),
-        Ended::Cancelled => (CANCELLED_STATUS, true),
+        Flow::Cancelled => (CANCELLED_STATUS, true),
+        Flow::Exit(code) => (code, false),
+        // `break` / `continue` reaching the top were refused by the builtins (no loop).
+        Flow::Status(_) | Flow::Break(_) | Flow::Continue(_) => (state.status, false),
     };
     Ok(ShellOutput {
         exit_code,
@@ -143,8 +188,11 @@ impl Interpreter<'_> {
         self.cancel.is_some_and(|c| c.load(Ordering::Relaxed))
     }
 
-    fn run(&self, plan: &Plan, state: &mut State, io: &Io) -> Ended {
-        for item in &plan.items {
+    /// Runs the and-or lists of a script or a compound command's body; its status is the last
+    /// pipeline's. Any flow other than a status (`exit`, `break`, `continue`, cancellation)
+    /// ends the list and goes up to whoever handles it.
+    fn run_list(&self, items: &[AndOr], state: &mut State, io: &Io) -> Flow {
+        for item in items {
             let pipelines = std::iter::once((None, &item.first))
                 .chain(item.rest.iter().map(|(c, p)| (Some(*c), p)));
             for (connector, pipeline) in pipelines {
@@ -157,19 +205,26 @@ impl Interpreter<'_> {
                     continue;
                 }
                 if self.cancelled() {
-                    return Ended::Cancelled;
+                    return Flow::Cancelled;
                 }
-                if let Flow::Exit(code) = self.pipeline(pipeline, state, io) {
-                    return Ended::Exit(code);
+                match self.pipeline(pipeline, state, io) {
+                    Flow::Status(_) => {}
+                    other => return other,
                 }
             }
         }
-        Ended::Exit(state.status)
+        Flow::Status(state.status)
     }
 
     fn pipeline(&self, pipeline: &Pipeline, state: &mut State, io: &Io) -> Flow {
         let flow = match pipeline.stages.as_slice() {
-            [only] => self.command(only, state, io.fds()),
+            [only] => match io.fds() {
+                Ok(fds) => self.node(only, state, fds),
+                Err(e) => {
+                    io.diagnose(&format!("cannot duplicate a stream: {}", strerror(&e)));
+                    Flow::Status(1)
+                }
+            },
             stages => Flow::Status(self.stages(stages, state, io)),
         };
         match flow {
@@ -186,40 +241,58 @@ impl Interpreter<'_> {
                 state.status = status;
                 Flow::Status(status)
             }
+            Flow::Break(_) | Flow::Continue(_) => {
+                state.status = 0;
+                flow
+            }
+            Flow::Cancelled => Flow::Cancelled,
         }
     }
 
     /// Runs the stages of a pipeline concurrently; the status is the last stage's.
-    fn stages(&self, stages: &[Command], state: &State, io: &Io) -> i32 {
+    fn stages(&self, stages: &[Node], state: &State, io: &Io) -> i32 {
         let mut previous: Option<PipeReader> = None;
         let mut all_fds = Vec::with_capacity(stages.len());
         for i in 0..stages.len() {
             let stdin = match previous.take() {
                 Some(reader) => Source::Pipe(reader),
-                None => Source::Script(io.stdin.clone()),
+                None => io
+                    .stdin
+                    .as_ref()
+                    .map_or(Source::Empty, |s| Source::Script(s.clone())),
             };
             let stdout = if i + 1 == stages.len() {
-                Sink::Capture(Arc::clone(&io.stdout))
+                io.stdout.try_clone()
             } else {
                 let (reader, writer) = pipe(PIPE_CAPACITY);
                 previous = Some(reader);
-                Sink::Pipe(writer)
+                Ok(Sink::Pipe(writer))
             };
-            all_fds.push(Fds {
-                stdin,
-                stdout,
-                stderr: Sink::Capture(Arc::clone(&io.stderr)),
-                merged: false,
-            });
+            match (stdout, io.stderr.try_clone()) {
+                (Ok(stdout), Ok(stderr)) => all_fds.push(Fds {
+                    stdin,
+                    stdout,
+                    stderr,
+                    merged: false,
+                }),
+                (Err(e), _) | (_, Err(e)) => {
+                    io.diagnose(&format!("cannot duplicate a stream: {}", strerror(&e)));
+                    return 1;
+                }
+            }
         }
         std::thread::scope(|scope| {
             let mut handles = Vec::with_capacity(stages.len());
-            for (command, fds) in stages.iter().zip(all_fds) {
+            for (node, fds) in stages.iter().zip(all_fds) {
                 let mut own = state.clone();
+                // A stage is a subshell: the loops around the pipeline are not its own.
+                own.loops = 0;
                 let spawned = std::thread::Builder::new()
                     .name("shell-stage".to_owned())
-                    .spawn_scoped(scope, move || match self.command(command, &mut own, fds) {
+                    .spawn_scoped(scope, move || match self.node(node, &mut own, fds) {
                         Flow::Status(s) | Flow::Exit(s) => s,
+                        Flow::Break(_) | Flow::Continue(_) => 0,
+                        Flow::Cancelled => CANCELLED_STATUS,
                     });
                 handles.push(spawned);
             }
@@ -227,18 +300,218 @@ impl Interpreter<'_> {
             for handle in handles {
                 status = match handle {
                     Ok(h) => h.join().unwrap_or_else(|_| {
-                        io.fds().diagnose("a pipeline stage failed unexpectedly");
+                        io.diagnose("a pipeline stage failed unexpectedly");
                         1
                     }),
                     Err(e) => {
-                        io.fds()
-                            .diagnose(&format!("cannot start a pipeline stage: {e}"));
+                        io.diagnose(&format!("cannot start a pipeline stage: {e}"));
                         1
                     }
                 };
             }
             status
         })
+    }
+
+    /// Runs one stage: a simple command, or a compound command with its redirects.
+    fn node(&self, node: &Node, state: &mut State, mut fds: Fds) -> Flow {
+        let (compound, redirects) = match node {
+            Node::Simple(command) => return self.command(command, state, fds),
+            Node::Compound(compound, redirects) => (compound, redirects),
+        };
+        {
+            let expander = Expander {
+                vars: &state.vars,
+                status: state.status,
+                ws: self.ws,
+                cwd: &state.cwd,
+            };
+            for redirect in redirects {
+                if let Err(message) = self.redirect(redirect, &expander, &mut fds) {
+                    fds.diagnose(&message);
+                    return Flow::Status(1);
+                }
+            }
+        }
+        let io = Io::from_fds(fds);
+        self.compound(compound, state, &io)
+    }
+
+    fn compound(&self, compound: &Compound, state: &mut State, io: &Io) -> Flow {
+        match compound {
+            Compound::Group(body) => self.run_list(body, state, io),
+            Compound::If {
+                branches,
+                otherwise,
+            } => {
+                for (condition, body) in branches {
+                    match self.run_list(condition, state, io) {
+                        Flow::Status(0) => return self.run_list(body, state, io),
+                        Flow::Status(_) => {}
+                        other => return other,
+                    }
+                }
+                match otherwise {
+                    Some(body) => self.run_list(body, state, io),
+                    None => Flow::Status(0),
+                }
+            }
+            Compound::For { name, words, body } => {
+                let values = {
+                    let expander = Expander {
+                        vars: &state.vars,
+                        status: state.status,
+                        ws: self.ws,
+                        cwd: &state.cwd,
+                    };
+                    match expander.words(words) {
+                        Ok(values) => values,
+                        Err(e) => {
+                            io.diagnose(&e.message());
+                            return Flow::Status(1);
+                        }
+                    }
+                };
+                state.loops += 1;
+                let flow = self.for_loop(name, &values, body, state, io);
+                state.loops -= 1;
+                flow
+            }
+            Compound::Loop {
+                until,
+                condition,
+                body,
+            } => {
+                state.loops += 1;
+                let flow = self.while_loop(*until, condition, body, state, io);
+                state.loops -= 1;
+                flow
+            }
+            Compound::Case { subject, arms } => self.case(subject, arms, state, io),
+        }
+    }
+
+    fn for_loop(
+        &self,
+        name: &str,
+        values: &[String],
+        body: &[AndOr],
+        state: &mut State,
+        io: &Io,
+    ) -> Flow {
+        let mut status = 0;
+        for value in values {
+            if self.cancelled() {
+                return Flow::Cancelled;
+            }
+            if state.vars.set(name, value.clone()).is_err() {
+                io.diagnose(&format!(
+                    "{name}: the shell's variables would exceed {} bytes",
+                    super::vars::MAX_VARIABLE_BYTES
+                ));
+                return Flow::Status(1);
+            }
+            match self.run_list(body, state, io) {
+                Flow::Status(s) => status = s,
+                Flow::Break(n) => return leave(n),
+                Flow::Continue(n) if n > 1 => return Flow::Continue(n - 1),
+                Flow::Continue(_) => status = 0,
+                other => return other,
+            }
+        }
+        Flow::Status(status)
+    }
+
+    fn while_loop(
+        &self,
+        until: bool,
+        condition: &[AndOr],
+        body: &[AndOr],
+        state: &mut State,
+        io: &Io,
+    ) -> Flow {
+        let mut status = 0;
+        loop {
+            if self.cancelled() {
+                return Flow::Cancelled;
+            }
+            match self.run_list(condition, state, io) {
+                Flow::Status(s) if (s == 0) == until => break,
+                Flow::Status(_) => {}
+                Flow::Break(n) => return leave(n),
+                Flow::Continue(n) if n > 1 => return Flow::Continue(n - 1),
+                Flow::Continue(_) => continue,
+                other => return other,
+            }
+            match self.run_list(body, state, io) {
+                Flow::Status(s) => status = s,
+                Flow::Break(n) => return leave(n),
+                Flow::Continue(n) if n > 1 => return Flow::Continue(n - 1),
+                Flow::Continue(_) => status = 0,
+                other => return other,
+            }
+        }
+        Flow::Status(status)
+    }
+
+    /// `case`: the first arm with a matching pattern runs (then `;&` runs the next arm's list
+    /// too, `;;&` goes on testing); the status is the last list's, 0 when none ran.
+    fn case(&self, subject: &Word, arms: &[CaseArm], state: &mut State, io: &Io) -> Flow {
+        let expander = Expander {
+            vars: &state.vars,
+            status: state.status,
+            ws: self.ws,
+            cwd: &state.cwd,
+        };
+        let subject = match expander.single(subject) {
+            Ok(s) => s,
+            Err(e) => {
+                io.diagnose(&e.message());
+                return Flow::Status(1);
+            }
+        };
+        let mut status = 0;
+        let mut fall_through = false;
+        for arm in arms {
+            let hit = fall_through || {
+                let expander = Expander {
+                    vars: &state.vars,
+                    status: state.status,
+                    ws: self.ws,
+                    cwd: &state.cwd,
+                };
+                let mut hit = false;
+                for pattern in &arm.patterns {
+                    match expander.pattern(pattern) {
+                        Ok((bytes, active)) => {
+                            if glob::pattern_matches(&bytes, &active, subject.as_bytes()) {
+                                hit = true;
+                                break;
+                            }
+                        }
+                        Err(e) => {
+                            io.diagnose(&e.message());
+                            return Flow::Status(1);
+                        }
+                    }
+                }
+                hit
+            };
+            if !hit {
+                continue;
+            }
+            status = match self.run_list(&arm.body, state, io) {
+                Flow::Status(s) if !arm.body.is_empty() => s,
+                Flow::Status(_) => 0,
+                other => return other,
+            };
+            match arm.then {
+                CaseNext::Stop => return Flow::Status(status),
+                CaseNext::FallThrough => fall_through = true,
+                CaseNext::TestNext => fall_through = false,
+            }
+        }
+        Flow::Status(status)
     }
 
     /// Runs one simple command: expansion, redirects, assignments, then a built-in or an
@@ -544,5 +817,15 @@ impl Device {
 fn restore(state: &mut State, saved: Vec<(&str, super::vars::Saved)>) {
     for (name, old) in saved.into_iter().rev() {
         state.vars.restore(name, old);
+    }
+}
+
+/// `break N` reaching a loop: it ends, and N - 1 more loops around it; a loop left by `break`
+/// has the status of `break`, 0.
+fn leave(n: u32) -> Flow {
+    if n > 1 {
+        Flow::Break(n - 1)
+    } else {
+        Flow::Status(0)
     }
 }

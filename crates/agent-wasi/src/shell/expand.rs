@@ -100,6 +100,25 @@ impl Expander<'_> {
         Ok(out)
     }
 
+    /// Expands a `case` pattern: no field splitting, no pathname expansion; the bytes, and
+    /// for each whether it may act as a pattern character (it came from unquoted text or an
+    /// unquoted expansion).
+    pub fn pattern(&self, word: &Word) -> Result<(Vec<u8>, Vec<bool>), ExpandError> {
+        let mut field = Field::default();
+        for part in &word.parts {
+            match part {
+                Part::Text { text, quoted } => field.push_str(text, !quoted),
+                Part::Var { quoted, .. } | Part::Status { quoted } => {
+                    field.push_str(&self.value(part).unwrap_or_default(), !quoted);
+                }
+            }
+            if field.bytes.len() > MAX_WORD_BYTES {
+                return Err(ExpandError::TooLong(word.source.clone()));
+            }
+        }
+        Ok((field.bytes, field.active))
+    }
+
     /// Expands the words of a command line.
     pub fn words(&self, words: &[Word]) -> Result<Vec<String>, ExpandError> {
         let mut out = Vec::new();

@@ -180,6 +180,15 @@ fn matches(toks: &[Tok], name: &[u8]) -> bool {
     toks[p..].iter().all(|t| *t == Tok::Star)
 }
 
+/// Whether `subject` matches the `case` pattern `bytes` (with its `active` mask): the whole
+/// string, `*` and `?` matching `/` and a leading `.` too, as bash's pattern matching does.
+pub(crate) fn pattern_matches(bytes: &[u8], active: &[bool], subject: &[u8]) -> bool {
+    match compile(bytes, active) {
+        Some(toks) => matches(&toks, subject),
+        None => bytes == subject,
+    }
+}
+
 /// Expands the pattern `bytes` (with its `active` mask) from the directory `cwd`. `Ok(None)`
 /// when nothing matches (the caller keeps the word as written).
 pub(crate) fn expand(

@@ -15,7 +15,10 @@ use brush_parser::ast::{
 use brush_parser::{Parser, ParserOptions, SourcePosition};
 
 use super::error::{Position, ShellError, position_in_message};
-use super::plan::{AndOr, Assignment, Command, Connector, Fd, Pipeline, Plan, Redirect, Word};
+use super::plan::{
+    AndOr, Assignment, CaseArm, CaseNext, Command, Compound, Connector, Fd, Node, Pipeline, Plan,
+    Redirect, Word,
+};
 use super::word::{self, WordKind, WordOrigin};
 
 /// The parser options: brush-parser's defaults, exactly what `agent_core::shell` parses with.
@@ -49,8 +52,6 @@ const UNSUPPORTED_BUILTINS: &[(&str, &str)] = &[
     ("let", "the `let` builtin"),
     ("shift", "the `shift` builtin"),
     ("return", "the `return` builtin"),
-    ("break", "the `break` builtin"),
-    ("continue", "the `continue` builtin"),
     ("trap", "the `trap` builtin"),
     ("wait", "job control (`wait`)"),
     ("jobs", "job control (`jobs`)"),
@@ -146,17 +147,24 @@ impl Compiler<'_> {
     fn program(&self, program: &ast::Program) -> Result<Plan, ShellError> {
         let mut items = Vec::new();
         for list in &program.complete_commands {
-            for ast::CompoundListItem(and_or, separator) in &list.0 {
-                items.push(self.and_or(and_or)?);
-                if matches!(separator, SeparatorOperator::Async) {
-                    return Err(unsupported(
-                        "background job (&)",
-                        self.ampersand_after(and_or),
-                    ));
-                }
-            }
+            items.extend(self.list(list)?);
         }
         Ok(Plan { items })
+    }
+
+    /// The and-or lists of a compound list (`a; b && c`), refusing `&`.
+    fn list(&self, list: &ast::CompoundList) -> Result<Vec<AndOr>, ShellError> {
+        let mut items = Vec::with_capacity(list.0.len());
+        for ast::CompoundListItem(and_or, separator) in &list.0 {
+            items.push(self.and_or(and_or)?);
+            if matches!(separator, SeparatorOperator::Async) {
+                return Err(unsupported(
+                    "background job (&)",
+                    self.ampersand_after(and_or),
+                ));
+            }
+        }
+        Ok(items)
     }
 
     /// The position of the `&` that ends `and_or` (brush records none for separators).
@@ -207,26 +215,18 @@ impl Compiler<'_> {
         })
     }
 
-    fn command(&self, command: &ast::Command) -> Result<Command, ShellError> {
+    fn command(&self, command: &ast::Command) -> Result<Node, ShellError> {
         match command {
-            ast::Command::Simple(simple) => self.simple(simple),
-            ast::Command::Compound(compound, _) => {
-                let construct = match compound {
-                    CompoundCommand::Arithmetic(_) => "arithmetic command ((..))",
-                    CompoundCommand::ArithmeticForClause(_) => "for loop (for ((..)))",
-                    CompoundCommand::BraceGroup(_) => "brace group { ..; }",
-                    CompoundCommand::Subshell(_) => "subshell ( .. )",
-                    CompoundCommand::ForClause(_) => "for loop",
-                    CompoundCommand::CaseClause(_) => "case statement",
-                    CompoundCommand::IfClause(_) => "if statement",
-                    CompoundCommand::WhileClause(_) => "while loop",
-                    CompoundCommand::UntilClause(_) => "until loop",
-                    CompoundCommand::Coprocess(_) => "coprocess (coproc)",
-                };
-                Err(unsupported(
-                    construct,
-                    start_of(compound).unwrap_or_default(),
-                ))
+            ast::Command::Simple(simple) => Ok(Node::Simple(self.simple(simple)?)),
+            ast::Command::Compound(compound, redirects) => {
+                let here = start_of(compound).unwrap_or_default();
+                let body = self.compound(compound, here)?;
+                let redirects = redirects
+                    .iter()
+                    .flat_map(|list| &list.0)
+                    .map(|r| self.redirect(r, here))
+                    .collect::<Result<Vec<_>, _>>()?;
+                Ok(Node::Compound(Box::new(body), redirects))
             }
             ast::Command::Function(f) => Err(unsupported(
                 "function definition",
@@ -237,6 +237,89 @@ impl Compiler<'_> {
                 start_of(test).unwrap_or_default(),
             )),
         }
+    }
+
+    fn compound(&self, compound: &CompoundCommand, here: Position) -> Result<Compound, ShellError> {
+        let refused = match compound {
+            CompoundCommand::BraceGroup(group) => {
+                return Ok(Compound::Group(self.list(&group.list)?));
+            }
+            CompoundCommand::IfClause(clause) => {
+                let mut branches = vec![(self.list(&clause.condition)?, self.list(&clause.then)?)];
+                let mut otherwise = None;
+                for other in clause.elses.iter().flatten() {
+                    match &other.condition {
+                        Some(condition) => {
+                            branches.push((self.list(condition)?, self.list(&other.body)?));
+                        }
+                        None => otherwise = Some(self.list(&other.body)?),
+                    }
+                }
+                return Ok(Compound::If {
+                    branches,
+                    otherwise,
+                });
+            }
+            CompoundCommand::ForClause(clause) => {
+                if !super::vars::is_name(&clause.variable_name) {
+                    return Err(unsupported(
+                        "a for loop over a name that is not a variable",
+                        here,
+                    ));
+                }
+                let words = clause
+                    .values
+                    .iter()
+                    .flatten()
+                    .map(|w| self.word(w, here, WordKind::Plain))
+                    .collect::<Result<Vec<_>, _>>()?;
+                return Ok(Compound::For {
+                    name: clause.variable_name.clone(),
+                    words,
+                    body: self.list(&clause.body.list)?,
+                });
+            }
+            CompoundCommand::WhileClause(clause) | CompoundCommand::UntilClause(clause) => {
+                return Ok(Compound::Loop {
+                    until: matches!(compound, CompoundCommand::UntilClause(_)),
+                    condition: self.list(&clause.0)?,
+                    body: self.list(&clause.1.list)?,
+                });
+            }
+            CompoundCommand::CaseClause(clause) => {
+                let subject = self.word(&clause.value, here, WordKind::Plain)?;
+                let mut arms = Vec::with_capacity(clause.cases.len());
+                for item in &clause.cases {
+                    let patterns = item
+                        .patterns
+                        .iter()
+                        .map(|w| self.word(w, here, WordKind::Plain))
+                        .collect::<Result<Vec<_>, _>>()?;
+                    let body = match &item.cmd {
+                        Some(list) => self.list(list)?,
+                        None => Vec::new(),
+                    };
+                    let then = match item.post_action {
+                        ast::CaseItemPostAction::ExitCase => CaseNext::Stop,
+                        ast::CaseItemPostAction::UnconditionallyExecuteNextCaseItem => {
+                            CaseNext::FallThrough
+                        }
+                        ast::CaseItemPostAction::ContinueEvaluatingCases => CaseNext::TestNext,
+                    };
+                    arms.push(CaseArm {
+                        patterns,
+                        body,
+                        then,
+                    });
+                }
+                return Ok(Compound::Case { subject, arms });
+            }
+            CompoundCommand::Arithmetic(_) => "arithmetic command ((..))",
+            CompoundCommand::ArithmeticForClause(_) => "for loop (for ((..)))",
+            CompoundCommand::Subshell(_) => "subshell ( .. )",
+            CompoundCommand::Coprocess(_) => "coprocess (coproc)",
+        };
+        Err(unsupported(refused, here))
     }
 
     fn simple(&self, simple: &ast::SimpleCommand) -> Result<Command, ShellError> {
@@ -535,7 +618,14 @@ mod tests {
         assert_eq!(plan.items.len(), 1, "{script}");
         assert!(plan.items[0].rest.is_empty(), "{script}");
         assert_eq!(plan.items[0].first.stages.len(), 1, "{script}");
-        plan.items[0].first.stages[0].clone()
+        simple(&plan.items[0].first.stages[0])
+    }
+
+    fn simple(node: &Node) -> Command {
+        match node {
+            Node::Simple(c) => c.clone(),
+            Node::Compound(..) => panic!("{node:?} is not a simple command"),
+        }
     }
 
     #[test]
@@ -547,21 +637,21 @@ mod tests {
             AndOr {
                 first: Pipeline {
                     negated: false,
-                    stages: vec![cmd(&["a"]), cmd(&["b"])]
+                    stages: vec![Node::Simple(cmd(&["a"])), Node::Simple(cmd(&["b"]))]
                 },
                 rest: vec![
                     (
                         Connector::And,
                         Pipeline {
                             negated: false,
-                            stages: vec![cmd(&["c"])]
+                            stages: vec![Node::Simple(cmd(&["c"]))]
                         }
                     ),
                     (
                         Connector::Or,
                         Pipeline {
                             negated: false,
-                            stages: vec![cmd(&["d"])]
+                            stages: vec![Node::Simple(cmd(&["d"]))]
                         }
                     ),
                 ]
@@ -618,7 +708,7 @@ mod tests {
         );
         let piped = Plan::parse("a |& b").unwrap();
         assert_eq!(
-            piped.items[0].first.stages[0].redirects,
+            simple(&piped.items[0].first.stages[0]).redirects,
             vec![Redirect::Dup {
                 fd: Fd::Stderr,
                 to: Fd::Stdout
@@ -650,7 +740,6 @@ mod tests {
             ("cat <<EOF\nx\nEOF", "here-document (<<)", 1, 7),
             ("cat <<< x", "here-string (<<<)", 1, 9),
             ("echo a; (cd x; ls)", "subshell ( .. )", 1, 9),
-            ("{ ls; }", "brace group { ..; }", 1, 1),
             ("echo $(ls)", "command substitution $(..)", 1, 6),
             ("echo `ls`", "command substitution `..` (backquotes)", 1, 6),
             ("f() { ls; }", "function definition", 1, 1),
@@ -660,11 +749,6 @@ mod tests {
             ("diff <(ls) x", "process substitution <(..) / >(..)", 1, 6),
             ("cat < <(ls)", "process substitution <(..) / >(..)", 1, 7),
             ("ls > >(cat)", "process substitution <(..) / >(..)", 1, 6),
-            ("if true; then ls; fi", "if statement", 1, 1),
-            ("for x in a; do ls; done", "for loop", 1, 1),
-            ("while true; do ls; done", "while loop", 1, 1),
-            ("until true; do ls; done", "until loop", 1, 1),
-            ("case x in x) ls;; esac", "case statement", 1, 1),
             ("((x=1))", "arithmetic command ((..))", 1, 1),
             ("echo $((1+2))", "arithmetic expansion $((..))", 1, 6),
             ("echo {a,b}", "brace expansion {a,b}", 1, 6),

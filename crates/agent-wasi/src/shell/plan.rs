@@ -24,18 +24,100 @@ impl Plan {
         super::parse::compile(script)
     }
 
-    /// The number of simple commands in the plan (every stage of every pipeline).
+    /// The number of simple commands written in the plan (every stage of every pipeline,
+    /// inside compound commands too; a loop's body counts once).
     pub fn command_count(&self) -> usize {
-        self.items
-            .iter()
-            .map(|item| {
-                std::iter::once(&item.first)
-                    .chain(item.rest.iter().map(|(_, p)| p))
-                    .map(|p| p.stages.len())
-                    .sum::<usize>()
-            })
-            .sum()
+        count_list(&self.items)
     }
+}
+
+fn count_list(items: &[AndOr]) -> usize {
+    items
+        .iter()
+        .map(|item| {
+            std::iter::once(&item.first)
+                .chain(item.rest.iter().map(|(_, p)| p))
+                .map(|p| p.stages.iter().map(Node::command_count).sum::<usize>())
+                .sum::<usize>()
+        })
+        .sum()
+}
+
+/// One stage of a pipeline: a simple command, or a compound command with its redirects.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Node {
+    Simple(Command),
+    Compound(Box<Compound>, Vec<Redirect>),
+}
+
+impl Node {
+    fn command_count(&self) -> usize {
+        match self {
+            Self::Simple(_) => 1,
+            Self::Compound(compound, _) => match compound.as_ref() {
+                Compound::Group(body) => count_list(body),
+                Compound::If {
+                    branches,
+                    otherwise,
+                } => {
+                    branches
+                        .iter()
+                        .map(|(c, b)| count_list(c) + count_list(b))
+                        .sum::<usize>()
+                        + otherwise.as_deref().map_or(0, count_list)
+                }
+                Compound::For { body, .. } => count_list(body),
+                Compound::Loop {
+                    condition, body, ..
+                } => count_list(condition) + count_list(body),
+                Compound::Case { arms, .. } => arms.iter().map(|a| count_list(&a.body)).sum(),
+            },
+        }
+    }
+}
+
+/// A compound command (`docs/shell.md`, Compound commands).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Compound {
+    /// `{ LIST; }`: runs in the shell itself.
+    Group(Vec<AndOr>),
+    /// `if C; then B; elif C; then B; else B; fi`.
+    If {
+        branches: Vec<(Vec<AndOr>, Vec<AndOr>)>,
+        otherwise: Option<Vec<AndOr>>,
+    },
+    /// `for NAME in WORDS; do BODY; done` (`for NAME; do`: no words, as there are no
+    /// positional parameters).
+    For {
+        name: String,
+        words: Vec<Word>,
+        body: Vec<AndOr>,
+    },
+    /// `while C; do B; done`, or `until` (`until` true).
+    Loop {
+        until: bool,
+        condition: Vec<AndOr>,
+        body: Vec<AndOr>,
+    },
+    /// `case WORD in PATTERN|PATTERN) LIST ;; ... esac`.
+    Case { subject: Word, arms: Vec<CaseArm> },
+}
+
+/// One `PATTERN|PATTERN) LIST ;;` of a `case`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct CaseArm {
+    pub patterns: Vec<Word>,
+    pub body: Vec<AndOr>,
+    pub then: CaseNext,
+}
+
+/// What follows an arm that ran: `;;` stops, `;&` runs the next arm's list, `;;&` goes on
+/// testing the next patterns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum CaseNext {
+    Stop,
+    FallThrough,
+    TestNext,
 }
 
 /// Pipelines joined by `&&` / `||`; the items of a [`Plan`] are joined by `;` or newlines.
@@ -56,7 +138,7 @@ pub(crate) enum Connector {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Pipeline {
     pub negated: bool,
-    pub stages: Vec<Command>,
+    pub stages: Vec<Node>,
 }
 
 /// One simple command: assignments, words (name first) and redirects in source order.

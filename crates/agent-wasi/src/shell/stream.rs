@@ -51,15 +51,27 @@ impl Capture {
     }
 }
 
-/// The script's stdin, shared by every command that reads it: what one command reads, the
-/// next one does not see (as with a pipe on bash's stdin).
-#[derive(Clone, Debug)]
-pub(crate) struct SharedInput(Arc<Mutex<Cursor<Vec<u8>>>>);
+/// An input shared by every command that reads it: the script's stdin, or the stdin of a
+/// compound command (`{ head -1; cat; } < f`, `for ..; done` in a pipeline). What one command
+/// reads, the next one does not see (as with a file offset or a pipe in bash).
+#[derive(Clone)]
+pub(crate) struct SharedInput(Arc<Mutex<Box<dyn Read + Send>>>);
+
+impl std::fmt::Debug for SharedInput {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SharedInput")
+    }
+}
 
 impl SharedInput {
     /// A shared reader over `bytes`.
     pub fn new(bytes: Vec<u8>) -> Self {
-        Self(Arc::new(Mutex::new(Cursor::new(bytes))))
+        Self::from_reader(Box::new(Cursor::new(bytes)))
+    }
+
+    /// A shared handle on `reader`.
+    pub fn from_reader(reader: Box<dyn Read + Send>) -> Self {
+        Self(Arc::new(Mutex::new(reader)))
     }
 }
 

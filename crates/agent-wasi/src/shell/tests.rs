@@ -376,13 +376,59 @@ fn cancellation_stops_between_commands() {
 }
 
 #[test]
+fn a_loop_of_builtins_stops_when_cancelled() {
+    let ws = Ws::new();
+    let flag = Arc::new(AtomicBool::new(false));
+    let setter = {
+        let flag = Arc::clone(&flag);
+        std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(50));
+            flag.store(true, Ordering::Relaxed);
+        })
+    };
+    let ctx = ws.ctx().with_cancel(flag);
+    for script in [
+        "while true; do :; done",
+        "until false; do x=1; done",
+        "while true; do for i in a b; do continue; done; done",
+    ] {
+        let o = run_script(script, &ctx, &Fake::default()).unwrap();
+        assert!(o.cancelled, "{script}");
+        assert_eq!(o.exit_code, 130, "{script}");
+    }
+    setter.join().unwrap();
+}
+
+#[test]
+fn compound_commands_share_their_redirected_streams() {
+    let ws = Ws::new();
+    let fake = Fake::default();
+    let o = run_script(
+        "{ echo a; echo b >&2; } > out.txt 2>&1; cat < out.txt; for x in 1 2; do echo $x; done > loop.txt; cat < loop.txt",
+        &ws.ctx(),
+        &fake,
+    )
+    .unwrap();
+    assert_eq!(o.stdout, b"a\nb\n1\n2\n");
+    // Built-ins of a compound command change the shell; in a pipeline stage they do not.
+    let o = run_script(
+        "{ cd sub; }; pwd; for v in a; do w=$v; done; echo $v$w; for z in q; do :; done | cat; echo [$z]",
+        &ws.ctx(),
+        &fake,
+    )
+    .unwrap();
+    assert_eq!(o.stdout, b"/sub\naa\n[]\n");
+    assert_eq!(o.cwd, "/sub");
+}
+
+#[test]
 fn nothing_runs_when_anything_is_refused() {
     let ws = Ws::new();
     let fake = Fake::default();
     for script in [
         "echo x > marker; args $(id)",
         "args a > marker\ncat <<EOF\nx\nEOF",
-        "args a > marker; for x in a; do args; done",
+        "args a > marker; for x in a; do (args); done",
     ] {
         assert!(run_script(script, &ws.ctx(), &fake).is_err(), "{script}");
     }
