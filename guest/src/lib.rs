@@ -6,8 +6,9 @@
 //! 127. There is deliberately no suffix or prefix matching (the upstream uutils multicall maps
 //! unknown names ending in a known name to that utility, e.g. `chmod` to `od`).
 //!
-//! Most applets are the uutils `uu_*` crates; `grep`, `sed`, `find`, `env` and `fetch` are this
-//! crate's own code (see [`grep`], [`sed`], [`find`], [`mod@env`], [`fetch`]).
+//! Most applets are the uutils `uu_*` crates; `cmp` is uutils diffutils' (its library's `cmp`
+//! module); `grep`, `sed`, `find`, `env` and `fetch` are this crate's own code (see [`grep`],
+//! [`sed`], [`find`], [`mod@env`], [`fetch`]).
 //!
 //! [`lite`] holds the std-only `echo`, `true`, `false`, `pwd`, `basename` and `dirname` of the
 //! small second module, `coreutils-lite` (its own binary calls [`lite::run_lite`]); the bundle
@@ -43,9 +44,71 @@ enum Runner {
 
 /// Every applet name the multicall accepts, sorted. This is the bundle manifest's command list.
 pub const APPLETS: &[&str] = &[
-    "[", "basename", "cat", "cp", "cut", "date", "dirname", "echo", "env", "false", "fetch",
-    "find", "grep", "head", "ls", "mkdir", "mv", "printf", "pwd", "rm", "rmdir", "sed", "seq",
-    "sleep", "sort", "tail", "tee", "test", "touch", "tr", "true", "uniq", "wc", "yes",
+    "[",
+    "base32",
+    "base64",
+    "basename",
+    "cat",
+    "cksum",
+    "cmp",
+    "comm",
+    "cp",
+    "cut",
+    "date",
+    "dirname",
+    "echo",
+    "env",
+    "expand",
+    "expr",
+    "factor",
+    "false",
+    "fetch",
+    "find",
+    "fmt",
+    "fold",
+    "grep",
+    "head",
+    "join",
+    "ln",
+    "ls",
+    "md5sum",
+    "mkdir",
+    "mktemp",
+    "mv",
+    "nl",
+    "nproc",
+    "numfmt",
+    "od",
+    "paste",
+    "printenv",
+    "printf",
+    "pwd",
+    "readlink",
+    "realpath",
+    "rm",
+    "rmdir",
+    "sed",
+    "seq",
+    "sha1sum",
+    "sha256sum",
+    "sha512sum",
+    "shuf",
+    "sleep",
+    "sort",
+    "split",
+    "tac",
+    "tail",
+    "tee",
+    "test",
+    "touch",
+    "tr",
+    "true",
+    "truncate",
+    "tsort",
+    "unexpand",
+    "uniq",
+    "wc",
+    "yes",
 ];
 
 /// WASI preview 1 has no working directory of its own: the runner passes the shell's as `PWD`
@@ -77,36 +140,67 @@ fn lookup(name: &str) -> Option<Runner> {
     use Runner::{Own, Uu};
     let runner = match name {
         "[" => Uu(uu_test::uumain, "test"),
+        "base32" => Uu(uu_base32::uumain, "base32"),
+        "base64" => Uu(uu_base64::uumain, "base64"),
         "basename" => Uu(uu_basename::uumain, "basename"),
         "cat" => Uu(uu_cat::uumain, "cat"),
+        "cksum" => Uu(uu_cksum::uumain, "cksum"),
+        "cmp" => Own(cmp_main),
+        "comm" => Uu(uu_comm::uumain, "comm"),
         "cp" => Uu(uu_cp::uumain, "cp"),
         "cut" => Uu(uu_cut::uumain, "cut"),
         "date" => Uu(uu_date::uumain, "date"),
         "dirname" => Uu(uu_dirname::uumain, "dirname"),
         "echo" => Uu(uu_echo::uumain, "echo"),
         "env" => Own(env::main),
+        "expand" => Uu(uu_expand::uumain, "expand"),
+        "expr" => Uu(uu_expr::uumain, "expr"),
+        "factor" => Uu(uu_factor::uumain, "factor"),
         "false" => Uu(uu_false::uumain, "false"),
         "fetch" => Own(fetch::main),
         "find" => Own(find::main),
+        "fmt" => Uu(uu_fmt::uumain, "fmt"),
+        "fold" => Uu(uu_fold::uumain, "fold"),
         "grep" => Own(grep::main),
         "head" => Uu(uu_head::uumain, "head"),
+        "join" => Uu(uu_join::uumain, "join"),
+        "ln" => Uu(uu_ln::uumain, "ln"),
         "ls" => Uu(uu_ls::uumain, "ls"),
+        "md5sum" => Uu(uu_md5sum::uumain, "md5sum"),
         "mkdir" => Uu(uu_mkdir::uumain, "mkdir"),
+        "mktemp" => Uu(uu_mktemp::uumain, "mktemp"),
         "mv" => Uu(uu_mv::uumain, "mv"),
+        "nl" => Uu(uu_nl::uumain, "nl"),
+        "nproc" => Uu(uu_nproc::uumain, "nproc"),
+        "numfmt" => Uu(uu_numfmt::uumain, "numfmt"),
+        "od" => Uu(uu_od::uumain, "od"),
+        "paste" => Uu(uu_paste::uumain, "paste"),
+        "printenv" => Uu(uu_printenv::uumain, "printenv"),
         "printf" => Uu(uu_printf::uumain, "printf"),
         "pwd" => Uu(uu_pwd::uumain, "pwd"),
+        "readlink" => Uu(uu_readlink::uumain, "readlink"),
+        "realpath" => Uu(uu_realpath::uumain, "realpath"),
         "rm" => Uu(uu_rm::uumain, "rm"),
         "rmdir" => Uu(uu_rmdir::uumain, "rmdir"),
         "sed" => Own(sed::main),
         "seq" => Uu(uu_seq::uumain, "seq"),
+        "sha1sum" => Uu(uu_sha1sum::uumain, "sha1sum"),
+        "sha256sum" => Uu(uu_sha256sum::uumain, "sha256sum"),
+        "sha512sum" => Uu(uu_sha512sum::uumain, "sha512sum"),
+        "shuf" => Uu(uu_shuf::uumain, "shuf"),
         "sleep" => Uu(uu_sleep::uumain, "sleep"),
         "sort" => Uu(uu_sort::uumain, "sort"),
+        "split" => Uu(uu_split::uumain, "split"),
+        "tac" => Uu(uu_tac::uumain, "tac"),
         "tail" => Uu(uu_tail::uumain, "tail"),
         "tee" => Uu(uu_tee::uumain, "tee"),
         "test" => Uu(uu_test::uumain, "test"),
         "touch" => Uu(uu_touch::uumain, "touch"),
         "tr" => Uu(uu_tr::uumain, "tr"),
         "true" => Uu(uu_true::uumain, "true"),
+        "truncate" => Uu(uu_truncate::uumain, "truncate"),
+        "tsort" => Uu(uu_tsort::uumain, "tsort"),
+        "unexpand" => Uu(uu_unexpand::uumain, "unexpand"),
         "uniq" => Uu(uu_uniq::uumain, "uniq"),
         "wc" => Uu(uu_wc::uumain, "wc"),
         "yes" => Uu(uu_yes::uumain, "yes"),
@@ -187,6 +281,16 @@ pub fn run(args: Vec<OsString>) -> i32 {
             }
         }
     }
+    if cfg!(target_os = "wasi") && name == "split" && split_runs_a_filter(&argv) {
+        let _ = writeln!(
+            std::io::stderr(),
+            "split: --filter is not supported in this environment: running other commands is not possible"
+        );
+        return 1;
+    }
+    if cfg!(target_os = "wasi") && name == "tac" {
+        tac_stdin_in_memory();
+    }
     let status = match runner {
         Runner::Uu(uumain, bundle) => {
             if multicall {
@@ -217,6 +321,61 @@ pub fn cp_args_without_modes(mut args: Vec<OsString>) -> Vec<OsString> {
         None => args.push(flag),
     }
     args
+}
+
+/// uutils `split` 0.12 built for WASI ignores `--filter=COMMAND` (there are no processes to pipe
+/// into) and writes the output files instead. On WASI the dispatcher refuses it, as `find -exec`
+/// and `env COMMAND` are refused: this says whether `args` (argv\[0\] first) asks for a filter,
+/// `--filter` or any abbreviation down to `--f` (the only long option of split starting with f),
+/// before a `--`.
+pub fn split_runs_a_filter(args: &[OsString]) -> bool {
+    args.iter().skip(1).take_while(|a| *a != "--").any(|a| {
+        let s = a.to_string_lossy();
+        let name = s.split_once('=').map_or(&*s, |(n, _)| n);
+        name.len() >= 3 && "--filter".starts_with(name)
+    })
+}
+
+/// uutils `tac` 0.12 copies standard input to an unnamed temporary file and memory-maps it. On
+/// wasm32-wasip1 std's `temp_dir()` panics (the module would trap) and there is no `mmap`; when
+/// the temporary file cannot be created, tac reads standard input into memory instead. On WASI the
+/// dispatcher therefore points tempfile's default directory (the one `tempfile::tempfile` uses) at
+/// a path no file can be created in: it contains a NUL byte, so the open fails before any system
+/// call. Files named as operands are read into memory anyway.
+fn tac_stdin_in_memory() {
+    let _ = tempfile::env::override_temp_dir(std::path::Path::new("\0"));
+}
+
+/// `cmp` is uutils diffutils' (its library's `cmp` module). That module's `main` takes the
+/// process's own `ArgsOs`, with no variant over a given argument list (its parameters are private
+/// fields), so this hands it `std::env::args_os()` with the multicall's shift (`coreutils cmp A B`
+/// skips `coreutils`) after checking that those are the arguments dispatched (`args`). Exit status
+/// as GNU cmp: 0 same, 1 different, 2 trouble.
+fn cmp_main(args: Vec<OsString>) -> i32 {
+    let skip = usize::from(
+        std::env::args_os()
+            .next()
+            .is_some_and(|a0| is_multicall_name(&basename(&a0))),
+    );
+    if !std::env::args_os().skip(skip).eq(args) {
+        let _ = writeln!(
+            std::io::stderr(),
+            "cmp: runs only with the process's own arguments"
+        );
+        return 2;
+    }
+    let mut process_args = std::env::args_os();
+    if skip == 1 {
+        process_args.next();
+    }
+    let code = diffutilslib::cmp::main(process_args.peekable());
+    if code == std::process::ExitCode::SUCCESS {
+        0
+    } else if code == std::process::ExitCode::from(1) {
+        1
+    } else {
+        2
+    }
 }
 
 /// `uu_sort` 0.12 spawns a reader thread for `--check` and `--merge`, and wasm32-wasip1 has no
@@ -326,7 +485,7 @@ mod tests {
     fn no_suffix_matching() {
         for name in [
             "chmod",
-            "od",
+            "chown",
             "xcat",
             "cat2",
             "uu-cat",
@@ -393,6 +552,19 @@ mod tests {
     }
 
     #[test]
+    fn split_filter_is_detected() {
+        let f = |v: &[&str]| split_runs_a_filter(&v.iter().map(OsString::from).collect::<Vec<_>>());
+        assert!(f(&["split", "--filter=gzip > $FILE.gz", "a"]));
+        assert!(f(&["split", "-l", "2", "--filter", "cat", "a"]));
+        assert!(f(&["split", "--fil=cat", "a"]));
+        assert!(f(&["split", "--f", "cat", "a"]));
+        assert!(!f(&["split", "-l", "2", "a", "p"]));
+        assert!(!f(&["split", "--", "--filter=x"]));
+        assert!(!f(&["split", "-", "--"]));
+        assert!(!f(&["--filter", "a"]));
+    }
+
+    #[test]
     fn cp_never_preserves_modes_on_wasi() {
         let f = |v: &[&str]| -> Vec<String> {
             cp_args_without_modes(v.iter().map(OsString::from).collect())
@@ -417,7 +589,7 @@ mod tests {
             EXIT_UNKNOWN_COMMAND
         );
         assert_eq!(
-            run(vec!["coreutils".into(), "od".into()]),
+            run(vec!["coreutils".into(), "chown".into()]),
             EXIT_UNKNOWN_COMMAND
         );
         assert_eq!(run(vec![]), EXIT_UNKNOWN_COMMAND);
