@@ -53,7 +53,7 @@ const GROUPS: &[Group] = &[
         bench: "shell",
         heading: "WASI commands and scripts with the real core-utils bundle (`crates/agent-wasi/benches/shell.rs`)",
         rows: WASI_SHELL_ROWS,
-        footer: "The modules are the project's core-utils bundle from `target/bundles/registry` (`echo` and the other hot trivial commands in the 84 KB `coreutils-lite.wasm`, the rest in the 5.6 MB `coreutils.wasm`), installed and verified, run through `Toolbox` (the Bash tool's `wasi` backend). `wasmtime_cli_echo` is measured only when `WASMTIME_CLI` names a wasmtime 48 CLI (`cargo install wasmtime-cli@48.0.8 --locked`, about 11 minutes; never in CI). See docs/wasi.md.",
+        footer: "The modules are the project's core-utils bundle from `target/bundles/registry` (`echo` and the other hot trivial commands in the 84 KB `coreutils-lite.wasm`, the rest in the 8.1 MB `coreutils.wasm`), installed and verified, run through `Toolbox` (the Bash tool's `wasi` backend). `wasmtime_cli_echo` is measured only when `WASMTIME_CLI` names a wasmtime 48 CLI (`cargo install wasmtime-cli@48.0.8 --locked`, about 11 minutes; never in CI). See docs/wasi.md.",
     },
     Group {
         name: "bundles",
