@@ -36,6 +36,13 @@ pub const MAX_SCRIPT_BYTES: usize = 1 << 20;
 /// 0.2 s), so the bound is low.
 pub const MAX_PAREN_DEPTH: usize = 8;
 
+/// The deepest nesting of compound commands accepted. brush-parser descends recursively into
+/// each `{ }`, `if`, loop and `case`, and a few thousand levels overflowed the stack (an abort,
+/// not a panic that could be caught: `{ ` x 3000 killed the process; found while testing the
+/// WASI shell's compound commands). Real scripts nest a handful of levels; 32 parse in well under
+/// a 1 MiB stack (tested), leaving room on the 2 MiB threads of an async runtime.
+pub const MAX_COMPOUND_DEPTH: usize = 32;
+
 /// Why `text` must not be parsed, or `None` when it is safe to hand to brush-parser.
 pub(super) fn refuse(text: &str) -> Option<String> {
     if text.len() > MAX_SCRIPT_BYTES {
@@ -48,6 +55,13 @@ pub(super) fn refuse(text: &str) -> Option<String> {
     if paren_depth(text) > MAX_PAREN_DEPTH {
         return Some(format!(
             "parentheses nest more than {MAX_PAREN_DEPTH} levels deep, which is not accepted"
+        ));
+    }
+    let depth = compound_depth(text);
+    if depth > MAX_COMPOUND_DEPTH {
+        return Some(format!(
+            "compound commands (`{{ }}`, if, for, while, until, case, select) nest {depth} levels \
+             deep, more than the {MAX_COMPOUND_DEPTH} accepted"
         ));
     }
     if let Some(what) = unsafe_heredoc(text) {
@@ -227,6 +241,118 @@ fn paren_depth(text: &str) -> usize {
     max
 }
 
+/// How deeply compound commands nest in `text`, counted so that it can only over-count:
+/// every opening word (`{`, `if`, `for`, `while`, `until`, `case`, `select`) outside quotes and
+/// comments counts, wherever it stands; a closing word (`}`, `fi`, `done`, `esac`) counts only
+/// as a whole word outside quotes and comments in command position (first in the text, or right
+/// after `;`, `&`, `|`, a newline or another closing word), not when the next thing after it is
+/// `)` or `|` (a `case` pattern such as `fi)`), and not at all when the text holds `<<` (a
+/// here-document body may hold any word). Quoted text is skipped: a command substitution inside
+/// double quotes is a nested script, checked again before it is parsed.
+fn compound_depth(text: &str) -> usize {
+    let b = text.as_bytes();
+    let closers_count = !text.contains("<<");
+    let (mut depth, mut max) = (0usize, 0usize);
+    let mut i = 0;
+    let mut word_start = true;
+    // Whether a closing word here would be in command position.
+    let mut command_position = true;
+    while i < b.len() {
+        let c = b[i];
+        match c {
+            b'\\' => {
+                i += 2;
+                word_start = false;
+                command_position = false;
+                continue;
+            }
+            b'\'' => {
+                let ansi = i > 0 && b[i - 1] == b'$';
+                i += 1;
+                while i < b.len() && b[i] != b'\'' {
+                    i += if ansi && b[i] == b'\\' { 2 } else { 1 };
+                }
+                i += 1;
+                word_start = false;
+                command_position = false;
+                continue;
+            }
+            b'"' => {
+                i += 1;
+                while i < b.len() && b[i] != b'"' {
+                    i += if b[i] == b'\\' { 2 } else { 1 };
+                }
+                i += 1;
+                word_start = false;
+                command_position = false;
+                continue;
+            }
+            b'#' if word_start => {
+                while i < b.len() && b[i] != b'\n' {
+                    i += 1;
+                }
+                continue;
+            }
+            _ => {}
+        }
+        if is_word_break(c) {
+            word_start = true;
+            if matches!(c, b';' | b'&' | b'|' | b'\n') {
+                command_position = true;
+            } else if !matches!(c, b' ' | b'\t' | b'\r') {
+                command_position = false;
+            }
+            i += 1;
+            continue;
+        }
+        if !word_start {
+            i += 1;
+            continue;
+        }
+        word_start = false;
+        let closer_allowed = std::mem::replace(&mut command_position, false);
+        let end = b[i..]
+            .iter()
+            .position(|&x| is_word_break(x) || matches!(x, b'\'' | b'"' | b'\\'))
+            .map_or(b.len(), |n| i + n);
+        let word = &b[i..end];
+        if matches!(
+            word,
+            b"{" | b"if" | b"for" | b"while" | b"until" | b"case" | b"select"
+        ) {
+            depth += 1;
+            max = max.max(depth);
+        } else if closers_count
+            && closer_allowed
+            && matches!(word, b"}" | b"fi" | b"done" | b"esac")
+        {
+            let j = b[end..]
+                .iter()
+                .position(|x| !matches!(x, b' ' | b'\t'))
+                .map_or(b.len(), |n| end + n);
+            let pattern = match b.get(j) {
+                Some(b')') => true,
+                Some(b'|') => b.get(j + 1) != Some(&b'|'),
+                _ => false,
+            };
+            if !pattern {
+                depth = depth.saturating_sub(1);
+                command_position = true;
+            }
+        }
+        i = end;
+    }
+    max
+}
+
+/// Bytes that end a word for [`compound_depth`].
+fn is_word_break(c: u8) -> bool {
+    matches!(
+        c,
+        b' ' | b'\t' | b'\n' | b'\r' | b';' | b'&' | b'|' | b'(' | b')' | b'<' | b'>' | b'`'
+    )
+}
+
 /// A here-document brush-parser must not see: one whose delimiter is empty (`<<""`, `<<-''`,
 /// `<< )`) or never appears as a closing line. brush-parser 0.4 loops without end, allocating,
 /// on such here-documents inside `$( ( ... ) )` (found by the sandbox's fuzz target), so they
@@ -349,6 +475,71 @@ fn next_redirect_shift(b: &[u8], from: usize) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn nested(open: &str, close: &str, levels: usize) -> String {
+        format!("{}echo deep; {}", open.repeat(levels), close.repeat(levels))
+    }
+
+    #[test]
+    fn compound_depth_counts_real_nesting_and_only_over_counts() {
+        assert_eq!(compound_depth(&nested("{ ", "}; ", 5)), 5);
+        assert_eq!(compound_depth(&nested("if true; then ", "fi; ", 4)), 4);
+        assert_eq!(compound_depth(&nested("while true; do ", "done; ", 3)), 3);
+        assert_eq!(
+            compound_depth("for f in a; do case $f in a) echo;; esac; done"),
+            2
+        );
+        // Flat scripts stay shallow, however long.
+        let flat = "if a; then b; fi; for x in y; do z; done\n".repeat(200);
+        assert_eq!(compound_depth(&flat), 1);
+        // Closers that do not close: quoted, escaped, in a comment, an argument, a case
+        // pattern, in a here-document.
+        for (text, depth) in [
+            ("{ echo '}'; { echo \"}\"; { echo \\}; {", 4),
+            ("{ # }\n{ # fi\n{", 3),
+            ("{ echo } fi done; {", 2),
+            ("{ \"echo\" }; { \\echo }; { 'echo' }; {", 4),
+            ("{ case x in fi) ;; done | esac) ;; esac; {", 2),
+            ("{ cat <<E\n}\nE\n{", 2),
+            ("{ x=$'\\'}'; {", 2),
+        ] {
+            assert!(
+                compound_depth(text) >= depth,
+                "{text:?}: {}",
+                compound_depth(text)
+            );
+        }
+        // Openers count wherever they stand (over-counting is safe).
+        assert_eq!(compound_depth("echo if for while"), 3);
+    }
+
+    #[test]
+    fn deep_compound_nesting_is_refused_before_it_overflows_the_parser() {
+        for (open, close) in [
+            ("{ ", "}; "),
+            ("if true; then ", "fi; "),
+            ("while true; do ", "done; "),
+            ("case x in x) ", ";; esac; "),
+        ] {
+            let deep = nested(open, close, 3000);
+            let why = refuse(&deep).expect("refused");
+            assert!(why.contains("nest 3000 levels deep"), "{why}");
+            assert!(refuse(&nested(open, close, MAX_COMPOUND_DEPTH)).is_none());
+        }
+        // The deepest accepted nesting parses in a 1 MiB stack.
+        let worst = nested(
+            "if true; then { while true; do ",
+            "done; }; fi; ",
+            MAX_COMPOUND_DEPTH / 3,
+        );
+        let parsed = std::thread::Builder::new()
+            .stack_size(1 << 20)
+            .spawn(move || super::super::parse(&worst).is_ok())
+            .unwrap()
+            .join()
+            .unwrap();
+        assert!(parsed);
+    }
 
     #[test]
     fn a_heredoc_inside_a_substitution_is_refused() {
