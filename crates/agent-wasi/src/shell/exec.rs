@@ -8,7 +8,6 @@
 //! built-ins do; so do compound commands (`{ ..; }`, `if`, `for`, `while`, `until`, `case`),
 //! whose commands share the compound's redirected streams.
 
-use std::io::Write as _;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -99,7 +98,7 @@ impl Io {
     /// Writes a shell diagnostic on these streams' stderr.
     fn diagnose(&self, message: &str) {
         if let Ok(mut err) = self.stderr.try_clone() {
-            let _ignored = err.write_all(format!("bash: {message}\n").as_bytes());
+            err.diagnose(message);
         }
     }
 }
@@ -184,6 +183,16 @@ pub(crate) fn run(
 }
 
 impl Interpreter<'_> {
+    /// What expansion reads now: the state's variables, `$?` and working directory.
+    fn expander<'s>(&'s self, state: &'s State) -> Expander<'s> {
+        Expander {
+            vars: &state.vars,
+            status: state.status,
+            ws: self.ws,
+            cwd: &state.cwd,
+        }
+    }
+
     fn cancelled(&self) -> bool {
         self.cancel.is_some_and(|c| c.load(Ordering::Relaxed))
     }
@@ -320,12 +329,7 @@ impl Interpreter<'_> {
             Node::Compound(compound, redirects) => (compound, redirects),
         };
         {
-            let expander = Expander {
-                vars: &state.vars,
-                status: state.status,
-                ws: self.ws,
-                cwd: &state.cwd,
-            };
+            let expander = self.expander(state);
             for redirect in redirects {
                 if let Err(message) = self.redirect(redirect, &expander, &mut fds) {
                     fds.diagnose(&message);
@@ -358,12 +362,7 @@ impl Interpreter<'_> {
             }
             Compound::For { name, words, body } => {
                 let values = {
-                    let expander = Expander {
-                        vars: &state.vars,
-                        status: state.status,
-                        ws: self.ws,
-                        cwd: &state.cwd,
-                    };
+                    let expander = self.expander(state);
                     match expander.words(words) {
                         Ok(values) => values,
                         Err(e) => {
@@ -457,13 +456,7 @@ impl Interpreter<'_> {
     /// `case`: the first arm with a matching pattern runs (then `;&` runs the next arm's list
     /// too, `;;&` goes on testing); the status is the last list's, 0 when none ran.
     fn case(&self, subject: &Word, arms: &[CaseArm], state: &mut State, io: &Io) -> Flow {
-        let expander = Expander {
-            vars: &state.vars,
-            status: state.status,
-            ws: self.ws,
-            cwd: &state.cwd,
-        };
-        let subject = match expander.single(subject) {
+        let subject = match self.expander(state).single(subject) {
             Ok(s) => s,
             Err(e) => {
                 io.diagnose(&e.message());
@@ -473,30 +466,23 @@ impl Interpreter<'_> {
         let mut status = 0;
         let mut fall_through = false;
         for arm in arms {
-            let hit = fall_through || {
-                let expander = Expander {
-                    vars: &state.vars,
-                    status: state.status,
-                    ws: self.ws,
-                    cwd: &state.cwd,
-                };
-                let mut hit = false;
-                for pattern in &arm.patterns {
-                    match expander.pattern(pattern) {
-                        Ok((bytes, active)) => {
-                            if glob::pattern_matches(&bytes, &active, subject.as_bytes()) {
-                                hit = true;
-                                break;
-                            }
-                        }
-                        Err(e) => {
-                            io.diagnose(&e.message());
-                            return Flow::Status(1);
-                        }
+            // Patterns expand against the state as it is now (an arm before may have changed it).
+            let expander = self.expander(state);
+            let mut hit = fall_through;
+            for pattern in &arm.patterns {
+                if hit {
+                    break;
+                }
+                match expander.pattern(pattern) {
+                    Ok((bytes, active)) => {
+                        hit = glob::pattern_matches(&bytes, &active, subject.as_bytes());
+                    }
+                    Err(e) => {
+                        io.diagnose(&e.message());
+                        return Flow::Status(1);
                     }
                 }
-                hit
-            };
+            }
             if !hit {
                 continue;
             }
@@ -518,12 +504,7 @@ impl Interpreter<'_> {
     /// external command.
     fn command(&self, command: &Command, state: &mut State, mut fds: Fds) -> Flow {
         let argv = {
-            let expander = Expander {
-                vars: &state.vars,
-                status: state.status,
-                ws: self.ws,
-                cwd: &state.cwd,
-            };
+            let expander = self.expander(state);
             let argv = match expander.words(&command.words) {
                 Ok(argv) => argv,
                 Err(e) => {
@@ -722,12 +703,7 @@ impl Interpreter<'_> {
         value: &Word,
         export: bool,
     ) -> Result<(), String> {
-        let expander = Expander {
-            vars: &state.vars,
-            status: state.status,
-            ws: self.ws,
-            cwd: &state.cwd,
-        };
+        let expander = self.expander(state);
         let mut value = expander.single(value).map_err(|e| e.message())?;
         if append {
             value.insert_str(0, state.vars.get(name).unwrap_or_default());

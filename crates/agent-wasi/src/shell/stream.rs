@@ -143,6 +143,13 @@ impl Sink {
         })
     }
 
+    /// Writes a shell diagnostic line, `bash: MESSAGE`. A failure to write it is ignored:
+    /// there is nowhere else to report it, and the exit status already says the command failed.
+    pub fn diagnose(&mut self, message: &str) {
+        let line = format!("bash: {message}\n");
+        let _ignored = self.write_all(line.as_bytes());
+    }
+
     /// The stream as the stage runner takes it.
     pub fn into_writer(self) -> Box<dyn Write + Send> {
         match self {
@@ -199,12 +206,9 @@ pub(crate) struct Fds {
 }
 
 impl Fds {
-    /// Writes a shell diagnostic (`bash: x: No such file or directory`) on stderr. A failure to
-    /// write it is ignored: there is nowhere else to report it, and the exit status already
-    /// says the command failed.
+    /// Writes a shell diagnostic (`bash: x: No such file or directory`) on stderr.
     pub fn diagnose(&mut self, message: &str) {
-        let line = format!("bash: {message}\n");
-        let _ignored = self.stderr.write_all(line.as_bytes());
+        self.stderr.diagnose(message);
     }
 }
 
