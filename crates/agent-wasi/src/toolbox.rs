@@ -495,6 +495,7 @@ impl StageRunner for Recording<'_> {
             stdin,
             stdout,
             mut stderr,
+            wall_time,
             ..
         } = stage;
         let name = argv.first().cloned().unwrap_or_default();
@@ -518,6 +519,9 @@ impl StageRunner for Recording<'_> {
             }
         };
         let mut limits = self.toolbox.limits_for(&tool);
+        if let Some(cap) = wall_time {
+            limits.wall_time = limits.wall_time.min(cap.max(Duration::from_millis(1)));
+        }
         if let Some(deadline) = self.deadline {
             let left = deadline.saturating_duration_since(Instant::now());
             limits.wall_time = limits.wall_time.min(left.max(Duration::from_millis(1)));

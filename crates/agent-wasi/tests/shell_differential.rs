@@ -37,7 +37,7 @@ const SCRIPT_TIMEOUT: Duration = Duration::from_secs(20);
 const COMMANDS: &[&str] = &[
     "cat", "echo", "printf", "ls", "head", "tail", "wc", "sort", "uniq", "cut", "tr", "grep",
     "sed", "find", "mkdir", "rm", "rmdir", "cp", "mv", "touch", "true", "false", "test", "[",
-    "basename", "dirname", "tee", "seq", "env",
+    "basename", "dirname", "tee", "seq", "env", "printenv", "sleep",
 ];
 
 const ENV: [(&str, &str); 2] = [("LC_ALL", "C"), ("PATH", "/usr/bin:/bin")];
@@ -121,6 +121,7 @@ impl StageRunner for NativeStageRunner {
             stdout,
             mut stderr,
             stderr_is_stdout,
+            wall_time,
         } = stage;
         let Some(program) = Self::program(&argv[0]) else {
             let _ = writeln!(stderr, "{}: not a corpus command", argv[0]);
@@ -169,7 +170,24 @@ impl StageRunner for NativeStageRunner {
                     ]
                 }
             };
-            let status = child.wait().unwrap();
+            let status = match wall_time {
+                None => child.wait().unwrap(),
+                // As the wasm runner: stopped at the cap, status 124.
+                Some(cap) => {
+                    let deadline = std::time::Instant::now() + cap;
+                    loop {
+                        if let Some(status) = child.try_wait().unwrap() {
+                            break status;
+                        }
+                        if std::time::Instant::now() >= deadline {
+                            child.kill().unwrap();
+                            child.wait().unwrap();
+                            break std::process::ExitStatus::from_raw(124 << 8);
+                        }
+                        std::thread::sleep(std::time::Duration::from_millis(2));
+                    }
+                }
+            };
             for output in outputs {
                 output.join().unwrap();
             }

@@ -16,16 +16,16 @@ use super::context::{ShellContext, ShellOutput};
 use super::error::ShellError;
 use super::expand::Expander;
 use super::glob;
+use super::launch::Launch;
 use super::pipe::{PIPE_CAPACITY, PipeReader, pipe};
 use super::plan::{
     AndOr, CaseArm, CaseNext, Command, Compound, Connector, Fd, Node, Pipeline, Plan, Redirect,
     Word,
 };
-use super::stage::{Stage, StageRunner};
+use super::stage::StageRunner;
 use super::stream::{Capture, Fds, SharedInput, Sink, Source};
 use super::vars::Vars;
 use super::workspace::{GuestPath, Workspace, strerror};
-use super::xargs::{Io as XargsIo, Ran, xargs};
 
 /// The exit status of a script stopped by its cancellation flag (as bash after SIGINT).
 pub(crate) const CANCELLED_STATUS: i32 = 130;
@@ -103,9 +103,9 @@ impl Io {
     }
 }
 
-struct Interpreter<'a> {
-    ws: &'a Workspace,
-    runner: &'a dyn StageRunner,
+pub(super) struct Interpreter<'a> {
+    pub(super) ws: &'a Workspace,
+    pub(super) runner: &'a dyn StageRunner,
     cancel: Option<&'a AtomicBool>,
 }
 
@@ -193,7 +193,7 @@ impl Interpreter<'_> {
         }
     }
 
-    fn cancelled(&self) -> bool {
+    pub(super) fn cancelled(&self) -> bool {
         self.cancel.is_some_and(|c| c.load(Ordering::Relaxed))
     }
 
@@ -542,77 +542,14 @@ impl Interpreter<'_> {
         }
         let flow = if let Some(builtin) = Builtin::lookup(name) {
             builtin.run(&argv[1..], state, &mut fds, self.ws)
-        } else if name == "xargs" {
-            Flow::Status(self.xargs(&argv[1..], state, &mut fds))
-        } else if name.is_empty() || !self.runner.has_command(name) {
+        } else if !self.is_command(name) {
             fds.diagnose(&format!("{name}: command not found"));
             Flow::Status(127)
         } else {
-            tracing::debug!(command = %name, args = argv.len() - 1, cwd = %state.cwd.guest(), "shell: running a stage");
-            let stage = Stage {
-                stderr_is_stdout: fds.merged,
-                cwd: state.cwd.guest(),
-                env: state.vars.env(),
-                argv,
-                stdin: fds.stdin.into_reader(),
-                stdout: fds.stdout.into_writer(),
-                stderr: fds.stderr.into_writer(),
-            };
-            Flow::Status(self.runner.run_stage(stage))
+            Flow::Status(self.launch(argv, &Launch::of(state), fds))
         };
         restore(state, saved);
         flow
-    }
-
-    /// `xargs ARGS...` (see `xargs.rs`): each command line it builds runs as an external
-    /// command of the script, with an empty stdin and the command's stdout and stderr.
-    fn xargs(&self, args: &[String], state: &State, fds: &mut Fds) -> i32 {
-        let mut diagnostics = match fds.stderr.try_clone() {
-            Ok(sink) => sink,
-            Err(e) => {
-                fds.diagnose(&format!("xargs: cannot duplicate stderr: {}", strerror(&e)));
-                return 1;
-            }
-        };
-        let (stdout, stderr, merged) = (&fds.stdout, &fds.stderr, fds.merged);
-        let cwd = &state.cwd;
-        let open = |path: &str| -> Result<Box<dyn std::io::Read + '_>, String> {
-            let resolved = GuestPath::resolve(cwd, path)
-                .map_err(|_| format!("Cannot open input file '{path}': Permission denied"))?;
-            self.ws
-                .open_read(&resolved)
-                .map(|f| Box::new(f) as Box<dyn std::io::Read>)
-                .map_err(|e| format!("Cannot open input file '{path}': {}", strerror(&e)))
-        };
-        let mut run = |argv: Vec<String>| -> Ran {
-            let name = argv.first().map(String::as_str).unwrap_or_default();
-            if name.is_empty() || !self.runner.has_command(name) {
-                return Ran::NotFound;
-            }
-            let (Ok(out), Ok(err)) = (stdout.try_clone(), stderr.try_clone()) else {
-                return Ran::Status(126);
-            };
-            tracing::debug!(command = %name, args = argv.len() - 1, "shell: xargs runs a stage");
-            Ran::Status(self.runner.run_stage(Stage {
-                stderr_is_stdout: merged,
-                cwd: cwd.guest(),
-                env: state.vars.env(),
-                argv,
-                stdin: Box::new(std::io::empty()),
-                stdout: out.into_writer(),
-                stderr: err.into_writer(),
-            }))
-        };
-        xargs(
-            args,
-            XargsIo {
-                input: &mut fds.stdin,
-                stderr: &mut diagnostics,
-                open: &open,
-                run: &mut run,
-                cancelled: &|| self.cancelled(),
-            },
-        )
     }
 
     /// Applies one redirect to `fds`; the error is the message to print.

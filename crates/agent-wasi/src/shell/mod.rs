@@ -54,15 +54,19 @@
 
 mod builtins;
 mod context;
+mod env_command;
 mod error;
 mod exec;
 mod expand;
+mod getopt;
 mod glob;
+mod launch;
 mod parse;
 mod pipe;
 mod plan;
 mod stage;
 mod stream;
+mod timeout;
 mod vars;
 mod word;
 mod workspace;

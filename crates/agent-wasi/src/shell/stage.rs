@@ -20,6 +20,7 @@
 
 use std::fmt;
 use std::io::{Read, Write};
+use std::time::Duration;
 
 /// Runs external commands for the shell.
 pub trait StageRunner: Send + Sync {
@@ -54,6 +55,10 @@ pub struct Stage {
     /// outputs on separate threads should give the process one pipe for both instead, or the
     /// order of their lines is lost.
     pub stderr_is_stdout: bool,
+    /// A wall-time cap for this command on top of the runner's own limits (what `timeout
+    /// DURATION COMMAND` asks for), `None` for none. A runner stops the command when it runs
+    /// out, as its own wall-time limit does: the status is 124.
+    pub wall_time: Option<Duration>,
 }
 
 impl fmt::Debug for Stage {
@@ -63,6 +68,7 @@ impl fmt::Debug for Stage {
             .field("cwd", &self.cwd)
             .field("env", &self.env)
             .field("stderr_is_stdout", &self.stderr_is_stdout)
+            .field("wall_time", &self.wall_time)
             .finish_non_exhaustive()
     }
 }

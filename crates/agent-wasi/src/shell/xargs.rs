@@ -14,6 +14,8 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 
+use super::getopt::{ArgKind, Spec};
+
 /// GNU's default `--max-chars` (the size of the command buffer it reports).
 const DEFAULT_MAX_CHARS: usize = 131_072;
 
@@ -61,13 +63,12 @@ struct Options {
     arg_file: Option<String>,
 }
 
-/// A usage error: the message, then GNU's hint.
-fn usage(message: String) -> Vec<String> {
-    vec![
-        message,
-        "Try 'xargs --help' for more information.".to_owned(),
-    ]
-}
+/// xargs' options.
+const SPEC: Spec = Spec {
+    program: "xargs",
+    short: SHORT,
+    long: LONG,
+};
 
 /// Parses xargs' options (GNU getopt with `+`: options end at the first operand); the rest is
 /// the command and its initial arguments.
@@ -82,98 +83,12 @@ fn parse_options(args: &[String]) -> Result<(Options, Vec<String>), Vec<String>>
         eof: None,
         arg_file: None,
     };
-    let mut i = 0;
-    while i < args.len() {
-        let arg = &args[i];
-        if arg == "--" {
-            i += 1;
-            break;
-        }
-        if let Some(long) = arg.strip_prefix("--") {
-            let (name, inline) = match long.split_once('=') {
-                Some((n, v)) => (n, Some(v.to_owned())),
-                None => (long, None),
-            };
-            let full = LONG
-                .iter()
-                .find(|(l, _)| *l == name)
-                .or_else(|| {
-                    let mut matches = LONG.iter().filter(|(l, _)| l.starts_with(name));
-                    match (matches.next(), matches.next()) {
-                        (Some(m), None) if !name.is_empty() => Some(m),
-                        _ => None,
-                    }
-                })
-                .ok_or_else(|| usage(format!("xargs: unrecognized option '--{name}'")))?;
-            let (long_name, kind) = *full;
-            let value = match kind {
-                ArgKind::None => {
-                    if inline.is_some() {
-                        return Err(usage(format!(
-                            "xargs: option '--{long_name}' doesn't allow an argument"
-                        )));
-                    }
-                    None
-                }
-                ArgKind::Optional => inline,
-                ArgKind::Required => match inline {
-                    Some(v) => Some(v),
-                    None => {
-                        i += 1;
-                        Some(args.get(i).cloned().ok_or_else(|| {
-                            usage(format!(
-                                "xargs: option '--{long_name}' requires an argument"
-                            ))
-                        })?)
-                    }
-                },
-            };
-            apply(&mut o, long_name, value)?;
-            i += 1;
-            continue;
-        }
-        let Some(cluster) = arg.strip_prefix('-').filter(|c| !c.is_empty()) else {
-            break;
-        };
-        for (at, c) in cluster.char_indices() {
-            let rest = &cluster[at + c.len_utf8()..];
-            let Some((_, name, kind)) = SHORT.iter().find(|(s, _, _)| *s == c) else {
-                return Err(usage(format!("xargs: invalid option -- '{c}'")));
-            };
-            match kind {
-                ArgKind::None => apply(&mut o, name, None)?,
-                ArgKind::Optional => {
-                    apply(&mut o, name, (!rest.is_empty()).then(|| rest.to_owned()))?;
-                    break;
-                }
-                ArgKind::Required => {
-                    let value = if rest.is_empty() {
-                        i += 1;
-                        args.get(i).cloned().ok_or_else(|| {
-                            usage(format!("xargs: option requires an argument -- '{c}'"))
-                        })?
-                    } else {
-                        rest.to_owned()
-                    };
-                    apply(&mut o, name, Some(value))?;
-                    break;
-                }
-            }
-        }
-        i += 1;
-    }
-    let mut command: Vec<String> = args[i.min(args.len())..].to_vec();
+    let at = SPEC.parse(args, |name, value| apply(&mut o, name, value))?;
+    let mut command: Vec<String> = args[at.min(args.len())..].to_vec();
     if command.is_empty() {
         command.push("echo".to_owned());
     }
     Ok((o, command))
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum ArgKind {
-    None,
-    Optional,
-    Required,
 }
 
 /// Short options: the letter, the long name they act as, and their argument.
