@@ -7,8 +7,8 @@
 //! unknown names ending in a known name to that utility, e.g. `chmod` to `od`).
 //!
 //! Most applets are the uutils `uu_*` crates; `cmp` is uutils diffutils' (its library's `cmp`
-//! module); `grep`, `sed`, `find`, `env` and `fetch` are this crate's own code (see [`grep`],
-//! [`sed`], [`find`], [`mod@env`], [`fetch`]).
+//! module); `grep`, `sed`, `find`, `env`, `test` / `[` and `fetch` are this crate's own code (see
+//! [`grep`], [`sed`], [`find`], [`mod@env`], [`mod@test`], [`fetch`]).
 //!
 //! [`lite`] holds the std-only `echo`, `true`, `false`, `pwd`, `basename` and `dirname` of the
 //! small second module, `coreutils-lite` (its own binary calls [`lite::run_lite`]); the bundle
@@ -25,6 +25,7 @@ pub mod grep;
 pub mod lite;
 pub mod posix_re;
 pub mod sed;
+pub mod test;
 pub mod util;
 
 /// The exit status for a name that is not in the allowlist (as a shell's "command not found").
@@ -139,7 +140,7 @@ pub(crate) fn enter_pwd() -> Result<(), i32> {
 fn lookup(name: &str) -> Option<Runner> {
     use Runner::{Own, Uu};
     let runner = match name {
-        "[" => Uu(uu_test::uumain, "test"),
+        "[" => Own(test::main),
         "base32" => Uu(uu_base32::uumain, "base32"),
         "base64" => Uu(uu_base64::uumain, "base64"),
         "basename" => Uu(uu_basename::uumain, "basename"),
@@ -194,7 +195,7 @@ fn lookup(name: &str) -> Option<Runner> {
         "tac" => Uu(uu_tac::uumain, "tac"),
         "tail" => Uu(uu_tail::uumain, "tail"),
         "tee" => Uu(uu_tee::uumain, "tee"),
-        "test" => Uu(uu_test::uumain, "test"),
+        "test" => Own(test::main),
         "touch" => Uu(uu_touch::uumain, "touch"),
         "tr" => Uu(uu_tr::uumain, "tr"),
         "true" => Uu(uu_true::uumain, "true"),
