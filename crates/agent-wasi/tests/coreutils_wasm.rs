@@ -261,3 +261,62 @@ fn every_case_matches_gnu_through_the_wasm_runner() {
         failures.join("\n")
     );
 }
+
+/// `ls -l` in the guest (guest/vendor/README.md): WASI has no permission bits, owners or block
+/// counts, so the patched uu_ls shows what the workspace is to the agent (files readable and
+/// writable, directories searchable) and counts 4 KiB blocks, as GNU does on ext4; the sizes
+/// and names are the real ones.
+#[test]
+fn ls_long_shows_writable_files_and_real_block_totals() {
+    let tmp = tempfile::tempdir().unwrap();
+    let Some(toolbox) = toolbox(tmp.path()) else {
+        return;
+    };
+    let work = tmp.path().join("ws");
+    setup(
+        &work,
+        &BTreeMap::from([
+            ("a.txt".to_owned(), "abc".to_owned()),
+            ("big.bin".to_owned(), "x".repeat(5000)),
+            ("empty".to_owned(), String::new()),
+            ("sub/n.txt".to_owned(), "n\n".to_owned()),
+        ]),
+    );
+    let run = |argv: &[&str]| {
+        let out = toolbox
+            .exec(
+                argv.iter().map(|a| (*a).to_owned()).collect(),
+                "/",
+                vec![("LC_ALL".into(), "C".into())],
+                Input::Bytes(Vec::new()),
+                1 << 20,
+                &work,
+            )
+            .unwrap();
+        assert_eq!(out.exit_code, 0, "{:?}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let long = run(&["ls", "-l"]);
+    let lines: Vec<(&str, &str)> = long
+        .lines()
+        .skip(1)
+        .map(|l| {
+            let fields: Vec<&str> = l.split_whitespace().collect();
+            (fields[0], *fields.last().unwrap())
+        })
+        .collect();
+    assert_eq!(
+        lines,
+        [
+            ("-rw-r--r--", "a.txt"),
+            ("-rw-r--r--", "big.bin"),
+            ("-rw-r--r--", "empty"),
+            ("drwxr-xr-x", "sub"),
+        ],
+        "{long}"
+    );
+    // 4 (a.txt) + 8 (big.bin, 5000 bytes) + 0 (empty) + 4 (sub) KiB.
+    assert!(long.starts_with("total 16\n"), "{long}");
+    assert_eq!(run(&["ls", "-s", "big.bin"]), "8 big.bin\n");
+    assert_eq!(run(&["ls", "-sh", "a.txt"]), "4.0K a.txt\n");
+}
