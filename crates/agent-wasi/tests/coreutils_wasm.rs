@@ -293,7 +293,12 @@ fn ls_long_shows_writable_files_and_real_block_totals() {
                 &work,
             )
             .unwrap();
-        assert_eq!(out.exit_code, 0, "{:?}", String::from_utf8_lossy(&out.stderr));
+        assert_eq!(
+            out.exit_code,
+            0,
+            "{:?}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         String::from_utf8(out.stdout).unwrap()
     };
     let long = run(&["ls", "-l"]);
