@@ -8,7 +8,8 @@
 //! -follow`, operators `( ) ! -not -a -and -o -or ,` with GNU precedence (`!` binds tightest, then
 //! `-a` (also implicit), then `-o`, then `,`). When the expression has no action other than
 //! `-prune`, `-print` is applied to everything it matches. `-exec`, `-execdir`, `-ok` and `-okdir`
-//! are rejected: a WASI guest cannot start other programs.
+//! are rejected: a WASI guest cannot start other programs (the agent's shell runs `find ...
+//! -exec` itself, with this find listing the files: crates/agent-wasi/src/shell/find_exec.rs).
 //!
 //! Order: a directory is listed before its entries (after them with `-depth` or `-delete`), and
 //! the entries of a directory are visited **sorted by name** (bytewise). GNU find uses the

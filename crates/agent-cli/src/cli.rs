@@ -63,7 +63,7 @@ pub enum Command {
     )]
     Exec(WasiExecArgs),
     /// Run a shell script with the portable WASI shell (pipelines, redirects, && || ;, quoting,
-    /// variables, globs, if/for/while/case, xargs, env CMD, timeout; commands from the
+    /// variables, globs, if/for/while/case, xargs, env CMD, timeout, find -exec; commands from the
     /// installed bundles),
     /// confined to the workspace.
     #[command(

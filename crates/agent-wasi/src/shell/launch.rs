@@ -1,7 +1,7 @@
 //! How the shell starts an external command line: a module from the bundles through the
 //! [`StageRunner`], or one of the commands that start other commands, which a WASI guest cannot
 //! do and the shell therefore runs itself: `xargs` (`xargs.rs`), `env` with a command
-//! (`env_command.rs`) and `timeout` (`timeout.rs`). They nest (`timeout 5 env A=1 xargs ..`),
+//! (`env_command.rs`), `timeout` (`timeout.rs`) and `find ... -exec` (`find_exec.rs`). They nest (`timeout 5 env A=1 xargs ..`),
 //! and every command line they start is a verified module with its limits and audit record,
 //! exactly like one the script names.
 
@@ -9,12 +9,16 @@ use std::io::Write;
 use std::time::{Duration, Instant};
 
 use super::env_command::{self, EnvCall, EnvRun};
-use super::exec::{Interpreter, State};
+use super::exec::{CANCELLED_STATUS, Interpreter, State};
+use super::find_exec::{self, FindCall, FindExec};
 use super::stage::Stage;
-use super::stream::{Fds, Source};
+use super::stream::{Capture, Fds, SharedInput, Sink, Source};
 use super::timeout::{self, TimeoutRun};
 use super::workspace::{GuestPath, strerror};
 use super::xargs::{Io as XargsIo, Ran, xargs};
+
+/// The most paths `find ... -exec` collects (NUL-separated bytes).
+const FIND_OUTPUT_LIMIT: usize = 64 << 20;
 
 /// The commands the shell runs itself, whatever the bundles provide.
 const OWN: [&str; 3] = ["xargs", "env", "timeout"];
@@ -65,6 +69,14 @@ impl Interpreter<'_> {
                     say(&mut fds.stderr, &lines);
                     timeout::EXIT_FAILURE
                 }
+            },
+            Some("find") => match find_exec::parse(&argv[1..]) {
+                FindCall::Exec(call) => self.find_exec(&call, launch, fds),
+                FindCall::Fail(message) => {
+                    say(&mut fds.stderr, &[message]);
+                    1
+                }
+                FindCall::Bundle => self.stage(argv, launch, fds),
             },
             Some("env") => match env_command::parse(&argv[1..]) {
                 EnvCall::Run(run) => self.env(&run, launch, fds),
@@ -199,6 +211,106 @@ impl Interpreter<'_> {
             );
         }
         run.status(status, timed_out)
+    }
+
+    /// `find ... -exec` (see `find_exec.rs`): the bundle's `find` lists the files, then each
+    /// command line runs as the script would run it.
+    fn find_exec(&self, call: &FindExec, launch: &Launch, mut fds: Fds) -> i32 {
+        let found = Capture::new(FIND_OUTPUT_LIMIT);
+        let Ok(stderr) = fds.stderr.try_clone() else {
+            return 1;
+        };
+        let mut argv = vec!["find".to_owned()];
+        argv.extend(call.find_args.iter().cloned());
+        let listing = Fds {
+            stdin: Source::Empty,
+            stdout: Sink::Capture(std::sync::Arc::clone(&found)),
+            stderr,
+            merged: false,
+        };
+        let mut status = i32::from(self.stage(argv, launch, listing) != 0);
+        let (bytes, truncated) = found.take();
+        if truncated {
+            say(
+                &mut fds.stderr,
+                &[format!(
+                    "find: more than {} MiB of paths for -exec; narrow the search or use find ... -print0 | xargs -0",
+                    FIND_OUTPUT_LIMIT >> 20
+                )],
+            );
+            return 1;
+        }
+        let paths: Vec<(String, String)> = bytes
+            .split(|&b| b == 0)
+            .filter(|p| !p.is_empty())
+            .map(|p| find_exec::placement(&String::from_utf8_lossy(p), call.in_dir))
+            .collect();
+        let input = match std::mem::replace(&mut fds.stdin, Source::Empty) {
+            Source::Empty => None,
+            Source::Script(shared) => Some(shared),
+            other => Some(SharedInput::from_reader(other.into_reader())),
+        };
+        let name = call.command[0].clone();
+        let lines: Vec<(&str, Vec<String>)> = if call.batch {
+            call.batches(&paths)
+                .into_iter()
+                .map(|batch| {
+                    let names: Vec<String> = batch.iter().map(|(_, arg)| arg.clone()).collect();
+                    (batch[0].0.as_str(), call.many(&names))
+                })
+                .collect()
+        } else {
+            paths
+                .iter()
+                .map(|(dir, arg)| (dir.as_str(), call.one(arg)))
+                .collect()
+        };
+        for (dir, line) in lines {
+            if self.cancelled() {
+                return CANCELLED_STATUS;
+            }
+            if !self.is_command(&name) {
+                say(
+                    &mut fds.stderr,
+                    &[format!("find: '{name}': No such file or directory")],
+                );
+                // As any failure: it counts only for `{} +` (GNU findutils 4.9).
+                if call.batch {
+                    status = 1;
+                }
+                continue;
+            }
+            let mut place = launch.clone();
+            if call.in_dir {
+                match GuestPath::resolve(&launch.cwd, dir) {
+                    Ok(path) => place.cwd = path,
+                    Err(_) => {
+                        say(
+                            &mut fds.stderr,
+                            &[format!("find: '{dir}': Permission denied")],
+                        );
+                        status = 1;
+                        continue;
+                    }
+                }
+            }
+            let (Ok(stdout), Ok(stderr)) = (fds.stdout.try_clone(), fds.stderr.try_clone()) else {
+                return 1;
+            };
+            let command = Fds {
+                stdin: input
+                    .as_ref()
+                    .map_or(Source::Empty, |s| Source::Script(s.clone())),
+                stdout,
+                stderr,
+                merged: fds.merged,
+            };
+            let code = self.launch(line, &place, command);
+            if call.batch && code != 0 {
+                status = 1;
+            }
+        }
+        status
     }
 
     /// `xargs ARGS...` (see `xargs.rs`): each command line it builds runs as an external

@@ -58,6 +58,7 @@ mod env_command;
 mod error;
 mod exec;
 mod expand;
+mod find_exec;
 mod getopt;
 mod glob;
 mod launch;
