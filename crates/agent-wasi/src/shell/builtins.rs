@@ -86,7 +86,7 @@ fn loop_control(name: &str, args: &[String], state: &State, fds: &mut Fds) -> Fl
                 if state.loops == 0 {
                     return Flow::Status(1);
                 }
-                return Flow::Break(1);
+                return Flow::Break(1, 1);
             }
             Err(_) => {
                 fds.diagnose(&format!("{name}: {n}: numeric argument required"));
@@ -106,7 +106,7 @@ fn loop_control(name: &str, args: &[String], state: &State, fds: &mut Fds) -> Fl
     }
     let n = n.min(state.loops);
     if name == "break" {
-        Flow::Break(n)
+        Flow::Break(n, 0)
     } else {
         Flow::Continue(n)
     }

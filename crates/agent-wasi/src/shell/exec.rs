@@ -37,8 +37,9 @@ pub(crate) enum Flow {
     Status(i32),
     /// `exit N`: end the script (or, in a pipeline stage, that stage) with N.
     Exit(i32),
-    /// `break N`: leave N enclosing loops (at least 1, at most the loops there are).
-    Break(u32),
+    /// `break N`: leave N enclosing loops (at least 1, at most the loops there are), the loop
+    /// then having this status (0, or 1 after bash's "loop count out of range").
+    Break(u32, i32),
     /// `continue N`: the next iteration of the Nth enclosing loop.
     Continue(u32),
     /// The script's cancellation flag was seen: stop everything.
@@ -168,7 +169,7 @@ pub(crate) fn run(
         Flow::Cancelled => (CANCELLED_STATUS, true),
         Flow::Exit(code) => (code, false),
         // `break` / `continue` reaching the top were refused by the builtins (no loop).
-        Flow::Status(_) | Flow::Break(_) | Flow::Continue(_) => (state.status, false),
+        Flow::Status(_) | Flow::Break(..) | Flow::Continue(_) => (state.status, false),
     };
     Ok(ShellOutput {
         exit_code,
@@ -250,7 +251,11 @@ impl Interpreter<'_> {
                 state.status = status;
                 Flow::Status(status)
             }
-            Flow::Break(_) | Flow::Continue(_) => {
+            Flow::Break(_, status) => {
+                state.status = status;
+                flow
+            }
+            Flow::Continue(_) => {
                 state.status = 0;
                 flow
             }
@@ -300,7 +305,8 @@ impl Interpreter<'_> {
                     .name("shell-stage".to_owned())
                     .spawn_scoped(scope, move || match self.node(node, &mut own, fds) {
                         Flow::Status(s) | Flow::Exit(s) => s,
-                        Flow::Break(_) | Flow::Continue(_) => 0,
+                        Flow::Break(_, s) => s,
+                        Flow::Continue(_) => 0,
                         Flow::Cancelled => CANCELLED_STATUS,
                     });
                 handles.push(spawned);
@@ -412,7 +418,7 @@ impl Interpreter<'_> {
             }
             match self.run_list(body, state, io) {
                 Flow::Status(s) => status = s,
-                Flow::Break(n) => return leave(n),
+                Flow::Break(n, status) => return leave(n, status),
                 Flow::Continue(n) if n > 1 => return Flow::Continue(n - 1),
                 Flow::Continue(_) => status = 0,
                 other => return other,
@@ -437,14 +443,14 @@ impl Interpreter<'_> {
             match self.run_list(condition, state, io) {
                 Flow::Status(s) if (s == 0) == until => break,
                 Flow::Status(_) => {}
-                Flow::Break(n) => return leave(n),
+                Flow::Break(n, status) => return leave(n, status),
                 Flow::Continue(n) if n > 1 => return Flow::Continue(n - 1),
                 Flow::Continue(_) => continue,
                 other => return other,
             }
             match self.run_list(body, state, io) {
                 Flow::Status(s) => status = s,
-                Flow::Break(n) => return leave(n),
+                Flow::Break(n, status) => return leave(n, status),
                 Flow::Continue(n) if n > 1 => return Flow::Continue(n - 1),
                 Flow::Continue(_) => status = 0,
                 other => return other,
@@ -734,11 +740,11 @@ fn restore(state: &mut State, saved: Vec<(&str, super::vars::Saved)>) {
 }
 
 /// `break N` reaching a loop: it ends, and N - 1 more loops around it; a loop left by `break`
-/// has the status of `break`, 0.
-fn leave(n: u32) -> Flow {
+/// has the status of `break` (0, or 1 for an out-of-range count).
+fn leave(n: u32, status: i32) -> Flow {
     if n > 1 {
-        Flow::Break(n - 1)
+        Flow::Break(n - 1, status)
     } else {
-        Flow::Status(0)
+        Flow::Status(status)
     }
 }
