@@ -5,8 +5,11 @@
 //! lines (NUL-terminated with `-0`), in the order the process received it, a changed variable
 //! keeping its place and a new one going last, as GNU does. A WASI guest cannot start another
 //! program, so `env ... COMMAND [ARG]...` prints
-//! `env: cannot run 'COMMAND': running other commands is not supported in this environment` and
-//! exits 126. Invalid options exit 125, as in GNU env.
+//! `env: cannot run 'COMMAND': running other commands is not supported in this environment (the
+//! agent's shell runs `env ... COMMAND` itself)` and exits 126: the agent's shell
+//! (crates/agent-wasi/src/shell/env_command.rs) intercepts `env` with a command, so this is seen
+//! only when the module is run directly (`agent exec -- env A=1 cmd`). Invalid options exit 125,
+//! as in GNU env.
 
 use std::ffi::OsString;
 use std::io::{self, BufWriter, Write};
@@ -128,7 +131,7 @@ pub fn run(
         let Some(eq) = b.iter().position(|&c| c == b'=').filter(|&p| p > 0) else {
             let _ = writeln!(
                 err,
-                "env: cannot run '{}': running other commands is not supported in this environment",
+                "env: cannot run '{}': running other commands is not supported in this environment (the agent's shell runs `env ... COMMAND` itself)",
                 op.to_string_lossy()
             );
             return EXIT_CANNOT_RUN;

@@ -335,9 +335,15 @@ impl Toolbox {
             }
         };
         if !self.has(&name) {
+            // The commands that start commands are the shell's (a guest cannot start any).
+            let hint = if matches!(name.as_str(), "xargs" | "timeout") {
+                format!(" ({name} is run by the agent's shell: `agent shell '{name} ...'`)")
+            } else {
+                String::new()
+            };
             return Ok(refuse(
                 EXIT_NOT_FOUND,
-                format!("{name}: command not found\n"),
+                format!("{name}: command not found{hint}\n"),
                 String::new(),
             ));
         }
