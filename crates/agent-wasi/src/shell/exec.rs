@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use super::builtins::Builtin;
 use super::context::{ShellContext, ShellOutput};
 use super::error::ShellError;
-use super::expand::Expander;
+use super::expand::{ExpandError, Expander};
 use super::glob;
 use super::launch::Launch;
 use super::pipe::{PIPE_CAPACITY, PipeReader, pipe};
@@ -337,9 +337,9 @@ impl Interpreter<'_> {
         {
             let expander = self.expander(state);
             for redirect in redirects {
-                if let Err(message) = self.redirect(redirect, &expander, &mut fds) {
-                    fds.diagnose(&message);
-                    return Flow::Status(1);
+                if let Err(failed) = self.redirect(redirect, &expander, &mut fds) {
+                    fds.diagnose(&failed.message);
+                    return failed.flow();
                 }
             }
         }
@@ -373,7 +373,7 @@ impl Interpreter<'_> {
                         Ok(values) => values,
                         Err(e) => {
                             io.diagnose(&e.message());
-                            return Flow::Status(1);
+                            return expansion_failed(&e);
                         }
                     }
                 };
@@ -466,7 +466,7 @@ impl Interpreter<'_> {
             Ok(s) => s,
             Err(e) => {
                 io.diagnose(&e.message());
-                return Flow::Status(1);
+                return expansion_failed(&e);
             }
         };
         let mut status = 0;
@@ -485,7 +485,7 @@ impl Interpreter<'_> {
                     }
                     Err(e) => {
                         io.diagnose(&e.message());
-                        return Flow::Status(1);
+                        return expansion_failed(&e);
                     }
                 }
             }
@@ -515,13 +515,13 @@ impl Interpreter<'_> {
                 Ok(argv) => argv,
                 Err(e) => {
                     fds.diagnose(&e.message());
-                    return Flow::Status(1);
+                    return expansion_failed(&e);
                 }
             };
             for redirect in &command.redirects {
-                if let Err(message) = self.redirect(redirect, &expander, &mut fds) {
-                    fds.diagnose(&message);
-                    return Flow::Status(1);
+                if let Err(failed) = self.redirect(redirect, &expander, &mut fds) {
+                    fds.diagnose(&failed.message);
+                    return failed.flow();
                 }
             }
             argv
@@ -529,9 +529,9 @@ impl Interpreter<'_> {
         let Some(name) = argv.first() else {
             // Assignments alone: they stay.
             for a in &command.assignments {
-                if let Err(message) = self.assign(state, &a.name, a.append, &a.value, false) {
-                    fds.diagnose(&message);
-                    return Flow::Status(1);
+                if let Err(failed) = self.assign(state, &a.name, a.append, &a.value, false) {
+                    fds.diagnose(&failed.message);
+                    return failed.flow();
                 }
             }
             return Flow::Status(0);
@@ -540,10 +540,10 @@ impl Interpreter<'_> {
         let mut saved = Vec::with_capacity(command.assignments.len());
         for a in &command.assignments {
             saved.push((a.name.as_str(), state.vars.save(&a.name)));
-            if let Err(message) = self.assign(state, &a.name, a.append, &a.value, true) {
-                fds.diagnose(&message);
+            if let Err(failed) = self.assign(state, &a.name, a.append, &a.value, true) {
+                fds.diagnose(&failed.message);
                 restore(state, saved);
-                return Flow::Status(1);
+                return failed.flow();
             }
         }
         let flow = if let Some(builtin) = Builtin::lookup(name) {
@@ -567,7 +567,7 @@ impl Interpreter<'_> {
         redirect: &Redirect,
         expander: &Expander<'_>,
         fds: &mut Fds,
-    ) -> Result<(), String> {
+    ) -> Result<(), Failed> {
         match redirect {
             Redirect::Read { target } => {
                 let (name, path) = self.target(target, expander)?;
@@ -578,7 +578,8 @@ impl Interpreter<'_> {
                         return Err(format!(
                             "{name}: reading the shell's {} is not supported",
                             device.name()
-                        ));
+                        )
+                        .into());
                     }
                     None => {
                         let file = self
@@ -645,9 +646,9 @@ impl Interpreter<'_> {
         append: bool,
         value: &Word,
         export: bool,
-    ) -> Result<(), String> {
+    ) -> Result<(), Failed> {
         let expander = self.expander(state);
-        let mut value = expander.single(value).map_err(|e| e.message())?;
+        let mut value = expander.single(value)?;
         if append {
             value.insert_str(0, state.vars.get(name).unwrap_or_default());
         }
@@ -657,21 +658,21 @@ impl Interpreter<'_> {
             state.vars.set(name, value)
         };
         set.map_err(|_| {
-            format!(
+            Failed::from(format!(
                 "{name}: the shell's variables would exceed {} bytes",
                 super::vars::MAX_VARIABLE_BYTES
-            )
+            ))
         })
     }
 
     /// Expands a redirect target to one path inside the workspace.
-    fn target(&self, word: &Word, expander: &Expander<'_>) -> Result<(String, GuestPath), String> {
-        let fields = expander.fields(word).map_err(|e| e.message())?;
+    fn target(&self, word: &Word, expander: &Expander<'_>) -> Result<(String, GuestPath), Failed> {
+        let fields = expander.fields(word)?;
         let [name] = fields.as_slice() else {
-            return Err(format!("{}: ambiguous redirect", word.source));
+            return Err(format!("{}: ambiguous redirect", word.source).into());
         };
         if name.is_empty() {
-            return Err(": No such file or directory".to_owned());
+            return Err(": No such file or directory".to_owned().into());
         }
         let path = GuestPath::resolve(expander.cwd, name)
             .map_err(|_| format!("{name}: Permission denied"))?;
@@ -736,6 +737,52 @@ impl Device {
 fn restore(state: &mut State, saved: Vec<(&str, super::vars::Saved)>) {
     for (name, old) in saved.into_iter().rev() {
         state.vars.restore(name, old);
+    }
+}
+
+/// A command that could not start (a failed expansion or redirect): the message to print, and
+/// whether it ends the script.
+pub(crate) struct Failed {
+    pub message: String,
+    /// bash ends a script on an arithmetic error.
+    pub fatal: bool,
+}
+
+impl From<String> for Failed {
+    fn from(message: String) -> Self {
+        Self {
+            message,
+            fatal: false,
+        }
+    }
+}
+
+impl From<ExpandError> for Failed {
+    fn from(e: ExpandError) -> Self {
+        Self {
+            message: e.message(),
+            fatal: e.is_fatal(),
+        }
+    }
+}
+
+impl Failed {
+    /// What the shell does next: end the script with 1, or fail the command with 1.
+    pub fn flow(&self) -> Flow {
+        if self.fatal {
+            Flow::Exit(1)
+        } else {
+            Flow::Status(1)
+        }
+    }
+}
+
+/// What a failed expansion does (see [`Failed::flow`]).
+fn expansion_failed(e: &ExpandError) -> Flow {
+    if e.is_fatal() {
+        Flow::Exit(1)
+    } else {
+        Flow::Status(1)
     }
 }
 

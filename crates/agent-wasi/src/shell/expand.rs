@@ -1,7 +1,8 @@
 //! Word expansion at run time, in bash's order: parameter expansion (`$NAME`, `${NAME}`,
-//! `$?`; unset is empty), field splitting of unquoted expansion results on `$IFS`, pathname
+//! `$?`; unset is empty) and arithmetic expansion (`$((..))`, `arith.rs`), field splitting of unquoted expansion results on `$IFS`, pathname
 //! expansion of unquoted glob characters, and quote removal (already done by the compiler).
 
+use super::arith;
 use super::glob::{self, TooManyMatches};
 use super::plan::{Part, Word};
 use super::vars::Vars;
@@ -20,6 +21,9 @@ pub(crate) enum ExpandError {
     TooLong(String),
     /// A pattern matched over [`glob::MAX_GLOB_MATCHES`] paths, or the line over [`MAX_ARGS`].
     TooMany(String),
+    /// `$((..))` failed (division by zero, a value that is not an expression, ...): bash's
+    /// message. It ends the script, as in bash.
+    Arithmetic(String),
 }
 
 impl ExpandError {
@@ -33,7 +37,13 @@ impl ExpandError {
                 "{w}: expands to more than {} words; narrow the pattern",
                 glob::MAX_GLOB_MATCHES.min(MAX_ARGS)
             ),
+            Self::Arithmetic(message) => message.clone(),
         }
+    }
+
+    /// Whether the script ends (bash ends a script on an arithmetic error).
+    pub fn is_fatal(&self) -> bool {
+        matches!(self, Self::Arithmetic(_))
     }
 }
 
@@ -74,12 +84,18 @@ enum Delim {
 }
 
 impl Expander<'_> {
-    fn value(&self, part: &Part) -> Option<String> {
-        match part {
+    /// The value of an expansion part (`None` for text).
+    fn value(&self, part: &Part) -> Result<Option<String>, ExpandError> {
+        Ok(match part {
             Part::Text { .. } => None,
             Part::Var { name, .. } => Some(self.vars.get(name).unwrap_or_default().to_owned()),
             Part::Status { .. } => Some(self.status.to_string()),
-        }
+            Part::Arith { text, .. } => Some(
+                arith::evaluate(text, self.vars, self.status)
+                    .map_err(ExpandError::Arithmetic)?
+                    .to_string(),
+            ),
+        })
     }
 
     /// Expands without field splitting or globbing: an assignment's value, a literal
@@ -89,8 +105,8 @@ impl Expander<'_> {
         for part in &word.parts {
             match part {
                 Part::Text { text, .. } => out.push_str(text),
-                Part::Var { .. } | Part::Status { .. } => {
-                    out.push_str(&self.value(part).unwrap_or_default());
+                Part::Var { .. } | Part::Status { .. } | Part::Arith { .. } => {
+                    out.push_str(&self.value(part)?.unwrap_or_default());
                 }
             }
             if out.len() > MAX_WORD_BYTES {
@@ -108,8 +124,8 @@ impl Expander<'_> {
         for part in &word.parts {
             match part {
                 Part::Text { text, quoted } => field.push_str(text, !quoted),
-                Part::Var { quoted, .. } | Part::Status { quoted } => {
-                    field.push_str(&self.value(part).unwrap_or_default(), !quoted);
+                Part::Var { quoted, .. } | Part::Status { quoted } | Part::Arith { quoted, .. } => {
+                    field.push_str(&self.value(part)?.unwrap_or_default(), !quoted);
                 }
             }
             if field.bytes.len() > MAX_WORD_BYTES {
@@ -150,15 +166,19 @@ impl Expander<'_> {
                     delim = Delim::None;
                     total += text.len();
                 }
-                Part::Var { quoted: true, .. } | Part::Status { quoted: true } => {
-                    let value = self.value(part).unwrap_or_default();
+                Part::Var { quoted: true, .. }
+                | Part::Status { quoted: true }
+                | Part::Arith { quoted: true, .. } => {
+                    let value = self.value(part)?.unwrap_or_default();
                     total += value.len();
                     current.push_str(&value, false);
                     current.started = true;
                     delim = Delim::None;
                 }
-                Part::Var { quoted: false, .. } | Part::Status { quoted: false } => {
-                    let value = self.value(part).unwrap_or_default();
+                Part::Var { quoted: false, .. }
+                | Part::Status { quoted: false }
+                | Part::Arith { quoted: false, .. } => {
+                    let value = self.value(part)?.unwrap_or_default();
                     total += value.len();
                     let mut buf = [0u8; 4];
                     for c in value.chars() {

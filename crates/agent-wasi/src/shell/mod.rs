@@ -52,6 +52,7 @@
 //! # Ok::<(), agent_wasi::shell::ShellError>(())
 //! ```
 
+mod arith;
 mod builtins;
 mod context;
 mod env_command;

@@ -750,7 +750,12 @@ mod tests {
             ("cat < <(ls)", "process substitution <(..) / >(..)", 1, 7),
             ("ls > >(cat)", "process substitution <(..) / >(..)", 1, 6),
             ("((x=1))", "arithmetic command ((..))", 1, 1),
-            ("echo $((1+2))", "arithmetic expansion $((..))", 1, 6),
+            (
+                "echo $((i++))",
+                "assignment in arithmetic expansion $((..)) (write NAME=$((..)) instead of $((NAME=..)) or $((NAME++)))",
+                1,
+                6,
+            ),
             ("echo {a,b}", "brace expansion {a,b}", 1, 6),
             (
                 "echo ${x:-y}",

@@ -180,7 +180,7 @@ impl Word {
                     }
                     out.push_str(text);
                 }
-                Part::Var { .. } | Part::Status { .. } => return None,
+                Part::Var { .. } | Part::Status { .. } | Part::Arith { .. } => return None,
             }
         }
         Some(out)
@@ -197,6 +197,8 @@ pub(crate) enum Part {
     Var { name: String, quoted: bool },
     /// `$?`.
     Status { quoted: bool },
+    /// `$((EXPRESSION))`: the text between the parentheses (checked by `arith::check`).
+    Arith { text: String, quoted: bool },
 }
 
 /// An output stream a redirect can point elsewhere.

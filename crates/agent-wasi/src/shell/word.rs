@@ -3,7 +3,7 @@
 //! characters are kept.
 //!
 //! Two checks run before brush's word parser sees the text. A quote-aware scan names the
-//! unsupported expansions (`$(`, backquotes, `$((`, `${x:-y}`, `$1`, ...) with their position,
+//! unsupported expansions (`$(`, backquotes, `${x:-y}`, `$1`, ...) with their position,
 //! and refuses at the same time the shapes that make the word parser slow (`${name[`, `$[`,
 //! unclosed `${`; see `agent_core::shell`'s guards). A bound on unclosed `[` covers the rest.
 //! brush's pieces are then checked again, so what the scan misses is still refused.
@@ -11,6 +11,7 @@
 use brush_parser::ParserOptions;
 use brush_parser::word::{self, ParameterExpr, SpecialParameter, WordPiece, WordPieceWithSource};
 
+use super::arith;
 use super::error::{Position, ShellError};
 use super::plan::{Part, Word};
 
@@ -179,8 +180,13 @@ fn convert(
             WordPiece::BackquotedCommandSubstitution(_) => {
                 return Err(origin.unsupported(at, "command substitution `..` (backquotes)"));
             }
-            WordPiece::ArithmeticExpression(_) => {
-                return Err(origin.unsupported(at, "arithmetic expansion $((..))"));
+            WordPiece::ArithmeticExpression(expr) => {
+                arith::check(&expr.value).map_err(|c| origin.unsupported(at, c))?;
+                acc.parts.push(Part::Arith {
+                    text: expr.value.clone(),
+                    quoted,
+                });
+                acc.stream.push(None);
             }
         }
     }
@@ -357,7 +363,7 @@ fn dollar(rest: &[u8]) -> Result<usize, &'static str> {
     let is_name_start = |c: &u8| c.is_ascii_alphabetic() || *c == b'_';
     let is_name = |c: &u8| c.is_ascii_alphanumeric() || *c == b'_';
     match rest.first() {
-        Some(b'(') if rest.get(1) == Some(&b'(') => Err("arithmetic expansion $((..))"),
+        Some(b'(') if rest.get(1) == Some(&b'(') => arithmetic(rest),
         Some(b'(') => Err("command substitution $(..)"),
         Some(b'[') => Err("arithmetic expansion $[..]"),
         Some(b'0') => Err("script name $0"),
@@ -394,6 +400,30 @@ fn dollar(rest: &[u8]) -> Result<usize, &'static str> {
         }
         _ => Ok(0),
     }
+}
+
+/// `((EXPRESSION))` after a `$`: its length when it closes and `arith::check` accepts it.
+fn arithmetic(rest: &[u8]) -> Result<usize, &'static str> {
+    let mut depth = 0usize;
+    for (i, &c) in rest.iter().enumerate() {
+        match c {
+            b'(' => depth += 1,
+            b')' => {
+                depth = depth.saturating_sub(1);
+                if depth == 0 {
+                    // `$((..)` closed by one parenthesis is a command substitution of a subshell.
+                    if i < 2 || rest[i - 1] != b')' {
+                        return Err("command substitution $(..)");
+                    }
+                    let inner = std::str::from_utf8(&rest[2..i - 1]).map_err(|_| arith::REFUSED)?;
+                    arith::check(inner)?;
+                    return Ok(i + 1);
+                }
+            }
+            _ => {}
+        }
+    }
+    Err(arith::REFUSED)
 }
 
 /// The number of `[` never closed by a later `]`.
@@ -511,7 +541,13 @@ mod tests {
         for (raw, construct, column) in [
             ("a$(id)", "command substitution $(..)", 2),
             ("\"x `id`\"", "command substitution `..` (backquotes)", 4),
-            ("$((1+2))", "arithmetic expansion $((..))", 1),
+            (
+                "$((x=1))",
+                "assignment in arithmetic expansion $((..)) (write NAME=$((..)) instead of $((NAME=..)) or $((NAME++)))",
+                1,
+            ),
+            ("a$(('1'))", super::arith::REFUSED, 2),
+            ("$((1+$(ls)))", super::arith::REFUSED, 1),
             ("$[1+2]", "arithmetic expansion $[..]", 1),
             (
                 "${x:-y}",

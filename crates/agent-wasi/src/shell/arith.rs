@@ -1,0 +1,449 @@
+//! Arithmetic expansion, `$((EXPRESSION))`, as bash evaluates it: 64-bit signed integers that
+//! wrap on overflow; the C operators with bash's precedence (`,` `?:` `||` `&&` `|` `^` `&`
+//! `==` `!=` `<` `>` `<=` `>=` `<<` `>>` `+` `-` `*` `/` `%` `**` unary `!` `~` `+` `-`,
+//! parentheses); numbers in decimal, `0x` hex, `0` octal and `BASE#DIGITS`; `$NAME`, `${NAME}` and
+//! `$?` replaced by their values first; a bare `NAME` is its value read as an expression in turn
+//! (unset or empty is 0). Division or remainder by zero, a negative exponent, a malformed
+//! expression or a value that is not one are errors, which end the script with status 1 (bash
+//! does the same in a script).
+//!
+//! Refused when the script is compiled: assignments (`x=1`, `x+=2`, `i++`, `--i`): the
+//! expander reads the shell's variables and never changes them (write `i=$((i+1))`); arrays,
+//! quotes, `$(..)` and any other character outside names, numbers, operators and `$NAME` /
+//! `${NAME}` / `$?`; an expression over 4 KiB, with more than 64 operator characters or nested
+//! deeper than 32 parentheses (the parser is recursive: 3000 `!` overflowed its stack). A
+//! variable's value read as an expression passes the same check when it is evaluated.
+//!
+//! The expression is parsed by brush-parser's arithmetic grammar, the one the permission
+//! checker's parser uses.
+
+use brush_parser::ast::{
+    ArithmeticExpr, ArithmeticTarget, BinaryOperator, UnaryAssignmentOperator, UnaryOperator,
+};
+
+use super::vars::Vars;
+
+/// The longest expression accepted (after `$NAME` replacement too).
+pub(crate) const MAX_EXPRESSION_BYTES: usize = 4096;
+/// The deepest parentheses nesting accepted.
+pub(crate) const MAX_PARENTHESES: usize = 32;
+/// The most operator characters an expression may hold. brush's parser recurses for every
+/// prefix operator, `**`, `?:` and parenthesis, and 3000 `!` overflowed the thread's stack (the
+/// process aborts); 64 is far above what a script writes and parses in well under 1 MiB of
+/// stack (tested).
+pub(crate) const MAX_OPERATORS: usize = 64;
+/// How deep a variable's value may refer to another variable's (bash allows 1024).
+const MAX_RECURSION: usize = 32;
+
+/// The construct named when an expression is refused at compile time.
+pub(crate) const REFUSED: &str = "arithmetic expansion $((..)) beyond names, numbers, operators and $NAME (no assignments, arrays, quotes or $(..))";
+
+/// Checks the text between `$((` and `))` when the script is compiled: the allowlisted
+/// characters, the size and nesting bounds, and no assignment anywhere (the expression parsed
+/// with every `$..` replaced by `1`; when that does not parse, the values decide at run time).
+/// The error is the message.
+pub(crate) fn check(text: &str) -> Result<(), &'static str> {
+    if text.len() > MAX_EXPRESSION_BYTES {
+        return Err(REFUSED);
+    }
+    if operators(text) > MAX_OPERATORS {
+        return Err(REFUSED);
+    }
+    let mut depth = 0usize;
+    let b = text.as_bytes();
+    let mut probe = String::with_capacity(text.len());
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        match c {
+            b'(' => {
+                depth += 1;
+                if depth > MAX_PARENTHESES {
+                    return Err(REFUSED);
+                }
+            }
+            b')' => depth = depth.saturating_sub(1),
+            b'$' => {
+                let len = dollar_len(&b[i + 1..]).ok_or(REFUSED)?;
+                probe.push('1');
+                i += 1 + len;
+                continue;
+            }
+            _ if c.is_ascii_alphanumeric() || b" \t\n_+-*/%<>=!&|^~?:,#@".contains(&c) => {}
+            _ => return Err(REFUSED),
+        }
+        probe.push(char::from(c));
+        i += 1;
+    }
+    let ast = match parse(&probe) {
+        Ok(ast) => ast,
+        // With `$..` in it the shape is only known once the values are in (`$a $op $b`):
+        // evaluation checks it again then.
+        Err(_) if probe.len() != text.len() || text.contains('$') => return Ok(()),
+        Err(_) => return Err("a malformed arithmetic expansion $((..))"),
+    };
+    if assigns(&ast) {
+        return Err(
+            "assignment in arithmetic expansion $((..)) (write NAME=$((..)) instead of $((NAME=..)) or $((NAME++)))",
+        );
+    }
+    Ok(())
+}
+
+/// The operator characters of an expression (what bounds the parser's recursion).
+fn operators(text: &str) -> usize {
+    text.bytes()
+        .filter(|c| b"()!~?:+-*/%<>=&|^,".contains(c))
+        .count()
+}
+
+/// The length of `NAME`, `{NAME}` or `?` after a `$`; `None` for anything else.
+fn dollar_len(rest: &[u8]) -> Option<usize> {
+    let name_start = |c: &u8| c.is_ascii_alphabetic() || *c == b'_';
+    let name = |c: &u8| c.is_ascii_alphanumeric() || *c == b'_';
+    match rest.first()? {
+        b'?' => Some(1),
+        c if name_start(c) => Some(rest.iter().take_while(|c| name(c)).count()),
+        b'{' => {
+            let inner = &rest[1..];
+            let len = match inner.first()? {
+                b'?' => 1,
+                c if name_start(c) => inner.iter().take_while(|c| name(c)).count(),
+                _ => return None,
+            };
+            (inner.get(len) == Some(&b'}')).then_some(len + 2)
+        }
+        _ => None,
+    }
+}
+
+/// Parses with brush's grammar; a panic inside the parser is an error.
+fn parse(text: &str) -> Result<ArithmeticExpr, String> {
+    std::panic::catch_unwind(|| brush_parser::arithmetic::parse(text))
+        .map_err(|_| "the arithmetic parser failed".to_owned())?
+        .map_err(|_| "syntax error in expression".to_owned())
+}
+
+/// Whether the expression assigns anywhere.
+fn assigns(e: &ArithmeticExpr) -> bool {
+    match e {
+        ArithmeticExpr::Literal(_) => false,
+        ArithmeticExpr::Reference(t) => target_assigns(t),
+        ArithmeticExpr::UnaryOp(_, x) => assigns(x),
+        ArithmeticExpr::BinaryOp(_, x, y) => assigns(x) || assigns(y),
+        ArithmeticExpr::Conditional(x, y, z) => assigns(x) || assigns(y) || assigns(z),
+        ArithmeticExpr::Assignment(..)
+        | ArithmeticExpr::BinaryAssignment(..)
+        | ArithmeticExpr::UnaryAssignment(..) => true,
+    }
+}
+
+/// An array element counts as refused too (reported with assignments: the shell has no
+/// arrays).
+fn target_assigns(t: &ArithmeticTarget) -> bool {
+    matches!(t, ArithmeticTarget::ArrayElement(..))
+}
+
+/// Evaluates the text between `$((` and `))` with the shell's variables and `$?`; the error
+/// is bash's message without the `bash: ` prefix.
+pub(crate) fn evaluate(text: &str, vars: &Vars, status: i32) -> Result<i64, String> {
+    let expanded = substitute(text, vars, status);
+    if expanded.len() > MAX_EXPRESSION_BYTES {
+        return Err(format!(
+            "{text}: expression longer than {MAX_EXPRESSION_BYTES} bytes after expansion"
+        ));
+    }
+    let fail = |why: &str| format!("{}: {why}", expanded.trim());
+    // The values put in may hold anything: the same bounds as the script's own text.
+    check(&expanded).map_err(fail)?;
+    let ast = parse(&expanded).map_err(|e| fail(&e))?;
+    Eval {
+        vars,
+        depth: 0,
+        chain: 0,
+    }
+    .eval(&ast)
+    .map_err(|e| fail(&e))
+}
+
+/// Replaces `$NAME`, `${NAME}` and `$?` with their values (unset is empty).
+fn substitute(text: &str, vars: &Vars, status: i32) -> String {
+    let b = text.as_bytes();
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'$'
+            && let Some(len) = dollar_len(&b[i + 1..])
+        {
+            let token = &text[i + 1..i + 1 + len];
+            let name = token.trim_start_matches('{').trim_end_matches('}');
+            if name == "?" {
+                out.push_str(&status.to_string());
+            } else {
+                out.push_str(vars.get(name).unwrap_or_default());
+            }
+            i += 1 + len;
+            continue;
+        }
+        // Only ASCII reaches here (check() allowlisted it), so byte and char agree.
+        out.push(char::from(b[i]));
+        i += 1;
+    }
+    out
+}
+
+struct Eval<'a> {
+    vars: &'a Vars,
+    /// Variables being evaluated inside each other.
+    depth: usize,
+    /// Their operators, summed: the parser and the evaluator recurse once per level of each,
+    /// so the sum (at most [`MAX_OPERATORS`]) bounds the stack as one expression's count does.
+    chain: usize,
+}
+
+impl Eval<'_> {
+    fn eval(&mut self, e: &ArithmeticExpr) -> Result<i64, String> {
+        Ok(match e {
+            ArithmeticExpr::Literal(n) => *n,
+            ArithmeticExpr::Reference(ArithmeticTarget::Variable(name)) => self.variable(name)?,
+            ArithmeticExpr::Reference(ArithmeticTarget::ArrayElement(..)) => {
+                return Err("arrays are not supported by the agent's shell".to_owned());
+            }
+            ArithmeticExpr::UnaryOp(op, x) => {
+                let x = self.eval(x)?;
+                match op {
+                    UnaryOperator::UnaryPlus => x,
+                    UnaryOperator::UnaryMinus => x.wrapping_neg(),
+                    UnaryOperator::BitwiseNot => !x,
+                    UnaryOperator::LogicalNot => i64::from(x == 0),
+                }
+            }
+            ArithmeticExpr::BinaryOp(op, x, y) => self.binary(*op, x, y)?,
+            ArithmeticExpr::Conditional(c, y, z) => {
+                if self.eval(c)? != 0 {
+                    self.eval(y)?
+                } else {
+                    self.eval(z)?
+                }
+            }
+            ArithmeticExpr::Assignment(..)
+            | ArithmeticExpr::BinaryAssignment(..)
+            | ArithmeticExpr::UnaryAssignment(
+                UnaryAssignmentOperator::PrefixIncrement
+                | UnaryAssignmentOperator::PrefixDecrement
+                | UnaryAssignmentOperator::PostfixIncrement
+                | UnaryAssignmentOperator::PostfixDecrement,
+                _,
+            ) => {
+                return Err(
+                    "assignment in arithmetic expansion is not supported by the agent's shell"
+                        .to_owned(),
+                );
+            }
+        })
+    }
+
+    fn binary(
+        &mut self,
+        op: BinaryOperator,
+        x: &ArithmeticExpr,
+        y: &ArithmeticExpr,
+    ) -> Result<i64, String> {
+        // `&&` and `||` short-circuit, as in bash (the right side's errors do not count).
+        match op {
+            BinaryOperator::LogicalAnd => {
+                return Ok(i64::from(self.eval(x)? != 0 && self.eval(y)? != 0));
+            }
+            BinaryOperator::LogicalOr => {
+                return Ok(i64::from(self.eval(x)? != 0 || self.eval(y)? != 0));
+            }
+            _ => {}
+        }
+        let a = self.eval(x)?;
+        let b = self.eval(y)?;
+        Ok(match op {
+            BinaryOperator::Power => {
+                let exp = u32::try_from(b).map_err(|_| {
+                    if b < 0 {
+                        "exponent less than 0"
+                    } else {
+                        "exponent too large"
+                    }
+                })?;
+                a.wrapping_pow(exp)
+            }
+            BinaryOperator::Multiply => a.wrapping_mul(b),
+            BinaryOperator::Divide | BinaryOperator::Modulo if b == 0 => {
+                return Err("division by 0".to_owned());
+            }
+            BinaryOperator::Divide => a.wrapping_div(b),
+            BinaryOperator::Modulo => a.wrapping_rem(b),
+            BinaryOperator::Comma => b,
+            BinaryOperator::Add => a.wrapping_add(b),
+            BinaryOperator::Subtract => a.wrapping_sub(b),
+            // bash shifts by the count as the C compiler does on x86-64: modulo 64.
+            BinaryOperator::ShiftLeft => a.wrapping_shl((b & 63) as u32),
+            BinaryOperator::ShiftRight => a.wrapping_shr((b & 63) as u32),
+            BinaryOperator::LessThan => i64::from(a < b),
+            BinaryOperator::LessThanOrEqualTo => i64::from(a <= b),
+            BinaryOperator::GreaterThan => i64::from(a > b),
+            BinaryOperator::GreaterThanOrEqualTo => i64::from(a >= b),
+            BinaryOperator::Equals => i64::from(a == b),
+            BinaryOperator::NotEquals => i64::from(a != b),
+            BinaryOperator::BitwiseAnd => a & b,
+            BinaryOperator::BitwiseXor => a ^ b,
+            BinaryOperator::BitwiseOr => a | b,
+            BinaryOperator::LogicalAnd | BinaryOperator::LogicalOr => 0,
+        })
+    }
+
+    /// A bare name: its value read as an expression (bash's recursive evaluation).
+    fn variable(&mut self, name: &str) -> Result<i64, String> {
+        let value = self.vars.get(name).unwrap_or_default().trim();
+        if value.is_empty() {
+            return Ok(0);
+        }
+        // Plain decimal (no leading 0, which is octal): no parse needed.
+        if (value == "0" || !value.starts_with('0'))
+            && value.bytes().all(|b| b.is_ascii_digit())
+            && let Ok(n) = value.parse::<i64>()
+        {
+            return Ok(n);
+        }
+        let ops = operators(value);
+        if self.depth >= MAX_RECURSION || self.chain + ops > MAX_OPERATORS {
+            return Err("expression recursion level exceeded".to_owned());
+        }
+        if value.len() > MAX_EXPRESSION_BYTES || check(value).is_err() {
+            return Err(format!("{value}: syntax error in expression"));
+        }
+        let ast = parse(value).map_err(|e| format!("{value}: {e}"))?;
+        self.depth += 1;
+        self.chain += ops;
+        let result = self.eval(&ast);
+        self.depth -= 1;
+        self.chain -= ops;
+        result
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn eval(text: &str, vars: &[(&str, &str)]) -> Result<i64, String> {
+        let mut v = Vars::default();
+        for (k, val) in vars {
+            v.set(k, (*val).to_owned()).unwrap();
+        }
+        check(text).map_err(str::to_owned)?;
+        evaluate(text, &v, 3)
+    }
+
+    #[test]
+    fn operators_and_numbers_as_bash() {
+        let x = [("x", "3")];
+        for (text, want) in [
+            ("x*2", 6),
+            (" x + 1 ", 4),
+            ("x<5", 1),
+            ("-x", -3),
+            ("2**10", 1024),
+            ("7%3", 1),
+            ("-7/2", -3),
+            ("-7%2", -1),
+            ("x?10:20", 10),
+            ("0x10", 16),
+            ("010", 8),
+            ("2#101", 5),
+            ("(1+2)*3", 9),
+            ("9223372036854775807+1", i64::MIN),
+            ("1<<65", 2),
+            ("!0 && 2 || 0", 1),
+            ("0 && 1/0", 0),
+            ("1, 2", 2),
+            ("$x + ${x} + $?", 9),
+            ("~0", -1),
+            ("5 & 3 | 8 ^ 1", 9),
+            ("", 0),
+        ] {
+            assert_eq!(eval(text, &x), Ok(want), "{text}");
+        }
+    }
+
+    #[test]
+    fn variables_are_expressions_in_turn() {
+        assert_eq!(eval("y+1", &[("y", "x"), ("x", "4")]), Ok(5));
+        assert_eq!(eval("z*2", &[("z", "1+2")]), Ok(6));
+        assert_eq!(eval("e+1", &[("e", "")]), Ok(1));
+        assert_eq!(eval("u+1", &[]), Ok(1));
+        assert_eq!(eval("o+0", &[("o", "010")]), Ok(8));
+        assert!(eval("a", &[("a", "a")]).unwrap_err().contains("recursion"));
+        assert!(eval("x", &[("x", "a b")]).is_err());
+    }
+
+    #[test]
+    fn errors_and_refusals() {
+        assert!(eval("1/0", &[]).unwrap_err().contains("division by 0"));
+        assert!(eval("1%0", &[]).unwrap_err().contains("division by 0"));
+        assert!(
+            eval("2**-1", &[])
+                .unwrap_err()
+                .contains("exponent less than 0")
+        );
+        for refused in [
+            "i++", "x=1", "x+=2", "--i", "a[1]", "'1'", "$(ls)", "`ls`", "1\\",
+        ] {
+            assert!(check(refused).is_err(), "{refused}");
+        }
+        assert!(check("1+").is_err());
+        assert!(check("$a $op $b").is_ok(), "known once the values are in");
+        let deep = format!("{}1{}", "(".repeat(33), ")".repeat(33));
+        assert!(check(&deep).is_err());
+        let ok = format!("{}1{}", "(".repeat(32), ")".repeat(32));
+        assert!(check(&ok).is_ok());
+        assert!(check(&"1+".repeat(3000)).is_err());
+        assert!(check(&format!("{}1", "!".repeat(65))).is_err());
+    }
+
+    /// The worst shapes the bounds allow parse in a 1 MiB stack (a pipeline stage's thread has
+    /// 2 MiB; a variable's value is checked the same way before it is parsed).
+    #[test]
+    fn the_deepest_accepted_expressions_fit_a_small_stack() {
+        let shapes = [
+            format!("{}1", "!".repeat(64)),
+            format!("{}1", "- ".repeat(64)),
+            format!("{}1", "~".repeat(64)),
+            format!("{}2", "2**".repeat(32)),
+            format!("{}1{}", "1?".repeat(32), ":1".repeat(32)),
+            format!("{}1{}", "(".repeat(32), ")".repeat(32)),
+            format!("{}1{}", "(-".repeat(21), ")".repeat(21)),
+        ];
+        let handle = std::thread::Builder::new()
+            .stack_size(1 << 20)
+            .spawn(move || {
+                for shape in &shapes {
+                    check(shape).unwrap_or_else(|e| panic!("{shape}: {e}"));
+                    let _ = evaluate(shape, &Vars::default(), 0);
+                }
+                // Values that are expressions naming the next, as deep as evaluation goes.
+                let mut vars = Vars::default();
+                for i in 0..40 {
+                    let value = format!("{}v{}", "- ".repeat(2), i + 1);
+                    vars.set(&format!("v{i}"), value).unwrap();
+                }
+                let deep = evaluate("v0", &vars, 0).unwrap_err();
+                assert!(deep.contains("recursion"), "{deep}");
+                let mut vars = Vars::default();
+                vars.set("w", format!("{}1", "!".repeat(64))).unwrap();
+                let top = format!("{}w", "!".repeat(64));
+                check(&top).unwrap();
+                assert_eq!(evaluate(&top, &vars, 0), Ok(1));
+                // `$x` is put in before parsing: its value is bounded like the text.
+                vars.set("x", "!".repeat(3000)).unwrap();
+                assert!(evaluate("$x 1", &vars, 0).is_err());
+            })
+            .unwrap();
+        handle.join().unwrap();
+    }
+}
