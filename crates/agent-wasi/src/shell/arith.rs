@@ -1,8 +1,8 @@
 //! Arithmetic expansion, `$((EXPRESSION))`, as bash evaluates it: 64-bit signed integers that
 //! wrap on overflow; the C operators with bash's precedence (`,` `?:` `||` `&&` `|` `^` `&`
 //! `==` `!=` `<` `>` `<=` `>=` `<<` `>>` `+` `-` `*` `/` `%` `**` unary `!` `~` `+` `-`,
-//! parentheses); numbers in decimal, `0x` hex, `0` octal and `BASE#DIGITS`; `$NAME`, `${NAME}` and
-//! `$?` replaced by their values first; a bare `NAME` is its value read as an expression in turn
+//! parentheses); numbers in decimal, `0x` hex, `0` octal and `BASE#DIGITS`; `$NAME`, `${NAME}`,
+//! `${#NAME}` and `$?` replaced by their values first; a bare `NAME` is its value read as an expression in turn
 //! (unset or empty is 0). Division or remainder by zero, a negative exponent, a malformed
 //! expression or a value that is not one are errors, which end the script with status 1 (bash
 //! does the same in a script).
@@ -106,12 +106,15 @@ fn dollar_len(rest: &[u8]) -> Option<usize> {
         c if name_start(c) => Some(rest.iter().take_while(|c| name(c)).count()),
         b'{' => {
             let inner = &rest[1..];
-            let len = match inner.first()? {
-                b'?' => 1,
-                c if name_start(c) => inner.iter().take_while(|c| name(c)).count(),
+            // `${#NAME}`: the length of the value.
+            let hash =
+                usize::from(inner.first() == Some(&b'#') && inner.get(1).is_some_and(name_start));
+            let len = match inner.get(hash)? {
+                b'?' if hash == 0 => 1,
+                c if name_start(c) => inner[hash..].iter().take_while(|c| name(c)).count(),
                 _ => return None,
             };
-            (inner.get(len) == Some(&b'}')).then_some(len + 2)
+            (inner.get(hash + len) == Some(&b'}')).then_some(hash + len + 2)
         }
         _ => None,
     }
@@ -179,6 +182,9 @@ fn substitute(text: &str, vars: &Vars, status: i32) -> String {
             let name = token.trim_start_matches('{').trim_end_matches('}');
             if name == "?" {
                 out.push_str(&status.to_string());
+            } else if let Some(name) = name.strip_prefix('#') {
+                let length = vars.get(name).unwrap_or_default().chars().count();
+                out.push_str(&length.to_string());
             } else {
                 out.push_str(vars.get(name).unwrap_or_default());
             }

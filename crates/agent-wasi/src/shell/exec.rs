@@ -744,15 +744,16 @@ fn restore(state: &mut State, saved: Vec<(&str, super::vars::Saved)>) {
 /// whether it ends the script.
 pub(crate) struct Failed {
     pub message: String,
-    /// bash ends a script on an arithmetic error.
-    pub fatal: bool,
+    /// The status the script ends with, when the failure ends it (an arithmetic error, a
+    /// `${NAME:?}`).
+    pub fatal: Option<i32>,
 }
 
 impl From<String> for Failed {
     fn from(message: String) -> Self {
         Self {
             message,
-            fatal: false,
+            fatal: None,
         }
     }
 }
@@ -761,29 +762,21 @@ impl From<ExpandError> for Failed {
     fn from(e: ExpandError) -> Self {
         Self {
             message: e.message(),
-            fatal: e.is_fatal(),
+            fatal: e.fatal_status(),
         }
     }
 }
 
 impl Failed {
-    /// What the shell does next: end the script with 1, or fail the command with 1.
+    /// What the shell does next: end the script, or fail the command with 1.
     pub fn flow(&self) -> Flow {
-        if self.fatal {
-            Flow::Exit(1)
-        } else {
-            Flow::Status(1)
-        }
+        self.fatal.map_or(Flow::Status(1), Flow::Exit)
     }
 }
 
 /// What a failed expansion does (see [`Failed::flow`]).
 fn expansion_failed(e: &ExpandError) -> Flow {
-    if e.is_fatal() {
-        Flow::Exit(1)
-    } else {
-        Flow::Status(1)
-    }
+    e.fatal_status().map_or(Flow::Status(1), Flow::Exit)
 }
 
 /// `break N` reaching a loop: it ends, and N - 1 more loops around it; a loop left by `break`

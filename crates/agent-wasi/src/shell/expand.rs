@@ -4,6 +4,7 @@
 
 use super::arith;
 use super::glob::{self, TooManyMatches};
+use super::param::{self, Op, Pattern, Test};
 use super::plan::{Part, Word};
 use super::vars::Vars;
 use super::workspace::{GuestPath, Workspace};
@@ -21,9 +22,12 @@ pub(crate) enum ExpandError {
     TooLong(String),
     /// A pattern matched over [`glob::MAX_GLOB_MATCHES`] paths, or the line over [`MAX_ARGS`].
     TooMany(String),
-    /// `$((..))` failed (division by zero, a value that is not an expression, ...): bash's
-    /// message. It ends the script, as in bash.
+    /// `$((..))` failed (division by zero, a value that is not an expression, ...), or a
+    /// `${..}` operator did (a bad substring, a value too long for a pattern): bash's message.
+    /// It ends the script, as in bash.
     Arithmetic(String),
+    /// `${NAME:?message}` of an unset (or empty) NAME: it ends the script, as in bash.
+    Unset(String),
 }
 
 impl ExpandError {
@@ -37,13 +41,26 @@ impl ExpandError {
                 "{w}: expands to more than {} words; narrow the pattern",
                 glob::MAX_GLOB_MATCHES.min(MAX_ARGS)
             ),
-            Self::Arithmetic(message) => message.clone(),
+            Self::Arithmetic(message) | Self::Unset(message) => message.clone(),
         }
     }
 
-    /// Whether the script ends (bash ends a script on an arithmetic error).
-    pub fn is_fatal(&self) -> bool {
-        matches!(self, Self::Arithmetic(_))
+    /// The error with the word's source for a too-long word (named by its start inside).
+    fn for_word(self, source: &str) -> Self {
+        match self {
+            Self::TooLong(_) => Self::TooLong(source.to_owned()),
+            other => other,
+        }
+    }
+
+    /// The status the script ends with, when it ends (bash ends a script on an arithmetic
+    /// error with 1, on `${NAME:?}` with 127).
+    pub fn fatal_status(&self) -> Option<i32> {
+        match self {
+            Self::Arithmetic(_) => Some(1),
+            Self::Unset(_) => Some(127),
+            Self::TooLong(_) | Self::TooMany(_) => None,
+        }
     }
 }
 
@@ -83,11 +100,61 @@ enum Delim {
     Hard,
 }
 
+/// What a `${NAME<op>..}` gives: a value, or a word of the expansion's own to expand in its
+/// place (`${X:-word}`).
+enum Expansion<'p> {
+    Value(String),
+    Parts(&'p [Part]),
+}
+
+/// Field splitting in progress over one word's parts.
+struct Splitter<'i> {
+    ifs: &'i str,
+    fields: Vec<Field>,
+    current: Field,
+    delim: Delim,
+    total: usize,
+}
+
+impl Splitter<'_> {
+    /// Literal text, or a quoted expansion's value: never split.
+    fn text(&mut self, text: &str, quoted: bool) {
+        self.current.push_str(text, !quoted);
+        self.current.started = true;
+        self.delim = Delim::None;
+        self.total += text.len();
+    }
+
+    /// An unquoted expansion's value: split on IFS, its characters may glob.
+    fn split(&mut self, value: &str) {
+        self.total += value.len();
+        let mut buf = [0u8; 4];
+        for c in value.chars() {
+            if !self.ifs.contains(c) {
+                self.current.push_str(c.encode_utf8(&mut buf), true);
+                self.current.started = true;
+                self.delim = Delim::None;
+            } else if matches!(c, ' ' | '\t' | '\n') {
+                if self.current.started {
+                    self.fields.push(std::mem::take(&mut self.current));
+                    self.delim = Delim::White;
+                }
+            } else {
+                if self.current.started || self.delim != Delim::White {
+                    self.fields.push(std::mem::take(&mut self.current));
+                }
+                self.delim = Delim::Hard;
+            }
+        }
+    }
+}
+
 impl Expander<'_> {
-    /// The value of an expansion part (`None` for text).
+    /// The value of an expansion part (`None` for text; a `${..}` operator goes through
+    /// [`Self::param`]).
     fn value(&self, part: &Part) -> Result<Option<String>, ExpandError> {
         Ok(match part {
-            Part::Text { .. } => None,
+            Part::Text { .. } | Part::Param { .. } => None,
             Part::Var { name, .. } => Some(self.vars.get(name).unwrap_or_default().to_owned()),
             Part::Status { .. } => Some(self.status.to_string()),
             Part::Arith { text, .. } => Some(
@@ -98,21 +165,139 @@ impl Expander<'_> {
         })
     }
 
+    /// Runs a `${NAME<op>..}` operator.
+    fn param<'p>(&self, name: &str, op: &'p Op) -> Result<Expansion<'p>, ExpandError> {
+        let value = self.vars.get(name);
+        let text = value.unwrap_or_default();
+        let pattern_error = |message: String| ExpandError::Arithmetic(format!("{name}: {message}"));
+        Ok(match op {
+            Op::Length => Expansion::Value(text.chars().count().to_string()),
+            Op::Test {
+                test,
+                null_too,
+                word,
+            } => {
+                let missing = value.is_none() || (*null_too && text.is_empty());
+                match (test, missing) {
+                    (Test::Default, true) | (Test::Alternative, false) => Expansion::Parts(word),
+                    (Test::Default, false) => Expansion::Value(text.to_owned()),
+                    (Test::Alternative, true) => Expansion::Value(String::new()),
+                    (Test::Error, false) => Expansion::Value(text.to_owned()),
+                    (Test::Error, true) => {
+                        let mut message = String::new();
+                        self.flatten(word, &mut message)?;
+                        if message.is_empty() {
+                            message = if *null_too {
+                                "parameter null or not set".to_owned()
+                            } else {
+                                "parameter not set".to_owned()
+                            };
+                        }
+                        return Err(ExpandError::Unset(format!("{name}: {message}")));
+                    }
+                }
+            }
+            Op::Trim {
+                suffix,
+                longest,
+                pattern,
+            } => {
+                let mut field = Field::default();
+                self.pattern_parts(pattern, &mut field)?;
+                let mut pattern = Pattern::new(&field.bytes, &field.active);
+                Expansion::Value(
+                    param::trim(text, &mut pattern, *suffix, *longest).map_err(pattern_error)?,
+                )
+            }
+            Op::Replace {
+                mode,
+                pattern,
+                replacement,
+            } => {
+                let mut field = Field::default();
+                self.pattern_parts(pattern, &mut field)?;
+                let mut with = Field::default();
+                self.pattern_parts(replacement, &mut with)?;
+                let mut pattern = Pattern::new(&field.bytes, &field.active);
+                // bash 5.2's patsub_replacement: an unquoted `&` is the matched text.
+                let replace = |matched: &str| -> String {
+                    let mut out = Vec::with_capacity(with.bytes.len());
+                    for (b, active) in with.bytes.iter().zip(&with.active) {
+                        if *b == b'&' && *active {
+                            out.extend_from_slice(matched.as_bytes());
+                        } else {
+                            out.push(*b);
+                        }
+                    }
+                    String::from_utf8_lossy(&out).into_owned()
+                };
+                Expansion::Value(
+                    param::replace(text, &mut pattern, *mode, &replace).map_err(pattern_error)?,
+                )
+            }
+            Op::Case { upper, all } => Expansion::Value(param::case(text, *upper, *all)),
+            Op::Substring { offset, length } => {
+                let number = |expr: &str| {
+                    arith::evaluate(expr, self.vars, self.status).map_err(ExpandError::Arithmetic)
+                };
+                let offset = number(offset)?;
+                let length = length.as_deref().map(number).transpose()?;
+                Expansion::Value(
+                    param::substring(text, offset, length)
+                        .map_err(|m| ExpandError::Arithmetic(format!("{name}: {m}")))?,
+                )
+            }
+        })
+    }
+
+    /// Appends the parts' expansion without splitting or globbing.
+    fn flatten(&self, parts: &[Part], out: &mut String) -> Result<(), ExpandError> {
+        for part in parts {
+            match part {
+                Part::Text { text, .. } => out.push_str(text),
+                Part::Param { name, op, .. } => match self.param(name, op)? {
+                    Expansion::Value(v) => out.push_str(&v),
+                    Expansion::Parts(inner) => self.flatten(inner, out)?,
+                },
+                _ => out.push_str(&self.value(part)?.unwrap_or_default()),
+            }
+            if out.len() > MAX_WORD_BYTES {
+                return Err(ExpandError::TooLong(out.chars().take(40).collect()));
+            }
+        }
+        Ok(())
+    }
+
+    /// Appends the parts' expansion as a pattern: the bytes, each active when it came from
+    /// unquoted text or an unquoted expansion.
+    fn pattern_parts(&self, parts: &[Part], field: &mut Field) -> Result<(), ExpandError> {
+        for part in parts {
+            match part {
+                Part::Text { text, quoted } => field.push_str(text, !quoted),
+                Part::Param { name, op, quoted } => match self.param(name, op)? {
+                    Expansion::Value(v) => field.push_str(&v, !quoted),
+                    Expansion::Parts(inner) => self.pattern_parts(inner, field)?,
+                },
+                Part::Var { quoted, .. } | Part::Status { quoted } | Part::Arith { quoted, .. } => {
+                    field.push_str(&self.value(part)?.unwrap_or_default(), !quoted);
+                }
+            }
+            if field.bytes.len() > MAX_WORD_BYTES {
+                return Err(ExpandError::TooLong(
+                    String::from_utf8_lossy(field.bytes.get(..40).unwrap_or(&field.bytes))
+                        .into_owned(),
+                ));
+            }
+        }
+        Ok(())
+    }
+
     /// Expands without field splitting or globbing: an assignment's value, a literal
     /// `export NAME=value` argument.
     pub fn single(&self, word: &Word) -> Result<String, ExpandError> {
         let mut out = String::new();
-        for part in &word.parts {
-            match part {
-                Part::Text { text, .. } => out.push_str(text),
-                Part::Var { .. } | Part::Status { .. } | Part::Arith { .. } => {
-                    out.push_str(&self.value(part)?.unwrap_or_default());
-                }
-            }
-            if out.len() > MAX_WORD_BYTES {
-                return Err(ExpandError::TooLong(word.source.clone()));
-            }
-        }
+        self.flatten(&word.parts, &mut out)
+            .map_err(|e| e.for_word(&word.source))?;
         Ok(out)
     }
 
@@ -121,17 +306,8 @@ impl Expander<'_> {
     /// unquoted expansion).
     pub fn pattern(&self, word: &Word) -> Result<(Vec<u8>, Vec<bool>), ExpandError> {
         let mut field = Field::default();
-        for part in &word.parts {
-            match part {
-                Part::Text { text, quoted } => field.push_str(text, !quoted),
-                Part::Var { quoted, .. } | Part::Status { quoted } | Part::Arith { quoted, .. } => {
-                    field.push_str(&self.value(part)?.unwrap_or_default(), !quoted);
-                }
-            }
-            if field.bytes.len() > MAX_WORD_BYTES {
-                return Err(ExpandError::TooLong(word.source.clone()));
-            }
-        }
+        self.pattern_parts(&word.parts, &mut field)
+            .map_err(|e| e.for_word(&word.source))?;
         Ok((field.bytes, field.active))
     }
 
@@ -151,59 +327,70 @@ impl Expander<'_> {
         Ok(out)
     }
 
-    /// Expands one word into fields: split, then globbed.
-    pub fn fields(&self, word: &Word) -> Result<Vec<String>, ExpandError> {
-        let ifs = self.vars.get("IFS").unwrap_or(" \t\n");
-        let mut fields: Vec<Field> = Vec::new();
-        let mut current = Field::default();
-        let mut delim = Delim::None;
-        let mut total = 0usize;
-        for part in &word.parts {
+    /// Splits the parts' expansion into `s`; `quoted` when a quoted `${..}` holds them,
+    /// `inside` when any `${..}` does (its unquoted text is then an expansion result, split
+    /// and globbed like a variable's value: `${X:-a b}` is two words).
+    fn split_parts(
+        &self,
+        parts: &[Part],
+        quoted: bool,
+        inside: bool,
+        s: &mut Splitter<'_>,
+        source: &str,
+    ) -> Result<(), ExpandError> {
+        for part in parts {
             match part {
-                Part::Text { text, quoted } => {
-                    current.push_str(text, !quoted);
-                    current.started = true;
-                    delim = Delim::None;
-                    total += text.len();
-                }
-                Part::Var { quoted: true, .. }
-                | Part::Status { quoted: true }
-                | Part::Arith { quoted: true, .. } => {
-                    let value = self.value(part)?.unwrap_or_default();
-                    total += value.len();
-                    current.push_str(&value, false);
-                    current.started = true;
-                    delim = Delim::None;
-                }
-                Part::Var { quoted: false, .. }
-                | Part::Status { quoted: false }
-                | Part::Arith { quoted: false, .. } => {
-                    let value = self.value(part)?.unwrap_or_default();
-                    total += value.len();
-                    let mut buf = [0u8; 4];
-                    for c in value.chars() {
-                        if !ifs.contains(c) {
-                            current.push_str(c.encode_utf8(&mut buf), true);
-                            current.started = true;
-                            delim = Delim::None;
-                        } else if matches!(c, ' ' | '\t' | '\n') {
-                            if current.started {
-                                fields.push(std::mem::take(&mut current));
-                                delim = Delim::White;
-                            }
-                        } else {
-                            if current.started || delim != Delim::White {
-                                fields.push(std::mem::take(&mut current));
-                            }
-                            delim = Delim::Hard;
+                Part::Text { text, quoted: q } if inside && !*q && !quoted => s.split(text),
+                Part::Text { text, quoted: q } => s.text(text, *q || quoted),
+                Part::Param {
+                    name,
+                    op,
+                    quoted: q,
+                } => match self.param(name, op)? {
+                    Expansion::Value(v) if *q || quoted => s.text(&v, true),
+                    Expansion::Value(v) => s.split(&v),
+                    Expansion::Parts(inner) => {
+                        // A word inside `${..}` that is not quoted as a whole still makes a
+                        // field of its own when empty and quoted (`${X:-""}`).
+                        self.split_parts(inner, *q || quoted, true, s, source)?;
+                        if *q || quoted {
+                            s.current.started = true;
                         }
+                    }
+                },
+                Part::Var { quoted: q, .. }
+                | Part::Status { quoted: q }
+                | Part::Arith { quoted: q, .. } => {
+                    let value = self.value(part)?.unwrap_or_default();
+                    if *q || quoted {
+                        s.text(&value, true);
+                    } else {
+                        s.split(&value);
                     }
                 }
             }
-            if total > MAX_WORD_BYTES {
-                return Err(ExpandError::TooLong(word.source.clone()));
+            if s.total > MAX_WORD_BYTES {
+                return Err(ExpandError::TooLong(source.to_owned()));
             }
         }
+        Ok(())
+    }
+
+    /// Expands one word into fields: split, then globbed.
+    pub fn fields(&self, word: &Word) -> Result<Vec<String>, ExpandError> {
+        let mut s = Splitter {
+            ifs: self.vars.get("IFS").unwrap_or(" \t\n"),
+            fields: Vec::new(),
+            current: Field::default(),
+            delim: Delim::None,
+            total: 0,
+        };
+        self.split_parts(&word.parts, false, false, &mut s, &word.source)?;
+        let Splitter {
+            mut fields,
+            current,
+            ..
+        } = s;
         if current.started {
             fields.push(current);
         }

@@ -152,9 +152,16 @@ fn in_class(name: &[u8], c: u8) -> bool {
 
 /// Whether `name` matches the compiled component `toks`.
 fn matches(toks: &[Tok], name: &[u8]) -> bool {
+    let mut unlimited = u64::MAX;
+    matches_within(toks, name, &mut unlimited).unwrap_or(false)
+}
+
+/// [`matches`], taking one unit of `budget` per step; `None` when it runs out first.
+fn matches_within(toks: &[Tok], name: &[u8], budget: &mut u64) -> Option<bool> {
     let (mut p, mut s) = (0, 0);
     let mut backtrack: Option<(usize, usize)> = None;
     while s < name.len() {
+        *budget = budget.checked_sub(1)?;
         let step = match toks.get(p) {
             Some(Tok::Star) => {
                 backtrack = Some((p, s));
@@ -174,10 +181,43 @@ fn matches(toks: &[Tok], name: &[u8]) -> bool {
             s = from + 1;
             backtrack = Some((star, from + 1));
         } else {
-            return false;
+            return Some(false);
         }
     }
-    toks[p..].iter().all(|t| *t == Tok::Star)
+    Some(toks[p..].iter().all(|t| *t == Tok::Star))
+}
+
+/// A `case`-style pattern compiled once for many subjects (the `${NAME#..}` and
+/// `${NAME/../..}` operators try every substring), its matching paid from a shared budget.
+pub(crate) struct Compiled {
+    toks: Option<Vec<Tok>>,
+    literal: Vec<u8>,
+}
+
+impl Compiled {
+    /// Compiles `bytes` with its `active` mask.
+    pub fn new(bytes: &[u8], active: &[bool]) -> Self {
+        Self {
+            toks: compile(bytes, active),
+            literal: bytes.to_vec(),
+        }
+    }
+
+    /// The pattern's bytes when it has no pattern character.
+    pub fn literal(&self) -> Option<&[u8]> {
+        self.toks.is_none().then_some(self.literal.as_slice())
+    }
+
+    /// Whether it matches the whole of `subject`; `None` when `budget` runs out.
+    pub fn matches(&self, subject: &[u8], budget: &mut u64) -> Option<bool> {
+        match &self.toks {
+            Some(toks) => matches_within(toks, subject, budget),
+            None => {
+                *budget = budget.checked_sub(1)?;
+                Some(self.literal == subject)
+            }
+        }
+    }
 }
 
 /// Whether `subject` matches the `case` pattern `bytes` (with its `active` mask): the whole

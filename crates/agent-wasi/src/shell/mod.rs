@@ -63,6 +63,7 @@ mod find_exec;
 mod getopt;
 mod glob;
 mod launch;
+mod param;
 mod parse;
 mod pipe;
 mod plan;

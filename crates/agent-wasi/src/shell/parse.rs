@@ -758,8 +758,8 @@ mod tests {
             ),
             ("echo {a,b}", "brace expansion {a,b}", 1, 6),
             (
-                "echo ${x:-y}",
-                "parameter expansion operator (${NAME:-..}, ${NAME#..}, ...)",
+                "echo ${x:=y}",
+                "assigning a default ${NAME:=..} (write [ -n \"$NAME\" ] || NAME=.. first)",
                 1,
                 6,
             ),

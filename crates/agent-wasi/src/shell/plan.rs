@@ -180,7 +180,12 @@ impl Word {
                     }
                     out.push_str(text);
                 }
-                Part::Var { .. } | Part::Status { .. } | Part::Arith { .. } => return None,
+                Part::Var { .. }
+                | Part::Status { .. }
+                | Part::Arith { .. }
+                | Part::Param { .. } => {
+                    return None;
+                }
             }
         }
         Some(out)
@@ -199,6 +204,12 @@ pub(crate) enum Part {
     Status { quoted: bool },
     /// `$((EXPRESSION))`: the text between the parentheses (checked by `arith::check`).
     Arith { text: String, quoted: bool },
+    /// `${NAME<op>..}` (param.rs).
+    Param {
+        name: String,
+        op: super::param::Op,
+        quoted: bool,
+    },
 }
 
 /// An output stream a redirect can point elsewhere.

@@ -13,6 +13,7 @@ use brush_parser::word::{self, ParameterExpr, SpecialParameter, WordPiece, WordP
 
 use super::arith;
 use super::error::{Position, ShellError};
+use super::param::{Op, Replace, Test};
 use super::plan::{Part, Word};
 
 /// How many `[` a word may leave unclosed; each one can double brush's word-parser time when
@@ -90,7 +91,7 @@ pub(crate) fn compile(
             position: Some(origin.start),
         })?;
     let mut acc = Acc::default();
-    convert(&pieces, false, origin, &mut acc)?;
+    convert(&pieces, false, origin, opts, &mut acc)?;
     check_unquoted(&acc.stream, origin)?;
     check_assignment_tilde(&acc.stream, kind, origin)?;
     Ok(Word {
@@ -112,6 +113,7 @@ fn convert(
     pieces: &[WordPieceWithSource],
     quoted: bool,
     origin: WordOrigin<'_>,
+    opts: &ParserOptions,
     acc: &mut Acc,
 ) -> Result<(), ShellError> {
     for p in pieces {
@@ -154,7 +156,7 @@ fn convert(
                     quoted: true,
                 });
                 acc.stream.push(None);
-                convert(inner, true, origin, acc)?;
+                convert(inner, true, origin, opts, acc)?;
             }
             WordPiece::EscapeSequence(seq) => {
                 let mut chars = seq.chars();
@@ -170,8 +172,11 @@ fn convert(
                 return Err(origin.unsupported(at, "tilde expansion (~)"));
             }
             WordPiece::ParameterExpansion(expr) => {
-                acc.parts
-                    .push(parameter(expr, quoted).map_err(|c| origin.unsupported(at, c))?);
+                let part = match operator(expr, quoted, origin, at, opts)? {
+                    Some(part) => part,
+                    None => parameter(expr, quoted).map_err(|c| origin.unsupported(at, c))?,
+                };
+                acc.parts.push(part);
                 acc.stream.push(None);
             }
             WordPiece::CommandSubstitution(_) => {
@@ -191,6 +196,237 @@ fn convert(
         }
     }
     Ok(())
+}
+
+/// How deep `${..}` may nest inside another's word (`${a:-${b:-..}}`).
+const MAX_PARAMETER_NESTING: usize = 8;
+
+/// A `${NAME<op>..}` of the supported operators (param.rs) as a part; `None` for the other
+/// forms, which [`parameter`] takes or refuses.
+fn operator(
+    expr: &ParameterExpr,
+    quoted: bool,
+    origin: WordOrigin<'_>,
+    at: usize,
+    opts: &ParserOptions,
+) -> Result<Option<Part>, ShellError> {
+    use brush_parser::word::{Parameter, ParameterTestType, SubstringMatchKind};
+    let refuse = |construct: &'static str| Err(origin.unsupported(at, construct));
+    // The words inside: compiled as the word around them is; a pattern keeps its own quoting
+    // whatever surrounds the `${..}` (bash: `"${x#*.}"` still matches `*`).
+    let inner = |raw: &str, quoted: bool| -> Result<Vec<Part>, ShellError> {
+        inner_word(raw, quoted, origin, at, opts)
+    };
+    let named = |parameter: &Parameter, indirect: bool| match parameter {
+        Parameter::Named(name) if !indirect => Some(name.clone()),
+        _ => None,
+    };
+    let (name, op) = match expr {
+        ParameterExpr::ParameterLength {
+            parameter,
+            indirect,
+        } => match named(parameter, *indirect) {
+            Some(name) => (name, Op::Length),
+            None => return Ok(None),
+        },
+        ParameterExpr::UseDefaultValues {
+            parameter,
+            indirect,
+            test_type,
+            default_value: word,
+        }
+        | ParameterExpr::UseAlternativeValue {
+            parameter,
+            indirect,
+            test_type,
+            alternative_value: word,
+        }
+        | ParameterExpr::IndicateErrorIfNullOrUnset {
+            parameter,
+            indirect,
+            test_type,
+            error_message: word,
+        } => {
+            let Some(name) = named(parameter, *indirect) else {
+                return Ok(None);
+            };
+            let test = match expr {
+                ParameterExpr::UseDefaultValues { .. } => Test::Default,
+                ParameterExpr::UseAlternativeValue { .. } => Test::Alternative,
+                _ => Test::Error,
+            };
+            let op = Op::Test {
+                test,
+                null_too: matches!(test_type, ParameterTestType::UnsetOrNull),
+                word: inner(word.as_deref().unwrap_or_default(), quoted)?,
+            };
+            (name, op)
+        }
+        ParameterExpr::AssignDefaultValues { .. } => {
+            return refuse(
+                "assigning a default ${NAME:=..} (write [ -n \"$NAME\" ] || NAME=.. first)",
+            );
+        }
+        ParameterExpr::RemoveSmallestSuffixPattern {
+            parameter,
+            indirect,
+            pattern,
+        }
+        | ParameterExpr::RemoveLargestSuffixPattern {
+            parameter,
+            indirect,
+            pattern,
+        }
+        | ParameterExpr::RemoveSmallestPrefixPattern {
+            parameter,
+            indirect,
+            pattern,
+        }
+        | ParameterExpr::RemoveLargestPrefixPattern {
+            parameter,
+            indirect,
+            pattern,
+        } => {
+            let Some(name) = named(parameter, *indirect) else {
+                return Ok(None);
+            };
+            let op = Op::Trim {
+                suffix: matches!(
+                    expr,
+                    ParameterExpr::RemoveSmallestSuffixPattern { .. }
+                        | ParameterExpr::RemoveLargestSuffixPattern { .. }
+                ),
+                longest: matches!(
+                    expr,
+                    ParameterExpr::RemoveLargestSuffixPattern { .. }
+                        | ParameterExpr::RemoveLargestPrefixPattern { .. }
+                ),
+                pattern: inner(pattern.as_deref().unwrap_or_default(), false)?,
+            };
+            (name, op)
+        }
+        ParameterExpr::ReplaceSubstring {
+            parameter,
+            indirect,
+            pattern,
+            replacement,
+            match_kind,
+        } => {
+            let Some(name) = named(parameter, *indirect) else {
+                return Ok(None);
+            };
+            let mode = match match_kind {
+                SubstringMatchKind::Prefix => Replace::Prefix,
+                SubstringMatchKind::Suffix => Replace::Suffix,
+                SubstringMatchKind::FirstOccurrence => Replace::First,
+                SubstringMatchKind::Anywhere => Replace::All,
+            };
+            let op = Op::Replace {
+                mode,
+                pattern: inner(pattern, false)?,
+                replacement: inner(replacement.as_deref().unwrap_or_default(), false)?,
+            };
+            (name, op)
+        }
+        ParameterExpr::UppercaseFirstChar {
+            parameter,
+            indirect,
+            pattern,
+        }
+        | ParameterExpr::UppercasePattern {
+            parameter,
+            indirect,
+            pattern,
+        }
+        | ParameterExpr::LowercaseFirstChar {
+            parameter,
+            indirect,
+            pattern,
+        }
+        | ParameterExpr::LowercasePattern {
+            parameter,
+            indirect,
+            pattern,
+        } => {
+            let Some(name) = named(parameter, *indirect) else {
+                return Ok(None);
+            };
+            if pattern.as_deref().is_some_and(|p| !p.is_empty()) {
+                return refuse("case conversion of matching characters ${NAME^^PATTERN}");
+            }
+            let op = Op::Case {
+                upper: matches!(
+                    expr,
+                    ParameterExpr::UppercaseFirstChar { .. }
+                        | ParameterExpr::UppercasePattern { .. }
+                ),
+                all: matches!(
+                    expr,
+                    ParameterExpr::UppercasePattern { .. } | ParameterExpr::LowercasePattern { .. }
+                ),
+            };
+            (name, op)
+        }
+        ParameterExpr::Substring {
+            parameter,
+            indirect,
+            offset,
+            length,
+        } => {
+            let Some(name) = named(parameter, *indirect) else {
+                return Ok(None);
+            };
+            for text in std::iter::once(&offset.value).chain(length.as_ref().map(|l| &l.value)) {
+                arith::check(text).map_err(|c| origin.unsupported(at, c))?;
+            }
+            let op = Op::Substring {
+                offset: offset.value.clone(),
+                length: length.as_ref().map(|l| l.value.clone()),
+            };
+            (name, op)
+        }
+        _ => return Ok(None),
+    };
+    Ok(Some(Part::Param { name, op, quoted }))
+}
+
+/// Compiles a word inside `${..}` (a default, a pattern, a replacement).
+fn inner_word(
+    raw: &str,
+    quoted: bool,
+    origin: WordOrigin<'_>,
+    at: usize,
+    opts: &ParserOptions,
+) -> Result<Vec<Part>, ShellError> {
+    let pieces = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| word::parse(raw, opts)))
+        .map_err(|_| ShellError::Parse {
+            message: format!("the word parser failed on `{raw}`"),
+            position: Some(origin.at(at)),
+        })?
+        .map_err(|e| ShellError::Parse {
+            message: e.to_string(),
+            position: Some(origin.at(at)),
+        })?;
+    if quoted
+        && pieces.iter().any(|p| {
+            matches!(
+                p.piece,
+                WordPiece::SingleQuotedText(_) | WordPiece::AnsiCQuotedText(_)
+            )
+        })
+    {
+        // bash keeps them literally there; refused rather than read another way.
+        return Err(origin.unsupported(at, "single quotes inside a double-quoted ${..}"));
+    }
+    // Positions inside report the `${` itself.
+    let here = WordOrigin {
+        raw: "",
+        start: origin.at(at),
+    };
+    let mut acc = Acc::default();
+    convert(&pieces, quoted, here, opts, &mut acc)?;
+    check_unquoted(&acc.stream, here)?;
+    Ok(acc.parts)
 }
 
 fn parameter(expr: &ParameterExpr, quoted: bool) -> Result<Part, &'static str> {
@@ -310,7 +546,11 @@ fn check_assignment_tilde(
 
 /// Names the first unsupported expansion in `raw` (quote-aware), with its byte offset.
 fn scan(raw: &str) -> Option<(usize, &'static str)> {
-    let b = raw.as_bytes();
+    scan_nested(raw.as_bytes(), 0)
+}
+
+/// [`scan`] of a word, or of the word inside a `${..}` at nesting `depth`.
+fn scan_nested(b: &[u8], depth: usize) -> Option<(usize, &'static str)> {
     let mut i = 0;
     let mut double = false;
     while i < b.len() {
@@ -346,7 +586,7 @@ fn scan(raw: &str) -> Option<(usize, &'static str)> {
                     }
                     _ => {}
                 }
-                match dollar(&b[i + 1..]) {
+                match dollar(&b[i + 1..], depth) {
                     Ok(len) => i += 1 + len,
                     Err(construct) => return Some((i, construct)),
                 }
@@ -358,8 +598,8 @@ fn scan(raw: &str) -> Option<(usize, &'static str)> {
 }
 
 /// What follows a `$`: the length of a supported expansion (0 for a literal `$`), or the name
-/// of the unsupported one.
-fn dollar(rest: &[u8]) -> Result<usize, &'static str> {
+/// of the unsupported one. `depth`: how many `${..}` words this one is inside.
+fn dollar(rest: &[u8], depth: usize) -> Result<usize, &'static str> {
     let is_name_start = |c: &u8| c.is_ascii_alphabetic() || *c == b'_';
     let is_name = |c: &u8| c.is_ascii_alphanumeric() || *c == b'_';
     match rest.first() {
@@ -380,6 +620,15 @@ fn dollar(rest: &[u8]) -> Result<usize, &'static str> {
             let name_len = match inner.first() {
                 Some(c) if is_name_start(c) => inner.iter().take_while(|c| is_name(c)).count(),
                 Some(b'?') => 1,
+                Some(b'#') if inner.get(1).is_some_and(is_name_start) => {
+                    // `${#NAME}`.
+                    let len = inner[1..].iter().take_while(|c| is_name(c)).count();
+                    return match inner.get(1 + len) {
+                        Some(b'}') => Ok(len + 3),
+                        Some(b'[') => Err("array"),
+                        _ => Err("parameter length ${#NAME}"),
+                    };
+                }
                 Some(b'#') if inner.get(1) != Some(&b'}') => {
                     return Err("parameter length ${#NAME}");
                 }
@@ -395,11 +644,58 @@ fn dollar(rest: &[u8]) -> Result<usize, &'static str> {
             match inner.get(name_len) {
                 Some(b'}') => Ok(name_len + 2),
                 Some(b'[') => Err("array"),
+                Some(b':' | b'-' | b'=' | b'?' | b'+' | b'#' | b'%' | b'/' | b'^' | b',') => {
+                    // An operator and its word, up to the matching `}`: the word is checked as
+                    // words are (param.rs runs the operators; word.rs refuses the others).
+                    if depth >= MAX_PARAMETER_NESTING {
+                        return Err("parameter expansion nested more than 8 deep");
+                    }
+                    let close = closing_brace(&inner[name_len..])
+                        .ok_or("parameter expansion operator (${NAME:-..}, ${NAME#..}, ...)")?;
+                    let word = &inner[name_len + 1..name_len + close];
+                    if let Some((_, construct)) = scan_nested(word, depth + 1) {
+                        return Err(construct);
+                    }
+                    Ok(name_len + close + 2)
+                }
                 _ => Err("parameter expansion operator (${NAME:-..}, ${NAME#..}, ...)"),
             }
         }
         _ => Ok(0),
     }
+}
+
+/// The offset in `b` of the `}` that closes a `${` whose operator starts `b`: quotes and
+/// backslashes respected, nested `${..}` skipped; `None` when it never closes.
+fn closing_brace(b: &[u8]) -> Option<usize> {
+    let mut depth = 1usize;
+    let mut i = 0;
+    let mut double = false;
+    while i < b.len() {
+        match b[i] {
+            b'\\' => i += 1,
+            b'\'' if !double => {
+                i += 1;
+                while i < b.len() && b[i] != b'\'' {
+                    i += 1;
+                }
+            }
+            b'"' => double = !double,
+            b'$' if b.get(i + 1) == Some(&b'{') => {
+                depth += 1;
+                i += 1;
+            }
+            b'}' if !double => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(i);
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    None
 }
 
 /// `((EXPRESSION))` after a `$`: its length when it closes and `arith::check` accepts it.
@@ -549,17 +845,40 @@ mod tests {
             ("a$(('1'))", super::arith::REFUSED, 2),
             ("$((1+$(ls)))", super::arith::REFUSED, 1),
             ("$[1+2]", "arithmetic expansion $[..]", 1),
+            ("${x:-$(ls)}", "command substitution $(..)", 1),
+            ("${x#`ls`}", "command substitution `..` (backquotes)", 1),
+            ("${x:-${y:-$1}}", "positional parameter $1", 1),
             (
-                "${x:-y}",
+                "${x:-${a:-${a:-${a:-${a:-${a:-${a:-${a:-${a:-${a:-x}}}}}}}}}}",
+                "parameter expansion nested more than 8 deep",
+                1,
+            ),
+            ("${x:-~}", "tilde expansion (~)", 1),
+            (
+                "\"${x:-'a'}\"",
+                "single quotes inside a double-quoted ${..}",
+                2,
+            ),
+            (
+                "${x^^[a]}",
+                "case conversion of matching characters ${NAME^^PATTERN}",
+                1,
+            ),
+            (
+                "${x@Q}",
                 "parameter expansion operator (${NAME:-..}, ${NAME#..}, ...)",
                 1,
             ),
             (
-                "${x#a}",
+                "${?:-x}",
                 "parameter expansion operator (${NAME:-..}, ${NAME#..}, ...)",
                 1,
             ),
-            ("${#x}", "parameter length ${#NAME}", 1),
+            (
+                "${x:-unclosed",
+                "parameter expansion operator (${NAME:-..}, ${NAME#..}, ...)",
+                1,
+            ),
             ("${!x}", "indirect expansion ${!NAME}", 1),
             ("${a[1]}", "array", 1),
             ("x$1", "positional parameter $1", 2),
