@@ -1,5 +1,5 @@
 //! The built-in commands: `cd`, `export`, `unset`, `exit`, `true`, `false`, `:`, `echo`, `pwd`,
-//! `break`, `continue`.
+//! `break`, `continue`, and `read` (`read.rs`).
 //! Each behaves as bash's does for the options listed in `docs/shell.md`, with bash's messages
 //! and exit statuses.
 
@@ -24,6 +24,7 @@ pub(crate) enum Builtin {
     Pwd,
     Break,
     Continue,
+    Read,
 }
 
 impl Builtin {
@@ -41,6 +42,7 @@ impl Builtin {
             "pwd" => Self::Pwd,
             "break" => Self::Break,
             "continue" => Self::Continue,
+            "read" => Self::Read,
             _ => return None,
         })
     }
@@ -58,6 +60,7 @@ impl Builtin {
             Self::Pwd => Flow::Status(pwd(args, state, fds)),
             Self::Break => loop_control("break", args, state, fds),
             Self::Continue => loop_control("continue", args, state, fds),
+            Self::Read => Flow::Status(super::read::read(args, state, fds)),
         }
     }
 }

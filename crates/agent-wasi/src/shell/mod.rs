@@ -67,6 +67,7 @@ mod param;
 mod parse;
 mod pipe;
 mod plan;
+mod read;
 mod stage;
 mod stream;
 mod timeout;

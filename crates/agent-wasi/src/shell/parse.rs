@@ -40,7 +40,6 @@ const UNSUPPORTED_BUILTINS: &[(&str, &str)] = &[
     ("exec", "the `exec` builtin"),
     ("set", "the `set` builtin"),
     ("shopt", "the `shopt` builtin"),
-    ("read", "the `read` builtin"),
     ("mapfile", "the `mapfile` builtin"),
     ("readarray", "the `readarray` builtin"),
     ("alias", "the `alias` builtin"),
