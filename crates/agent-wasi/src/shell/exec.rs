@@ -12,6 +12,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::builtins::Builtin;
+use super::cond::{CondError, Env};
 use super::context::{ShellContext, ShellOutput};
 use super::error::ShellError;
 use super::expand::{ExpandError, Expander};
@@ -393,6 +394,28 @@ impl Interpreter<'_> {
                 flow
             }
             Compound::Case { subject, arms } => self.case(subject, arms, state, io),
+            Compound::Test(cond) => {
+                let expander = self.expander(state);
+                let env = Env {
+                    expander: &expander,
+                    vars: &state.vars,
+                    ws: self.ws,
+                    cwd: &state.cwd,
+                    status: state.status,
+                };
+                match cond.eval(&env) {
+                    Ok(true) => Flow::Status(0),
+                    Ok(false) => Flow::Status(1),
+                    Err(CondError::Arithmetic(message)) => {
+                        io.diagnose(&format!("[[: {message}"));
+                        Flow::Status(1)
+                    }
+                    Err(CondError::Expand(e)) => {
+                        io.diagnose(&e.message());
+                        expansion_failed(&e)
+                    }
+                }
+            }
         }
     }
 

@@ -54,6 +54,7 @@
 
 mod arith;
 mod builtins;
+mod cond;
 mod context;
 mod env_command;
 mod error;

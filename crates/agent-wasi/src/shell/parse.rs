@@ -231,10 +231,20 @@ impl Compiler<'_> {
                 "function definition",
                 start_of(&f.fname).unwrap_or_default(),
             )),
-            ast::Command::ExtendedTest(test, _) => Err(unsupported(
-                "conditional expression [[ .. ]]",
-                start_of(test).unwrap_or_default(),
-            )),
+            ast::Command::ExtendedTest(test, redirects) => {
+                let here = start_of(test).unwrap_or_default();
+                let cond = super::cond::compile(
+                    &test.expr,
+                    &mut |w| self.word(w, here, WordKind::Plain),
+                    &|construct| unsupported(construct, here),
+                )?;
+                let redirects = redirects
+                    .iter()
+                    .flat_map(|list| &list.0)
+                    .map(|r| self.redirect(r, here))
+                    .collect::<Result<Vec<_>, _>>()?;
+                Ok(Node::Compound(Box::new(Compound::Test(cond)), redirects))
+            }
         }
     }
 
@@ -763,7 +773,12 @@ mod tests {
                 6,
             ),
             ("coproc ls", "coprocess (coproc)", 1, 1),
-            ("[[ -f x ]]", "conditional expression [[ .. ]]", 1, 1),
+            (
+                "[[ a =~ b ]]",
+                "regular expression match [[ .. =~ .. ]] (use grep -E or a case pattern)",
+                1,
+                1,
+            ),
             ("time ls", "the `time` keyword", 1, 1),
             ("ls\neval x", "the `eval` builtin", 2, 1),
             (

@@ -71,6 +71,7 @@ impl Node {
                     condition, body, ..
                 } => count_list(condition) + count_list(body),
                 Compound::Case { arms, .. } => arms.iter().map(|a| count_list(&a.body)).sum(),
+                Compound::Test(_) => 1,
             },
         }
     }
@@ -101,6 +102,8 @@ pub(crate) enum Compound {
     },
     /// `case WORD in PATTERN|PATTERN) LIST ;; ... esac`.
     Case { subject: Word, arms: Vec<CaseArm> },
+    /// `[[ EXPRESSION ]]` (cond.rs).
+    Test(super::cond::Cond),
 }
 
 /// One `PATTERN|PATTERN) LIST ;;` of a `case`.

@@ -124,6 +124,32 @@ impl Workspace {
         Ok(self.dir.metadata(path.relative())?.is_dir())
     }
 
+    /// The metadata of what `path` names (symlinks inside the workspace followed).
+    pub fn metadata(&self, path: &GuestPath) -> io::Result<cap_std::fs::Metadata> {
+        self.dir.metadata(path.relative())
+    }
+
+    /// The metadata of `path` itself (a symlink is not followed).
+    pub fn symlink_metadata(&self, path: &GuestPath) -> io::Result<cap_std::fs::Metadata> {
+        self.dir.symlink_metadata(path.relative())
+    }
+
+    /// Whether the existing file at `path` opens for writing (nothing created or truncated).
+    pub fn can_write(&self, path: &GuestPath) -> bool {
+        let mut options = OpenOptions::new();
+        options.write(true);
+        self.dir.open_with(path.relative(), &options).is_ok()
+    }
+
+    /// Whether `a` and `b` are the same file (device and inode).
+    pub fn same_file(&self, a: &GuestPath, b: &GuestPath) -> bool {
+        use cap_std::fs::MetadataExt;
+        match (self.metadata(a), self.metadata(b)) {
+            (Ok(x), Ok(y)) => x.dev() == y.dev() && x.ino() == y.ino(),
+            _ => false,
+        }
+    }
+
     /// Whether something (a dangling symlink included) exists at `path`.
     pub fn exists(&self, path: &GuestPath) -> bool {
         self.dir.symlink_metadata(path.relative()).is_ok()

@@ -1,0 +1,299 @@
+//! The conditional command `[[ EXPRESSION ]]`, as bash 5.2 evaluates it: operands are expanded
+//! without word splitting or pathname expansion; `&&`, `||`, `!` and parentheses; `==` / `=` and
+//! `!=` match the right side as a pattern (its quoted parts literally); `<` / `>` compare
+//! bytes; `-eq -ne -lt -le -gt -ge` compare arithmetic expressions (`[[ n+1 -eq 4 ]]`); file
+//! tests look at the workspace. Status 0 true, 1 false, 1 with a message when an arithmetic
+//! operand is malformed (bash does the same).
+//!
+//! File tests have the same answers as the bundle's `test` (guest/src/test.rs), since the
+//! guest cannot see owners or permission bits either: `-r` / `-w` whether the file opens for
+//! reading / writing (a directory: always), `-x` true for a directory and false for a file,
+//! `-O` / `-G` true for anything that exists, `-u -g -k -b -c -p -S -t` false. `-v NAME` is
+//! whether the variable is set. Refused when the script is compiled: `=~` (regular
+//! expressions; use `grep -E` or a `case` pattern), `-o OPTION` and `-R NAME`.
+
+use brush_parser::ast::{BinaryPredicate, ExtendedTestExpr, UnaryPredicate};
+
+use super::arith;
+use super::expand::{ExpandError, Expander};
+use super::glob;
+use super::plan::Word;
+use super::vars::Vars;
+use super::workspace::{GuestPath, Workspace};
+
+/// A compiled `[[ .. ]]` expression.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Cond {
+    And(Box<Cond>, Box<Cond>),
+    Or(Box<Cond>, Box<Cond>),
+    Not(Box<Cond>),
+    /// A test of one operand.
+    Unary(Unary, Word),
+    /// A test of two operands.
+    Binary(Binary, Word, Word),
+}
+
+/// The one-operand tests.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Unary {
+    Exists,
+    Regular,
+    Directory,
+    Symlink,
+    NonEmptyFile,
+    Readable,
+    Writable,
+    Executable,
+    Owned,
+    /// `-b -c -p -S -u -g -k -t`: nothing in a workspace is one of these.
+    Never,
+    ModifiedSinceRead,
+    EmptyString,
+    NonEmptyString,
+    VariableSet,
+}
+
+/// The two-operand tests.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Binary {
+    Matches,
+    DoesNotMatch,
+    Before,
+    After,
+    /// `-eq -ne -lt -le -gt -ge`: which orderings of the two numbers make it true.
+    Number(Numeric),
+    Newer,
+    Older,
+    SameFile,
+}
+
+/// An arithmetic comparison.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Numeric {
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+}
+
+impl Numeric {
+    fn holds(self, a: i64, b: i64) -> bool {
+        match self {
+            Self::Eq => a == b,
+            Self::Ne => a != b,
+            Self::Lt => a < b,
+            Self::Le => a <= b,
+            Self::Gt => a > b,
+            Self::Ge => a >= b,
+        }
+    }
+}
+
+/// Compiles brush's expression; `word` compiles an operand. The error is the construct refused.
+pub(crate) fn compile<E>(
+    expr: &ExtendedTestExpr,
+    word: &mut dyn FnMut(&brush_parser::ast::Word) -> Result<Word, E>,
+    refuse: &dyn Fn(&'static str) -> E,
+) -> Result<Cond, E> {
+    Ok(match expr {
+        ExtendedTestExpr::And(a, b) => Cond::And(
+            Box::new(compile(a, word, refuse)?),
+            Box::new(compile(b, word, refuse)?),
+        ),
+        ExtendedTestExpr::Or(a, b) => Cond::Or(
+            Box::new(compile(a, word, refuse)?),
+            Box::new(compile(b, word, refuse)?),
+        ),
+        ExtendedTestExpr::Not(a) => Cond::Not(Box::new(compile(a, word, refuse)?)),
+        ExtendedTestExpr::Parenthesized(a) => compile(a, word, refuse)?,
+        ExtendedTestExpr::UnaryTest(predicate, operand) => {
+            let unary = match predicate {
+                UnaryPredicate::FileExists => Unary::Exists,
+                UnaryPredicate::FileExistsAndIsRegularFile => Unary::Regular,
+                UnaryPredicate::FileExistsAndIsDir => Unary::Directory,
+                UnaryPredicate::FileExistsAndIsSymlink => Unary::Symlink,
+                UnaryPredicate::FileExistsAndIsNotZeroLength => Unary::NonEmptyFile,
+                UnaryPredicate::FileExistsAndIsReadable => Unary::Readable,
+                UnaryPredicate::FileExistsAndIsWritable => Unary::Writable,
+                UnaryPredicate::FileExistsAndIsExecutable => Unary::Executable,
+                UnaryPredicate::FileExistsAndOwnedByEffectiveGroupId
+                | UnaryPredicate::FileExistsAndOwnedByEffectiveUserId => Unary::Owned,
+                UnaryPredicate::FileExistsAndIsBlockSpecialFile
+                | UnaryPredicate::FileExistsAndIsCharSpecialFile
+                | UnaryPredicate::FileExistsAndIsFifo
+                | UnaryPredicate::FileExistsAndIsSocket
+                | UnaryPredicate::FileExistsAndIsSetuid
+                | UnaryPredicate::FileExistsAndIsSetgid
+                | UnaryPredicate::FileExistsAndHasStickyBit
+                | UnaryPredicate::FdIsOpenTerminal => Unary::Never,
+                UnaryPredicate::FileExistsAndModifiedSinceLastRead => Unary::ModifiedSinceRead,
+                UnaryPredicate::StringHasZeroLength => Unary::EmptyString,
+                UnaryPredicate::StringHasNonZeroLength => Unary::NonEmptyString,
+                UnaryPredicate::ShellVariableIsSetAndAssigned => Unary::VariableSet,
+                UnaryPredicate::ShellOptionEnabled => {
+                    return Err(refuse("shell option test [[ -o OPTION ]]"));
+                }
+                UnaryPredicate::ShellVariableIsSetAndNameRef => {
+                    return Err(refuse("name reference test [[ -R NAME ]]"));
+                }
+            };
+            Cond::Unary(unary, word(operand)?)
+        }
+        ExtendedTestExpr::BinaryTest(predicate, left, right) => {
+            let binary = match predicate {
+                BinaryPredicate::StringExactlyMatchesPattern
+                | BinaryPredicate::StringExactlyMatchesString => Binary::Matches,
+                BinaryPredicate::StringDoesNotExactlyMatchPattern
+                | BinaryPredicate::StringDoesNotExactlyMatchString => Binary::DoesNotMatch,
+                BinaryPredicate::LeftSortsBeforeRight => Binary::Before,
+                BinaryPredicate::LeftSortsAfterRight => Binary::After,
+                BinaryPredicate::ArithmeticEqualTo => Binary::Number(Numeric::Eq),
+                BinaryPredicate::ArithmeticNotEqualTo => Binary::Number(Numeric::Ne),
+                BinaryPredicate::ArithmeticLessThan => Binary::Number(Numeric::Lt),
+                BinaryPredicate::ArithmeticLessThanOrEqualTo => Binary::Number(Numeric::Le),
+                BinaryPredicate::ArithmeticGreaterThan => Binary::Number(Numeric::Gt),
+                BinaryPredicate::ArithmeticGreaterThanOrEqualTo => Binary::Number(Numeric::Ge),
+                BinaryPredicate::LeftFileIsNewerOrExistsWhenRightDoesNot => Binary::Newer,
+                BinaryPredicate::LeftFileIsOlderOrDoesNotExistWhenRightDoes => Binary::Older,
+                BinaryPredicate::FilesReferToSameDeviceAndInodeNumbers => Binary::SameFile,
+                BinaryPredicate::StringMatchesRegex | BinaryPredicate::StringContainsSubstring => {
+                    return Err(refuse(
+                        "regular expression match [[ .. =~ .. ]] (use grep -E or a case pattern)",
+                    ));
+                }
+            };
+            Cond::Binary(binary, word(left)?, word(right)?)
+        }
+    })
+}
+
+/// What evaluation reads.
+pub(crate) struct Env<'a> {
+    pub expander: &'a Expander<'a>,
+    pub vars: &'a Vars,
+    pub ws: &'a Workspace,
+    pub cwd: &'a GuestPath,
+    pub status: i32,
+}
+
+/// Why `[[ .. ]]` could not decide: the message (status 1, or the script's end when the
+/// expansion error is fatal).
+pub(crate) enum CondError {
+    Expand(ExpandError),
+    Arithmetic(String),
+}
+
+impl From<ExpandError> for CondError {
+    fn from(e: ExpandError) -> Self {
+        Self::Expand(e)
+    }
+}
+
+impl Cond {
+    /// Evaluates the expression (`&&` and `||` short-circuit).
+    pub fn eval(&self, env: &Env<'_>) -> Result<bool, CondError> {
+        Ok(match self {
+            Self::And(a, b) => a.eval(env)? && b.eval(env)?,
+            Self::Or(a, b) => a.eval(env)? || b.eval(env)?,
+            Self::Not(a) => !a.eval(env)?,
+            Self::Unary(test, operand) => {
+                let value = env.expander.single(operand)?;
+                unary(*test, &value, env)
+            }
+            Self::Binary(test, left, right) => {
+                let l = env.expander.single(left)?;
+                match test {
+                    Binary::Matches | Binary::DoesNotMatch => {
+                        let (bytes, active) = env.expander.pattern(right)?;
+                        let hit = glob::pattern_matches(&bytes, &active, l.as_bytes());
+                        hit == (*test == Binary::Matches)
+                    }
+                    _ => {
+                        let r = env.expander.single(right)?;
+                        binary(*test, &l, &r, env)?
+                    }
+                }
+            }
+        })
+    }
+}
+
+/// A path operand inside the workspace (`None`: it names something outside, which does not
+/// exist for the script).
+fn path(operand: &str, env: &Env<'_>) -> Option<GuestPath> {
+    if operand.is_empty() {
+        return None;
+    }
+    GuestPath::resolve(env.cwd, operand).ok()
+}
+
+fn unary(test: Unary, operand: &str, env: &Env<'_>) -> bool {
+    match test {
+        Unary::EmptyString => return operand.is_empty(),
+        Unary::NonEmptyString => return !operand.is_empty(),
+        Unary::VariableSet => return env.vars.get(operand).is_some(),
+        Unary::Never => return false,
+        _ => {}
+    }
+    let Some(p) = path(operand, env) else {
+        return false;
+    };
+    let ws = env.ws;
+    match test {
+        Unary::Symlink => ws.symlink_metadata(&p).is_ok_and(|m| m.is_symlink()),
+        Unary::Exists | Unary::Owned => ws.metadata(&p).is_ok(),
+        Unary::Regular => ws.metadata(&p).is_ok_and(|m| m.is_file()),
+        Unary::Directory => ws.metadata(&p).is_ok_and(|m| m.is_dir()),
+        Unary::NonEmptyFile => ws.metadata(&p).is_ok_and(|m| m.len() > 0),
+        Unary::Readable => match ws.metadata(&p) {
+            Ok(m) if m.is_dir() => true,
+            Ok(_) => ws.open_read(&p).is_ok(),
+            Err(_) => false,
+        },
+        Unary::Writable => match ws.metadata(&p) {
+            Ok(m) if m.is_dir() => true,
+            Ok(_) => ws.can_write(&p),
+            Err(_) => false,
+        },
+        Unary::Executable => ws.metadata(&p).is_ok_and(|m| m.is_dir()),
+        Unary::ModifiedSinceRead => ws
+            .metadata(&p)
+            .is_ok_and(|m| matches!((m.accessed(), m.modified()), (Ok(a), Ok(w)) if w > a)),
+        Unary::EmptyString | Unary::NonEmptyString | Unary::VariableSet | Unary::Never => false,
+    }
+}
+
+fn binary(test: Binary, l: &str, r: &str, env: &Env<'_>) -> Result<bool, CondError> {
+    let modified = |operand: &str| {
+        path(operand, env)
+            .and_then(|p| env.ws.metadata(&p).ok())
+            .and_then(|m| m.modified().ok())
+    };
+    Ok(match test {
+        Binary::Before => l.as_bytes() < r.as_bytes(),
+        Binary::After => l.as_bytes() > r.as_bytes(),
+        Binary::Number(order) => {
+            let number = |text: &str| {
+                arith::evaluate(text, env.vars, env.status).map_err(CondError::Arithmetic)
+            };
+            order.holds(number(l)?, number(r)?)
+        }
+        Binary::Newer => match (modified(l), modified(r)) {
+            (Some(a), Some(b)) => a > b,
+            (Some(_), None) => true,
+            _ => false,
+        },
+        Binary::Older => match (modified(l), modified(r)) {
+            (Some(a), Some(b)) => a < b,
+            (None, Some(_)) => true,
+            _ => false,
+        },
+        Binary::SameFile => match (path(l, env), path(r, env)) {
+            (Some(a), Some(b)) => env.ws.same_file(&a, &b),
+            _ => false,
+        },
+        Binary::Matches | Binary::DoesNotMatch => false,
+    })
+}
