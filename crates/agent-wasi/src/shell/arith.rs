@@ -191,9 +191,13 @@ fn substitute(text: &str, vars: &Vars, status: i32) -> String {
             i += 1 + len;
             continue;
         }
-        // Only ASCII reaches here (check() allowlisted it), so byte and char agree.
-        out.push(char::from(b[i]));
-        i += 1;
+        // A whole character: `[[ é -eq 1 ]]` brings text check() never saw (it refuses it
+        // after the substitution).
+        let Some(c) = text[i..].chars().next() else {
+            break;
+        };
+        out.push(c);
+        i += c.len_utf8();
     }
     out
 }
@@ -445,6 +449,10 @@ mod tests {
                 let top = format!("{}w", "!".repeat(64));
                 check(&top).unwrap();
                 assert_eq!(evaluate(&top, &vars, 0), Ok(1));
+                assert!(
+                    evaluate("é + 1", &vars, 0).is_err(),
+                    "refused, never garbled"
+                );
                 // `$x` is put in before parsing: its value is bounded like the text.
                 vars.set("x", "!".repeat(3000)).unwrap();
                 assert!(evaluate("$x 1", &vars, 0).is_err());
