@@ -63,7 +63,7 @@ pub enum Command {
     )]
     Exec(WasiExecArgs),
     /// Run a shell script with the portable WASI shell (pipelines, redirects, && || ;, quoting,
-    /// variables, ${X%..} and the other ${..} operators, $((..)), [[ ]], globs,
+    /// variables, ${X%..} and the other ${..} operators, $((..)), ((..)), [[ ]], globs,
     /// if/for/while/case, read, xargs, env CMD, timeout, find -exec; commands from the
     /// installed bundles), confined to the workspace.
     #[command(

@@ -84,10 +84,19 @@ pub(crate) fn check(text: &str) -> Result<(), &'static str> {
     };
     if assigns(&ast) {
         return Err(
-            "assignment in arithmetic expansion $((..)) (write NAME=$((..)) instead of $((NAME=..)) or $((NAME++)))",
+            "assignment in arithmetic expansion $((..)) (write NAME=$((..)) instead of $((NAME=..)) or $((NAME++)), or use the command ((NAME++)))",
         );
     }
     Ok(())
+}
+
+/// [`check`] for the arithmetic command `((..))` and the parts of `for ((..))`, where
+/// assignments are allowed (the interpreter runs them with the shell's variables).
+pub(crate) fn check_command(text: &str) -> Result<(), &'static str> {
+    match check(text) {
+        Err(message) if message.starts_with("assignment") => Ok(()),
+        other => other,
+    }
 }
 
 /// The operator characters of an expression (what bounds the parser's recursion).
@@ -160,13 +169,69 @@ pub(crate) fn evaluate(text: &str, vars: &Vars, status: i32) -> Result<i64, Stri
     // The values put in may hold anything: the same bounds as the script's own text.
     check(&expanded).map_err(fail)?;
     let ast = parse(&expanded).map_err(|e| fail(&e))?;
+    let mut store = ReadOnly(vars);
     Eval {
-        vars,
+        store: &mut store,
         depth: 0,
         chain: 0,
     }
     .eval(&ast)
     .map_err(|e| fail(&e))
+}
+
+/// Runs the arithmetic command `((TEXT))` (or a part of `for ((..))`): like [`evaluate`], and
+/// its assignments (`i++`, `x = 2`, `n += 3`) set the shell's variables.
+pub(crate) fn execute(text: &str, vars: &mut Vars, status: i32) -> Result<i64, String> {
+    let expanded = substitute(text, vars, status);
+    if expanded.len() > MAX_EXPRESSION_BYTES {
+        return Err(format!(
+            "{text}: expression longer than {MAX_EXPRESSION_BYTES} bytes after expansion"
+        ));
+    }
+    let fail = |why: &str| format!("{}: {why}", expanded.trim());
+    check_command(&expanded).map_err(fail)?;
+    let ast = parse(&expanded).map_err(|e| fail(&e))?;
+    Eval {
+        store: vars,
+        depth: 0,
+        chain: 0,
+    }
+    .eval(&ast)
+    .map_err(|e| fail(&e))
+}
+
+/// Where evaluation reads and writes variables.
+trait Store {
+    fn get(&self, name: &str) -> Option<&str>;
+    fn set(&mut self, name: &str, value: i64) -> Result<(), String>;
+}
+
+/// The expander's view: reading only.
+struct ReadOnly<'a>(&'a Vars);
+
+impl Store for ReadOnly<'_> {
+    fn get(&self, name: &str) -> Option<&str> {
+        self.0.get(name)
+    }
+
+    fn set(&mut self, _name: &str, _value: i64) -> Result<(), String> {
+        Err("assignment in arithmetic expansion is not supported by the agent's shell".to_owned())
+    }
+}
+
+impl Store for Vars {
+    fn get(&self, name: &str) -> Option<&str> {
+        Vars::get(self, name)
+    }
+
+    fn set(&mut self, name: &str, value: i64) -> Result<(), String> {
+        Vars::set(self, name, value.to_string()).map_err(|_| {
+            format!(
+                "{name}: the shell's variables would exceed {} bytes",
+                super::vars::MAX_VARIABLE_BYTES
+            )
+        })
+    }
 }
 
 /// Replaces `$NAME`, `${NAME}` and `$?` with their values (unset is empty).
@@ -203,7 +268,7 @@ fn substitute(text: &str, vars: &Vars, status: i32) -> String {
 }
 
 struct Eval<'a> {
-    vars: &'a Vars,
+    store: &'a mut dyn Store,
     /// Variables being evaluated inside each other.
     depth: usize,
     /// Their operators, summed: the parser and the evaluator recurse once per level of each,
@@ -213,11 +278,12 @@ struct Eval<'a> {
 
 impl Eval<'_> {
     fn eval(&mut self, e: &ArithmeticExpr) -> Result<i64, String> {
+        let array = || "arrays are not supported by the agent's shell".to_owned();
         Ok(match e {
             ArithmeticExpr::Literal(n) => *n,
             ArithmeticExpr::Reference(ArithmeticTarget::Variable(name)) => self.variable(name)?,
             ArithmeticExpr::Reference(ArithmeticTarget::ArrayElement(..)) => {
-                return Err("arrays are not supported by the agent's shell".to_owned());
+                return Err(array());
             }
             ArithmeticExpr::UnaryOp(op, x) => {
                 let x = self.eval(x)?;
@@ -236,19 +302,37 @@ impl Eval<'_> {
                     self.eval(z)?
                 }
             }
-            ArithmeticExpr::Assignment(..)
-            | ArithmeticExpr::BinaryAssignment(..)
-            | ArithmeticExpr::UnaryAssignment(
-                UnaryAssignmentOperator::PrefixIncrement
-                | UnaryAssignmentOperator::PrefixDecrement
-                | UnaryAssignmentOperator::PostfixIncrement
-                | UnaryAssignmentOperator::PostfixDecrement,
-                _,
-            ) => {
-                return Err(
-                    "assignment in arithmetic expansion is not supported by the agent's shell"
-                        .to_owned(),
-                );
+            ArithmeticExpr::Assignment(ArithmeticTarget::Variable(name), x) => {
+                let value = self.eval(x)?;
+                self.store.set(name, value)?;
+                value
+            }
+            ArithmeticExpr::BinaryAssignment(op, ArithmeticTarget::Variable(name), x) => {
+                let current = self.variable(name)?;
+                let operand = self.eval(x)?;
+                let value = apply(*op, current, operand)?;
+                self.store.set(name, value)?;
+                value
+            }
+            ArithmeticExpr::UnaryAssignment(op, ArithmeticTarget::Variable(name)) => {
+                let current = self.variable(name)?;
+                let (value, result) = match op {
+                    UnaryAssignmentOperator::PrefixIncrement => {
+                        (current.wrapping_add(1), current.wrapping_add(1))
+                    }
+                    UnaryAssignmentOperator::PrefixDecrement => {
+                        (current.wrapping_sub(1), current.wrapping_sub(1))
+                    }
+                    UnaryAssignmentOperator::PostfixIncrement => (current.wrapping_add(1), current),
+                    UnaryAssignmentOperator::PostfixDecrement => (current.wrapping_sub(1), current),
+                };
+                self.store.set(name, value)?;
+                result
+            }
+            ArithmeticExpr::Assignment(ArithmeticTarget::ArrayElement(..), _)
+            | ArithmeticExpr::BinaryAssignment(_, ArithmeticTarget::ArrayElement(..), _)
+            | ArithmeticExpr::UnaryAssignment(_, ArithmeticTarget::ArrayElement(..)) => {
+                return Err(array());
             }
         })
     }
@@ -271,45 +355,13 @@ impl Eval<'_> {
         }
         let a = self.eval(x)?;
         let b = self.eval(y)?;
-        Ok(match op {
-            BinaryOperator::Power => {
-                let exp = u32::try_from(b).map_err(|_| {
-                    if b < 0 {
-                        "exponent less than 0"
-                    } else {
-                        "exponent too large"
-                    }
-                })?;
-                a.wrapping_pow(exp)
-            }
-            BinaryOperator::Multiply => a.wrapping_mul(b),
-            BinaryOperator::Divide | BinaryOperator::Modulo if b == 0 => {
-                return Err("division by 0".to_owned());
-            }
-            BinaryOperator::Divide => a.wrapping_div(b),
-            BinaryOperator::Modulo => a.wrapping_rem(b),
-            BinaryOperator::Comma => b,
-            BinaryOperator::Add => a.wrapping_add(b),
-            BinaryOperator::Subtract => a.wrapping_sub(b),
-            // bash shifts by the count as the C compiler does on x86-64: modulo 64.
-            BinaryOperator::ShiftLeft => a.wrapping_shl((b & 63) as u32),
-            BinaryOperator::ShiftRight => a.wrapping_shr((b & 63) as u32),
-            BinaryOperator::LessThan => i64::from(a < b),
-            BinaryOperator::LessThanOrEqualTo => i64::from(a <= b),
-            BinaryOperator::GreaterThan => i64::from(a > b),
-            BinaryOperator::GreaterThanOrEqualTo => i64::from(a >= b),
-            BinaryOperator::Equals => i64::from(a == b),
-            BinaryOperator::NotEquals => i64::from(a != b),
-            BinaryOperator::BitwiseAnd => a & b,
-            BinaryOperator::BitwiseXor => a ^ b,
-            BinaryOperator::BitwiseOr => a | b,
-            BinaryOperator::LogicalAnd | BinaryOperator::LogicalOr => 0,
-        })
+        apply(op, a, b)
     }
 
     /// A bare name: its value read as an expression (bash's recursive evaluation).
     fn variable(&mut self, name: &str) -> Result<i64, String> {
-        let value = self.vars.get(name).unwrap_or_default().trim();
+        let owned = self.store.get(name).unwrap_or_default().trim().to_owned();
+        let value = owned.as_str();
         if value.is_empty() {
             return Ok(0);
         }
@@ -335,6 +387,44 @@ impl Eval<'_> {
         self.chain -= ops;
         result
     }
+}
+
+/// A binary operator on two numbers (`&&` and `||` short-circuit in the caller).
+fn apply(op: BinaryOperator, a: i64, b: i64) -> Result<i64, String> {
+    Ok(match op {
+        BinaryOperator::Power => {
+            let exp = u32::try_from(b).map_err(|_| {
+                if b < 0 {
+                    "exponent less than 0"
+                } else {
+                    "exponent too large"
+                }
+            })?;
+            a.wrapping_pow(exp)
+        }
+        BinaryOperator::Multiply => a.wrapping_mul(b),
+        BinaryOperator::Divide | BinaryOperator::Modulo if b == 0 => {
+            return Err("division by 0".to_owned());
+        }
+        BinaryOperator::Divide => a.wrapping_div(b),
+        BinaryOperator::Modulo => a.wrapping_rem(b),
+        BinaryOperator::Comma => b,
+        BinaryOperator::Add => a.wrapping_add(b),
+        BinaryOperator::Subtract => a.wrapping_sub(b),
+        // bash shifts by the count as the C compiler does on x86-64: modulo 64.
+        BinaryOperator::ShiftLeft => a.wrapping_shl((b & 63) as u32),
+        BinaryOperator::ShiftRight => a.wrapping_shr((b & 63) as u32),
+        BinaryOperator::LessThan => i64::from(a < b),
+        BinaryOperator::LessThanOrEqualTo => i64::from(a <= b),
+        BinaryOperator::GreaterThan => i64::from(a > b),
+        BinaryOperator::GreaterThanOrEqualTo => i64::from(a >= b),
+        BinaryOperator::Equals => i64::from(a == b),
+        BinaryOperator::NotEquals => i64::from(a != b),
+        BinaryOperator::BitwiseAnd => a & b,
+        BinaryOperator::BitwiseXor => a ^ b,
+        BinaryOperator::BitwiseOr => a | b,
+        BinaryOperator::LogicalAnd | BinaryOperator::LogicalOr => 0,
+    })
 }
 
 #[cfg(test)]

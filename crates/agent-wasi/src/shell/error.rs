@@ -104,8 +104,6 @@ fn hint(construct: &str) -> Option<&'static str> {
         "run the inner command on its own and use its output in a second call"
     } else if construct.starts_with("here-document") || construct.starts_with("here-string") {
         "write the text to a file first (printf '...' > file) and redirect from it (< file)"
-    } else if construct.starts_with("for loop (for ((..)))") {
-        "list the values instead: `for i in 1 2 3; do ..; done`"
     } else if construct.starts_with("subshell") {
         "group with `{ ..; }` instead (it runs in the same shell), or join the commands with `;`, `&&` or `||`"
     } else if construct.starts_with("brace expansion") {

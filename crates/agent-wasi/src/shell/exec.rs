@@ -394,6 +394,21 @@ impl Interpreter<'_> {
                 flow
             }
             Compound::Case { subject, arms } => self.case(subject, arms, state, io),
+            Compound::Arith(text) => match arithmetic(text, state, io) {
+                Some(value) => Flow::Status(i32::from(value == 0)),
+                None => Flow::Status(1),
+            },
+            Compound::ArithFor {
+                init,
+                condition,
+                update,
+                body,
+            } => {
+                state.loops += 1;
+                let flow = self.arith_for(init, condition, update, body, state, io);
+                state.loops -= 1;
+                flow
+            }
             Compound::Test(cond) => {
                 let expander = self.expander(state);
                 let env = Env {
@@ -445,6 +460,50 @@ impl Interpreter<'_> {
                 Flow::Continue(n) if n > 1 => return Flow::Continue(n - 1),
                 Flow::Continue(_) => status = 0,
                 other => return other,
+            }
+        }
+        Flow::Status(status)
+    }
+
+    /// `for ((INIT; CONDITION; UPDATE))`: an empty condition is true; an arithmetic error ends
+    /// the loop with 1, as in bash.
+    fn arith_for(
+        &self,
+        init: &Option<String>,
+        condition: &Option<String>,
+        update: &Option<String>,
+        body: &[AndOr],
+        state: &mut State,
+        io: &Io,
+    ) -> Flow {
+        if let Some(text) = init
+            && arithmetic(text, state, io).is_none()
+        {
+            return Flow::Status(1);
+        }
+        let mut status = 0;
+        loop {
+            if self.cancelled() {
+                return Flow::Cancelled;
+            }
+            if let Some(text) = condition {
+                match arithmetic(text, state, io) {
+                    Some(0) => break,
+                    Some(_) => {}
+                    None => return Flow::Status(1),
+                }
+            }
+            match self.run_list(body, state, io) {
+                Flow::Status(s) => status = s,
+                Flow::Break(n, status) => return leave(n, status),
+                Flow::Continue(n) if n > 1 => return Flow::Continue(n - 1),
+                Flow::Continue(_) => status = 0,
+                other => return other,
+            }
+            if let Some(text) = update
+                && arithmetic(text, state, io).is_none()
+            {
+                return Flow::Status(1);
             }
         }
         Flow::Status(status)
@@ -794,6 +853,18 @@ impl Failed {
     /// What the shell does next: end the script, or fail the command with 1.
     pub fn flow(&self) -> Flow {
         self.fatal.map_or(Flow::Status(1), Flow::Exit)
+    }
+}
+
+/// Runs an arithmetic command's expression with the shell's variables; `None` after an error
+/// (printed as bash does: `((: 1/0: division by 0`).
+fn arithmetic(text: &str, state: &mut State, io: &Io) -> Option<i64> {
+    match super::arith::execute(text, &mut state.vars, state.status) {
+        Ok(value) => Some(value),
+        Err(message) => {
+            io.diagnose(&format!("((: {message}"));
+            None
+        }
     }
 }
 

@@ -323,8 +323,31 @@ impl Compiler<'_> {
                 }
                 return Ok(Compound::Case { subject, arms });
             }
-            CompoundCommand::Arithmetic(_) => "arithmetic command ((..))",
-            CompoundCommand::ArithmeticForClause(_) => "for loop (for ((..)))",
+            CompoundCommand::Arithmetic(command) => {
+                let text = &command.expr.value;
+                super::arith::check_command(text).map_err(|c| unsupported(c, here))?;
+                return Ok(Compound::Arith(text.clone()));
+            }
+            CompoundCommand::ArithmeticForClause(clause) => {
+                let part = |p: &Option<ast::UnexpandedArithmeticExpr>| -> Result<Option<String>, ShellError> {
+                    match p {
+                        // An empty part is absent (an empty condition is true, as in bash).
+                        Some(expr) if expr.value.trim().is_empty() => Ok(None),
+                        Some(expr) => {
+                            super::arith::check_command(&expr.value)
+                                .map_err(|c| unsupported(c, here))?;
+                            Ok(Some(expr.value.clone()))
+                        }
+                        None => Ok(None),
+                    }
+                };
+                return Ok(Compound::ArithFor {
+                    init: part(&clause.initializer)?,
+                    condition: part(&clause.condition)?,
+                    update: part(&clause.updater)?,
+                    body: self.list(&clause.body.list)?,
+                });
+            }
             CompoundCommand::Subshell(_) => "subshell ( .. )",
             CompoundCommand::Coprocess(_) => "coprocess (coproc)",
         };
@@ -758,10 +781,10 @@ mod tests {
             ("diff <(ls) x", "process substitution <(..) / >(..)", 1, 6),
             ("cat < <(ls)", "process substitution <(..) / >(..)", 1, 7),
             ("ls > >(cat)", "process substitution <(..) / >(..)", 1, 6),
-            ("((x=1))", "arithmetic command ((..))", 1, 1),
+            ("((a[1]=2))", crate::shell::arith::REFUSED, 1, 1),
             (
                 "echo $((i++))",
-                "assignment in arithmetic expansion $((..)) (write NAME=$((..)) instead of $((NAME=..)) or $((NAME++)))",
+                "assignment in arithmetic expansion $((..)) (write NAME=$((..)) instead of $((NAME=..)) or $((NAME++)), or use the command ((NAME++)))",
                 1,
                 6,
             ),

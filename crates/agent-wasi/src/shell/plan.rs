@@ -71,7 +71,8 @@ impl Node {
                     condition, body, ..
                 } => count_list(condition) + count_list(body),
                 Compound::Case { arms, .. } => arms.iter().map(|a| count_list(&a.body)).sum(),
-                Compound::Test(_) => 1,
+                Compound::Test(_) | Compound::Arith(_) => 1,
+                Compound::ArithFor { body, .. } => count_list(body),
             },
         }
     }
@@ -104,6 +105,15 @@ pub(crate) enum Compound {
     Case { subject: Word, arms: Vec<CaseArm> },
     /// `[[ EXPRESSION ]]` (cond.rs).
     Test(super::cond::Cond),
+    /// `(( EXPRESSION ))`: the text (checked by `arith::check_command`).
+    Arith(String),
+    /// `for (( INIT; CONDITION; UPDATE )); do BODY; done` (each part may be empty).
+    ArithFor {
+        init: Option<String>,
+        condition: Option<String>,
+        update: Option<String>,
+        body: Vec<AndOr>,
+    },
 }
 
 /// One `PATTERN|PATTERN) LIST ;;` of a `case`.

@@ -839,7 +839,7 @@ mod tests {
             ("\"x `id`\"", "command substitution `..` (backquotes)", 4),
             (
                 "$((x=1))",
-                "assignment in arithmetic expansion $((..)) (write NAME=$((..)) instead of $((NAME=..)) or $((NAME++)))",
+                "assignment in arithmetic expansion $((..)) (write NAME=$((..)) instead of $((NAME=..)) or $((NAME++)), or use the command ((NAME++)))",
                 1,
             ),
             ("a$(('1'))", super::arith::REFUSED, 2),
