@@ -53,6 +53,7 @@
 //! ```
 
 mod arith;
+mod braces;
 mod builtins;
 mod cond;
 mod context;

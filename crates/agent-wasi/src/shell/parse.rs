@@ -276,12 +276,10 @@ impl Compiler<'_> {
                         here,
                     ));
                 }
-                let words = clause
-                    .values
-                    .iter()
-                    .flatten()
-                    .map(|w| self.word(w, here, WordKind::Plain))
-                    .collect::<Result<Vec<_>, _>>()?;
+                let mut words = Vec::new();
+                for w in clause.values.iter().flatten() {
+                    words.extend(self.words(w, here)?);
+                }
                 return Ok(Compound::For {
                     name: clause.variable_name.clone(),
                     words,
@@ -372,7 +370,7 @@ impl Compiler<'_> {
                         .push(self.assignment(assignment, word, here)?);
                 }
                 CommandPrefixOrSuffixItem::Word(word) => {
-                    out.words.push(self.word(word, here, WordKind::Plain)?);
+                    out.words.extend(self.words(word, here)?);
                 }
                 CommandPrefixOrSuffixItem::IoRedirect(r) => {
                     out.redirects.push(self.redirect(r, here)?);
@@ -383,19 +381,20 @@ impl Compiler<'_> {
             }
         }
         if let Some(name) = &simple.word_or_name {
-            let word = self.word(name, here, WordKind::Plain)?;
-            if let Some(literal) = word.literal()
+            let words = self.words(name, here)?;
+            // The name as it will run: `{eval,x}` is `eval x`.
+            if let Some(literal) = words.first().and_then(Word::literal)
                 && let Some((_, construct)) =
                     UNSUPPORTED_BUILTINS.iter().find(|(n, _)| *n == literal)
             {
                 return Err(unsupported(construct, start_of(name).unwrap_or(here)));
             }
-            out.words.push(word);
+            out.words.extend(words);
         }
         for item in simple.suffix.iter().flat_map(|s| &s.0) {
             match item {
                 CommandPrefixOrSuffixItem::Word(word) => {
-                    out.words.push(self.word(word, here, WordKind::Plain)?);
+                    out.words.extend(self.words(word, here)?);
                 }
                 CommandPrefixOrSuffixItem::AssignmentWord(assignment, word) => {
                     if matches!(assignment.name, AssignmentName::ArrayElementName(..))
@@ -403,12 +402,12 @@ impl Compiler<'_> {
                     {
                         return Err(unsupported("array", start_of(word).unwrap_or(here)));
                     }
-                    let kind = if export {
-                        WordKind::Declaration
+                    if export {
+                        out.words
+                            .push(self.word(word, here, WordKind::Declaration)?);
                     } else {
-                        WordKind::Plain
-                    };
-                    out.words.push(self.word(word, here, kind)?);
+                        out.words.extend(self.words(word, here)?);
+                    }
                 }
                 CommandPrefixOrSuffixItem::IoRedirect(r) => {
                     out.redirects.push(self.redirect(r, here)?);
@@ -419,6 +418,24 @@ impl Compiler<'_> {
             }
         }
         Ok(out)
+    }
+
+    /// A command's argument (or a `for` loop's value) after brace expansion (braces.rs): one
+    /// word, or the words its braces make.
+    fn words(&self, word: &ast::Word, fallback: Position) -> Result<Vec<Word>, ShellError> {
+        let start = start_of(word).unwrap_or(fallback);
+        let raws = super::braces::expand(&word.value).map_err(|_| {
+            unsupported(
+                "brace expansion making more than 100000 words or 64 groups",
+                start,
+            )
+        })?;
+        raws.iter()
+            .map(|raw| {
+                let origin = WordOrigin { raw, start };
+                word::compile(origin, self.opts, WordKind::Plain)
+            })
+            .collect()
     }
 
     fn word(
@@ -788,7 +805,13 @@ mod tests {
                 1,
                 6,
             ),
-            ("echo {a,b}", "brace expansion {a,b}", 1, 6),
+            ("echo > {a,b}", "brace expansion {a,b}", 1, 8),
+            (
+                "echo {1..200000}",
+                "brace expansion making more than 100000 words or 64 groups",
+                1,
+                6,
+            ),
             (
                 "echo ${x:=y}",
                 "assigning a default ${NAME:=..} (write [ -n \"$NAME\" ] || NAME=.. first)",
