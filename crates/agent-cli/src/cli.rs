@@ -64,8 +64,8 @@ pub enum Command {
     Exec(WasiExecArgs),
     /// Run a shell script with the portable WASI shell (pipelines, redirects, && || ;, quoting,
     /// variables, {a,b} {1..3}, ${X%..} and the other ${..} operators, $((..)), ((..)), [[ ]],
-    /// globs, if/for/while/case, read, xargs, env CMD, timeout, find -exec; commands from the
-    /// installed bundles), confined to the workspace.
+    /// globs, if/for/while/case, read, set -euxo pipefail, xargs, env CMD, timeout, find -exec;
+    /// commands from the installed bundles), confined to the workspace.
     #[command(
         after_help = "Examples:\n  agent shell 'ls | wc -l'\n  agent shell --workspace ~/src/app 'grep -rn TODO src > todo.txt && wc -l todo.txt'\n  agent shell --json 'cat missing.txt || echo $?'\n  agent shell 'for f in *.md; do wc -l $f; done | sort -n'\n  agent shell 'find . -name \"*.rs\" | timeout 10 xargs grep -l TODO'\n  agent shell 'for f in *.txt; do mv \"$f\" \"${f%.txt}.md\"; done'\n\nExit codes: the script's (as bash: the last command's status, 127 command not found); 2 bad\narguments, unsupported syntax (the construct and its position are named, nothing runs) or no\nbundle installed."
     )]

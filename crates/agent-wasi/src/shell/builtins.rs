@@ -1,5 +1,5 @@
 //! The built-in commands: `cd`, `export`, `unset`, `exit`, `true`, `false`, `:`, `echo`, `pwd`,
-//! `break`, `continue`, and `read` (`read.rs`).
+//! `break`, `continue`, `read` (`read.rs`) and `set` (`options.rs`).
 //! Each behaves as bash's does for the options listed in `docs/shell.md`, with bash's messages
 //! and exit statuses.
 
@@ -25,6 +25,7 @@ pub(crate) enum Builtin {
     Break,
     Continue,
     Read,
+    Set,
 }
 
 impl Builtin {
@@ -43,6 +44,7 @@ impl Builtin {
             "break" => Self::Break,
             "continue" => Self::Continue,
             "read" => Self::Read,
+            "set" => Self::Set,
             _ => return None,
         })
     }
@@ -61,6 +63,7 @@ impl Builtin {
             Self::Break => loop_control("break", args, state, fds),
             Self::Continue => loop_control("continue", args, state, fds),
             Self::Read => Flow::Status(super::read::read(args, state, fds)),
+            Self::Set => Flow::Status(super::options::set(args, state, fds)),
         }
     }
 }

@@ -18,6 +18,7 @@ use super::error::ShellError;
 use super::expand::{ExpandError, Expander};
 use super::glob;
 use super::launch::Launch;
+use super::options::ShellOptions;
 use super::pipe::{PIPE_CAPACITY, PipeReader, pipe};
 use super::plan::{
     AndOr, CaseArm, CaseNext, Command, Compound, Connector, Fd, Node, Pipeline, Plan, Redirect,
@@ -56,6 +57,11 @@ pub(crate) struct State {
     /// How many `for` / `while` / `until` loops enclose the command running (0 in a pipeline
     /// stage, as in bash's subshells).
     pub loops: u32,
+    /// The options `set` changes.
+    pub options: ShellOptions,
+    /// How many places enclose the command where a failure does not end the script under
+    /// `set -e` (a condition, a `&&` / `||` operand but the last, a negated pipeline).
+    pub guarded: u32,
 }
 
 /// The streams a list of commands runs with: the script's own, or a compound command's after
@@ -148,6 +154,8 @@ pub(crate) fn run(
         cwd,
         status: 0,
         loops: 0,
+        options: ShellOptions::default(),
+        guarded: 0,
     };
     let stdout = Capture::new(ctx.stdout_limit);
     let stderr = Capture::new(ctx.stderr_limit);
@@ -192,6 +200,7 @@ impl Interpreter<'_> {
             status: state.status,
             ws: self.ws,
             cwd: &state.cwd,
+            nounset: state.options.nounset,
         }
     }
 
@@ -206,7 +215,9 @@ impl Interpreter<'_> {
         for item in items {
             let pipelines = std::iter::once((None, &item.first))
                 .chain(item.rest.iter().map(|(c, p)| (Some(*c), p)));
-            for (connector, pipeline) in pipelines {
+            let last = item.rest.len();
+            let mut failed_last = false;
+            for (k, (connector, pipeline)) in pipelines.enumerate() {
                 let runs = match connector {
                     None => true,
                     Some(Connector::And) => state.status == 0,
@@ -218,13 +229,29 @@ impl Interpreter<'_> {
                 if self.cancelled() {
                     return Flow::Cancelled;
                 }
-                match self.pipeline(pipeline, state, io) {
-                    Flow::Status(_) => {}
+                // `set -e` lets a `&&` / `||` operand but the last and a negated pipeline fail.
+                let guarded = k < last || pipeline.negated;
+                state.guarded += u32::from(guarded);
+                let flow = self.pipeline(pipeline, state, io);
+                state.guarded -= u32::from(guarded);
+                match flow {
+                    Flow::Status(s) => failed_last = !guarded && s != 0,
                     other => return other,
                 }
             }
+            if failed_last && state.options.errexit && state.guarded == 0 {
+                return Flow::Exit(state.status);
+            }
         }
         Flow::Status(state.status)
+    }
+
+    /// Runs the condition of an `if` / `while` / `until`, where `set -e` lets failures be.
+    fn condition(&self, items: &[AndOr], state: &mut State, io: &Io) -> Flow {
+        state.guarded += 1;
+        let flow = self.run_list(items, state, io);
+        state.guarded -= 1;
+        flow
     }
 
     fn pipeline(&self, pipeline: &Pipeline, state: &mut State, io: &Io) -> Flow {
@@ -313,6 +340,7 @@ impl Interpreter<'_> {
                 handles.push(spawned);
             }
             let mut status = 0;
+            let mut failed = 0;
             for handle in handles {
                 status = match handle {
                     Ok(h) => h.join().unwrap_or_else(|_| {
@@ -324,8 +352,16 @@ impl Interpreter<'_> {
                         1
                     }
                 };
+                if status != 0 {
+                    failed = status;
+                }
             }
-            status
+            // `set -o pipefail`: the last stage that failed.
+            if state.options.pipefail {
+                failed
+            } else {
+                status
+            }
         })
     }
 
@@ -356,7 +392,7 @@ impl Interpreter<'_> {
                 otherwise,
             } => {
                 for (condition, body) in branches {
-                    match self.run_list(condition, state, io) {
+                    match self.condition(condition, state, io) {
                         Flow::Status(0) => return self.run_list(body, state, io),
                         Flow::Status(_) => {}
                         other => return other,
@@ -522,7 +558,7 @@ impl Interpreter<'_> {
             if self.cancelled() {
                 return Flow::Cancelled;
             }
-            match self.run_list(condition, state, io) {
+            match self.condition(condition, state, io) {
                 Flow::Status(s) if (s == 0) == until => break,
                 Flow::Status(_) => {}
                 Flow::Break(n, status) => return leave(n, status),
@@ -616,6 +652,7 @@ impl Interpreter<'_> {
                     return failed.flow();
                 }
             }
+            trace(command, &argv, state, &mut fds);
             return Flow::Status(0);
         };
         // `A=1 cmd`: the assignments hold for this command only.
@@ -628,6 +665,7 @@ impl Interpreter<'_> {
                 return failed.flow();
             }
         }
+        trace(command, &argv, state, &mut fds);
         let flow = if let Some(builtin) = Builtin::lookup(name) {
             builtin.run(&argv[1..], state, &mut fds, self.ws)
         } else if !self.is_command(name) {
@@ -820,6 +858,24 @@ fn restore(state: &mut State, saved: Vec<(&str, super::vars::Saved)>) {
     for (name, old) in saved.into_iter().rev() {
         state.vars.restore(name, old);
     }
+}
+
+/// `set -x`: the command as it runs, on its stderr (`+ A=1 echo 'a b'`).
+fn trace(command: &Command, argv: &[String], state: &State, fds: &mut Fds) {
+    if !state.options.xtrace {
+        return;
+    }
+    let mut line = String::from("+");
+    for a in &command.assignments {
+        let value = state.vars.get(&a.name).unwrap_or_default();
+        line.push_str(&format!(" {}={}", a.name, super::options::quote(value)));
+    }
+    for word in argv {
+        line.push(' ');
+        line.push_str(&super::options::quote(word));
+    }
+    line.push('\n');
+    let _ignored = std::io::Write::write_all(&mut fds.stderr, line.as_bytes());
 }
 
 /// A command that could not start (a failed expansion or redirect): the message to print, and

@@ -70,6 +70,8 @@ pub(crate) struct Expander<'a> {
     pub status: i32,
     pub ws: &'a Workspace,
     pub cwd: &'a GuestPath,
+    /// `set -u`: an unset variable is an error that ends the script.
+    pub nounset: bool,
 }
 
 /// A field being built: its bytes, and for each byte whether it may act as a glob character.
@@ -155,7 +157,7 @@ impl Expander<'_> {
     fn value(&self, part: &Part) -> Result<Option<String>, ExpandError> {
         Ok(match part {
             Part::Text { .. } | Part::Param { .. } => None,
-            Part::Var { name, .. } => Some(self.vars.get(name).unwrap_or_default().to_owned()),
+            Part::Var { name, .. } => Some(self.get(name)?.unwrap_or_default().to_owned()),
             Part::Status { .. } => Some(self.status.to_string()),
             Part::Arith { text, .. } => Some(
                 arith::evaluate(text, self.vars, self.status)
@@ -165,9 +167,22 @@ impl Expander<'_> {
         })
     }
 
+    /// A variable's value; under `set -u` an unset one is an error.
+    fn get(&self, name: &str) -> Result<Option<&str>, ExpandError> {
+        match self.vars.get(name) {
+            None if self.nounset => Err(ExpandError::Unset(format!("{name}: unbound variable"))),
+            value => Ok(value),
+        }
+    }
+
     /// Runs a `${NAME<op>..}` operator.
     fn param<'p>(&self, name: &str, op: &'p Op) -> Result<Expansion<'p>, ExpandError> {
-        let value = self.vars.get(name);
+        // The tests (`${X:-..}` ...) are how a script asks whether X is set: never an error.
+        let value = if matches!(op, Op::Test { .. }) {
+            self.vars.get(name)
+        } else {
+            self.get(name)?
+        };
         let text = value.unwrap_or_default();
         let pattern_error = |message: String| ExpandError::Arithmetic(format!("{name}: {message}"));
         Ok(match op {
@@ -451,6 +466,7 @@ mod tests {
             status: 3,
             ws: &ws,
             cwd: &cwd,
+            nounset: false,
         };
         e.fields(&word(parts)).unwrap()
     }

@@ -65,6 +65,7 @@ mod find_exec;
 mod getopt;
 mod glob;
 mod launch;
+mod options;
 mod param;
 mod parse;
 mod pipe;

@@ -38,7 +38,6 @@ const UNSUPPORTED_BUILTINS: &[(&str, &str)] = &[
     ("source", "the `source` builtin"),
     ("eval", "the `eval` builtin"),
     ("exec", "the `exec` builtin"),
-    ("set", "the `set` builtin"),
     ("shopt", "the `shopt` builtin"),
     ("mapfile", "the `mapfile` builtin"),
     ("readarray", "the `readarray` builtin"),

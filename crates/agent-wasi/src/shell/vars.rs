@@ -111,6 +111,13 @@ impl Vars {
             .collect()
     }
 
+    /// Every variable that has a value, sorted by name (`set` alone).
+    pub fn all(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.map
+            .iter()
+            .filter_map(|(k, v)| v.value.as_deref().map(|val| (k.as_str(), val)))
+    }
+
     /// Every exported variable with its value if it has one, sorted by name (`export -p`).
     pub fn exported(&self) -> impl Iterator<Item = (&str, Option<&str>)> {
         self.map
