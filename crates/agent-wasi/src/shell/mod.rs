@@ -6,14 +6,17 @@
 //! outside the supported subset is refused with [`ShellError::Unsupported`], naming the
 //! construct and its line and column. The subset: pipelines (`|`, `|&`, `!`), lists (`;`,
 //! newlines, `&&`, `||`), redirects (`<`, `>`, `>>`, `>|`, `2>`, `2>>`, `2>&1`, `>&2`, `&>`,
-//! `&>>`), quoting (`'..'`, `".."`, `\`, `$'..'`), `$NAME`, `${NAME}`, `$?`, assignments
-//! (`A=1`, `A=1 cmd`), globs (`*`, `?`, `[..]`) against the workspace, the compound commands
-//! `{ ..; }`, `if`, `for NAME in ..`, `while`, `until` and `case` (with redirects, and as
+//! `&>>`), quoting (`'..'`, `".."`, `\`, `$'..'`), brace expansion (`{a,b}`, `{1..5}`),
+//! `$NAME`, `${NAME}`, the `${NAME<op>..}` operators (`${X:-d}`, `${F%.txt}`, `${S//a/b}`,
+//! `${#X}`, ...), `$?`, arithmetic (`$((..))`, `((..))`, `for ((..))`), assignments (`A=1`,
+//! `A=1 cmd`), globs (`*`, `?`, `[..]`) against the workspace, the compound commands `{ ..; }`,
+//! `if`, `for NAME in ..`, `while`, `until`, `case` and `[[ .. ]]` (with redirects, and as
 //! pipeline stages), and the built-ins `cd`, `export`, `unset`, `exit`, `true`, `false`, `:`,
-//! `echo`, `pwd`, `break`, `continue`, plus `xargs`, which the shell runs itself because a guest
-//! cannot start commands. Subshells, command substitution, here-documents, functions and
-//! background jobs are refused. `docs/shell.md` has the full grammar, the refused constructs
-//! and every decision.
+//! `echo`, `pwd`, `break`, `continue`, `read`, `set` (`-e -u -x -o pipefail`), plus `xargs`,
+//! `env COMMAND`, `timeout` and `find .. -exec`, which the shell runs itself because a guest
+//! cannot start commands. Subshells, command substitution, here-documents, functions, arrays,
+//! process substitution and background jobs are refused. `docs/shell.md` has the full grammar,
+//! the refused constructs and every decision.
 //!
 //! The script runs with bash's semantics for that subset: exit statuses (127 for a command not
 //! found, 1 for a failed redirect), word splitting on `$IFS`, glob sorting as with `LC_ALL=C`.
