@@ -49,30 +49,46 @@ fn expand_into(raw: &str, out: &mut Vec<String>, depth: usize) -> Result<(), Too
 /// The first `{..}` that expands: its offsets and its items.
 fn first_expansion(raw: &str) -> Result<Option<(usize, usize, Vec<String>)>, TooMany> {
     let b = raw.as_bytes();
-    let mut i = 0;
-    while i < b.len() {
-        match b[i] {
-            b'\\' => i += 2,
-            b'\'' => i = skip_single(b, i),
-            b'"' => i = skip_double(b, i),
-            b'$' if b.get(i + 1) == Some(&b'{') => i = skip_parameter(b, i + 1),
-            b'{' => {
-                if let Some(close) = matching(b, i) {
-                    let body = &raw[i + 1..close];
-                    if let Some(items) = sequence(body)? {
-                        return Ok(Some((i, close, items)));
-                    }
-                    let items = split_commas(body);
-                    if items.len() > 1 {
-                        return Ok(Some((i, close, items)));
-                    }
-                }
-                i += 1;
-            }
-            _ => i += 1,
+    let mut found = Ok(None);
+    walk(b, 0, |open, c| {
+        if c != b'{' {
+            return false;
         }
+        let Some(close) = matching(b, open) else {
+            return false;
+        };
+        let body = &raw[open + 1..close];
+        found = match sequence(body) {
+            Ok(Some(items)) => Ok(Some((open, close, items))),
+            Ok(None) => {
+                let items = split_commas(body);
+                if items.len() < 2 {
+                    return false;
+                }
+                Ok(Some((open, close, items)))
+            }
+            Err(e) => Err(e),
+        };
+        true
+    });
+    found
+}
+
+/// Calls `visit` with each byte of `b` from `start` that no quote, backslash or `${..}`
+/// protects, until it returns true; the index it stopped at.
+fn walk(b: &[u8], start: usize, mut visit: impl FnMut(usize, u8) -> bool) -> Option<usize> {
+    let mut j = start;
+    while j < b.len() {
+        j = match b[j] {
+            b'\\' => j + 2,
+            b'\'' => skip_single(b, j),
+            b'"' => skip_double(b, j),
+            b'$' if b.get(j + 1) == Some(&b'{') => skip_parameter(b, j + 1),
+            c if visit(j, c) => return Some(j),
+            _ => j + 1,
+        };
     }
-    Ok(None)
+    None
 }
 
 /// The index after the `'..'` starting at `i`.
@@ -93,99 +109,53 @@ fn skip_double(b: &[u8], i: usize) -> usize {
     j + 1
 }
 
-/// The index after the `{..}` of a `${..}` whose `{` is at `i`.
+/// The index after the `{..}` of a `${..}` whose `{` is at `i` (the end of `b` when it never
+/// closes).
 fn skip_parameter(b: &[u8], i: usize) -> usize {
     let mut depth = 0usize;
-    let mut j = i;
-    while j < b.len() {
-        match b[j] {
-            b'\\' => j += 1,
-            b'\'' => {
-                j = skip_single(b, j);
-                continue;
-            }
-            b'"' => {
-                j = skip_double(b, j);
-                continue;
-            }
+    let end = walk(b, i, |_, c| {
+        match c {
             b'{' => depth += 1,
-            b'}' => {
-                depth -= 1;
-                if depth == 0 {
-                    return j + 1;
-                }
-            }
-            _ => {}
+            b'}' => depth = depth.saturating_sub(1),
+            _ => return false,
         }
-        j += 1;
-    }
-    b.len()
+        depth == 0
+    });
+    end.map_or(b.len(), |j| j + 1)
 }
 
 /// The `}` matching the `{` at `open`, quotes and `${..}` respected.
 fn matching(b: &[u8], open: usize) -> Option<usize> {
     let mut depth = 0usize;
-    let mut j = open;
-    while j < b.len() {
-        match b[j] {
-            b'\\' => j += 1,
-            b'\'' => {
-                j = skip_single(b, j);
-                continue;
-            }
-            b'"' => {
-                j = skip_double(b, j);
-                continue;
-            }
-            b'$' if b.get(j + 1) == Some(&b'{') => {
-                j = skip_parameter(b, j + 1);
-                continue;
-            }
+    walk(b, open, |_, c| {
+        match c {
             b'{' => depth += 1,
-            b'}' => {
-                depth -= 1;
-                if depth == 0 {
-                    return Some(j);
-                }
-            }
-            _ => {}
+            b'}' => depth = depth.saturating_sub(1),
+            _ => return false,
         }
-        j += 1;
-    }
-    None
+        depth == 0
+    })
 }
 
 /// The body split at its top-level commas (one item when there is none).
 fn split_commas(body: &str) -> Vec<String> {
     let b = body.as_bytes();
-    let mut items = Vec::new();
+    let mut commas = Vec::new();
     let mut depth = 0usize;
-    let mut start = 0;
-    let mut j = 0;
-    while j < b.len() {
-        match b[j] {
-            b'\\' => j += 1,
-            b'\'' => {
-                j = skip_single(b, j);
-                continue;
-            }
-            b'"' => {
-                j = skip_double(b, j);
-                continue;
-            }
-            b'$' if b.get(j + 1) == Some(&b'{') => {
-                j = skip_parameter(b, j + 1);
-                continue;
-            }
+    walk(b, 0, |j, c| {
+        match c {
             b'{' => depth += 1,
             b'}' => depth = depth.saturating_sub(1),
-            b',' if depth == 0 => {
-                items.push(body[start..j].to_owned());
-                start = j + 1;
-            }
+            b',' if depth == 0 => commas.push(j),
             _ => {}
         }
-        j += 1;
+        false
+    });
+    let mut items = Vec::with_capacity(commas.len() + 1);
+    let mut start = 0;
+    for comma in commas {
+        items.push(body[start..comma].to_owned());
+        start = comma + 1;
     }
     items.push(body[start.min(body.len())..].to_owned());
     items
