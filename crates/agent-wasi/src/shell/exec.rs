@@ -644,6 +644,15 @@ impl Interpreter<'_> {
             }
             argv
         };
+        // `command [-p] NAME ARGS` runs NAME (there are no functions to bypass);
+        // `command -v` / `-V` say what a name is.
+        let argv = match argv.first().map(String::as_str) {
+            Some("command") => match self.command_builtin(&argv[1..], &mut fds) {
+                Ok(rest) => rest,
+                Err(status) => return Flow::Status(status),
+            },
+            _ => argv,
+        };
         let Some(name) = argv.first() else {
             // Assignments alone: they stay.
             for a in &command.assignments {
@@ -676,6 +685,64 @@ impl Interpreter<'_> {
         };
         restore(state, saved);
         flow
+    }
+
+    /// `command ARGS`: the command line to run, or (for `-v` / `-V`, or nothing to run) the
+    /// status to end with. `-v NAME..` prints each name a built-in or a bundle provides and
+    /// fails only when none is found; `-V` says `NAME is a shell builtin` / `NAME is NAME`.
+    fn command_builtin(&self, args: &[String], fds: &mut Fds) -> Result<Vec<String>, i32> {
+        let mut verbose = None;
+        let mut i = 0;
+        while let Some(arg) = args.get(i) {
+            let Some(flags) = arg.strip_prefix('-').filter(|f| !f.is_empty()) else {
+                break;
+            };
+            if arg == "--" {
+                i += 1;
+                break;
+            }
+            for flag in flags.chars() {
+                match flag {
+                    'p' => {}
+                    'v' => verbose = Some(false),
+                    'V' => verbose = Some(true),
+                    _ => {
+                        fds.diagnose(&format!(
+                            "command: -{flag}: invalid option\ncommand: usage: command [-pVv] command [arg ...]"
+                        ));
+                        return Err(2);
+                    }
+                }
+            }
+            i += 1;
+        }
+        let rest = &args[i.min(args.len())..];
+        let Some(long) = verbose else {
+            return if rest.is_empty() {
+                Err(0)
+            } else {
+                Ok(rest.to_vec())
+            };
+        };
+        let mut out = String::new();
+        let mut found = false;
+        for name in rest {
+            let builtin = Builtin::lookup(name).is_some();
+            if builtin || self.is_command(name) {
+                found = true;
+                out.push_str(&match (long, builtin) {
+                    (false, _) => format!("{name}\n"),
+                    (true, true) => format!("{name} is a shell builtin\n"),
+                    (true, false) => format!("{name} is {name}\n"),
+                });
+            } else if long {
+                fds.diagnose(&format!("command: {name}: not found"));
+            }
+        }
+        if std::io::Write::write_all(&mut fds.stdout, out.as_bytes()).is_err() {
+            return Err(1);
+        }
+        Err(if found { 0 } else { 1 })
     }
 
     /// Applies one redirect to `fds`; the error is the message to print.

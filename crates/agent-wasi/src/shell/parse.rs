@@ -57,7 +57,6 @@ const UNSUPPORTED_BUILTINS: &[(&str, &str)] = &[
     ("bg", "job control (`bg`)"),
     ("disown", "job control (`disown`)"),
     ("suspend", "job control (`suspend`)"),
-    ("command", "the `command` builtin"),
     ("builtin", "the `builtin` builtin"),
     ("type", "the `type` builtin"),
     ("hash", "the `hash` builtin"),
