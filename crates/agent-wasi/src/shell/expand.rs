@@ -1,5 +1,6 @@
-//! Word expansion at run time, in bash's order: parameter expansion (`$NAME`, `${NAME}`,
-//! `$?`; unset is empty) and arithmetic expansion (`$((..))`, `arith.rs`), field splitting of unquoted expansion results on `$IFS`, pathname
+//! Word expansion at run time, in bash's order: parameter expansion (`$NAME`, `${NAME}`, the
+//! `${NAME<op>..}` operators of `param.rs`, `$?`; unset is empty) and arithmetic expansion
+//! (`$((..))`, `arith.rs`), field splitting of unquoted expansion results on `$IFS`, pathname
 //! expansion of unquoted glob characters, and quote removal (already done by the compiler).
 
 use super::arith;

@@ -1,9 +1,9 @@
 //! How the shell starts an external command line: a module from the bundles through the
 //! [`StageRunner`], or one of the commands that start other commands, which a WASI guest cannot
 //! do and the shell therefore runs itself: `xargs` (`xargs.rs`), `env` with a command
-//! (`env_command.rs`), `timeout` (`timeout.rs`) and `find ... -exec` (`find_exec.rs`). They nest (`timeout 5 env A=1 xargs ..`),
-//! and every command line they start is a verified module with its limits and audit record,
-//! exactly like one the script names.
+//! (`env_command.rs`), `timeout` (`timeout.rs`) and `find ... -exec` (`find_exec.rs`). They
+//! nest (`timeout 5 env A=1 xargs ..`), and every command line they start is a verified module
+//! with its limits and audit record, exactly like one the script names.
 
 use std::io::Write;
 use std::time::{Duration, Instant};

@@ -12,9 +12,9 @@
 //! `A=1 cmd`), globs (`*`, `?`, `[..]`) against the workspace, the compound commands `{ ..; }`,
 //! `if`, `for NAME in ..`, `while`, `until`, `case` and `[[ .. ]]` (with redirects, and as
 //! pipeline stages), and the built-ins `cd`, `export`, `unset`, `exit`, `true`, `false`, `:`,
-//! `echo`, `pwd`, `break`, `continue`, `read`, `set` (`-e -u -x -o pipefail`), `command`, plus `xargs`,
-//! `env COMMAND`, `timeout` and `find .. -exec`, which the shell runs itself because a guest
-//! cannot start commands. Subshells, command substitution, here-documents, functions, arrays,
+//! `echo`, `pwd`, `break`, `continue`, `read`, `set` (`-e -u -x -o pipefail`), `command`, plus
+//! `xargs`, `env COMMAND`, `timeout` and `find .. -exec`, which the shell runs itself because a
+//! guest cannot start commands. Subshells, command substitution, here-documents, functions, arrays,
 //! process substitution and background jobs are refused. `docs/shell.md` has the full grammar,
 //! the refused constructs and every decision.
 //!
