@@ -3,9 +3,9 @@
 //! `==` `!=` `<` `>` `<=` `>=` `<<` `>>` `+` `-` `*` `/` `%` `**` unary `!` `~` `+` `-`,
 //! parentheses); numbers in decimal, `0x` hex, `0` octal and `BASE#DIGITS`; `$NAME`, `${NAME}`,
 //! `${#NAME}` and `$?` replaced by their values first; a bare `NAME` is its value read as an
-//! expression in turn (unset or empty is 0). Division or remainder by zero, a negative exponent, a malformed
-//! expression or a value that is not one are errors, which end the script with status 1 (bash
-//! does the same in a script).
+//! expression in turn (unset or empty is 0). Division or remainder by zero, a negative
+//! exponent, a malformed expression or a value that is not one are errors, which end the
+//! script with status 1 (bash does the same in a script).
 //!
 //! Refused when the script is compiled: assignments (`x=1`, `x+=2`, `i++`, `--i`): the
 //! expander reads the shell's variables and never changes them (write `i=$((i+1))`); arrays,
