@@ -6,8 +6,9 @@
 //! The grammar and messages are GNU coreutils 9's `test`: POSIX's rules by argument count
 //! (0: false; 1: non-empty; 2: `! A`, `-X A`; 3: `A OP B`, `! A B`, `( A )`, `A -a B`; 4:
 //! `! A B C`, `( A B )`), then the full grammar (`!`, `( .. )`, `-a` binding tighter than
-//! `-o`) for longer expressions. Status 0 true, 1 false, 2 for an error (`test: missing argument after 'x'`,
-//! `test: 'x': unary operator expected`, `test: invalid integer 'x'`, `[: missing ']'`, ...).
+//! `-o`) for longer expressions. Status 0 true, 1 false, 2 for an error (`test: missing
+//! argument after 'x'`, `test: 'x': unary operator expected`, `test: invalid integer 'x'`,
+//! `[: missing ']'`, ...).
 //!
 //! File tests on WASI, which has no owners or permission bits: `-r` is whether the file opens
 //! for reading (a directory: whether it can be listed); `-w` whether a file opens for writing
