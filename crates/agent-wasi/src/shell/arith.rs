@@ -43,6 +43,18 @@ pub(crate) const REFUSED: &str = "arithmetic expansion $((..)) beyond names, num
 /// with every `$..` replaced by `1`; when that does not parse, the values decide at run time).
 /// The error is the message.
 pub(crate) fn check(text: &str) -> Result<(), &'static str> {
+    checked(text, false).map(|_| ())
+}
+
+/// [`check`] for the arithmetic command `((..))` and the parts of `for ((..))`, where
+/// assignments are allowed (the interpreter runs them with the shell's variables).
+pub(crate) fn check_command(text: &str) -> Result<(), &'static str> {
+    checked(text, true).map(|_| ())
+}
+
+/// The checks of [`check`], with the expression they parsed (`None` when `$..` in it left the
+/// shape to the values).
+fn checked(text: &str, assignments: bool) -> Result<Option<ArithmeticExpr>, &'static str> {
     if text.len() > MAX_EXPRESSION_BYTES {
         return Err(REFUSED);
     }
@@ -79,23 +91,23 @@ pub(crate) fn check(text: &str) -> Result<(), &'static str> {
         Ok(ast) => ast,
         // With `$..` in it the shape is only known once the values are in (`$a $op $b`):
         // evaluation checks it again then.
-        Err(_) if probe.len() != text.len() || text.contains('$') => return Ok(()),
+        Err(_) if probe.len() != text.len() || text.contains('$') => return Ok(None),
         Err(_) => return Err("a malformed arithmetic expansion $((..))"),
     };
-    if assigns(&ast) {
+    if !assignments && assigns(&ast) {
         return Err(
             "assignment in arithmetic expansion $((..)) (write NAME=$((..)) instead of $((NAME=..)) or $((NAME++)), or use the command ((NAME++)))",
         );
     }
-    Ok(())
+    Ok(Some(ast))
 }
 
-/// [`check`] for the arithmetic command `((..))` and the parts of `for ((..))`, where
-/// assignments are allowed (the interpreter runs them with the shell's variables).
-pub(crate) fn check_command(text: &str) -> Result<(), &'static str> {
-    match check(text) {
-        Err(message) if message.starts_with("assignment") => Ok(()),
-        other => other,
+/// The checks of [`check`] on text about to be evaluated, and its expression, parsed once (a
+/// `$` that came in with a value cannot be probed: that text is parsed as it is, and fails).
+fn checked_expression(text: &str, assignments: bool) -> Result<ArithmeticExpr, String> {
+    match checked(text, assignments)? {
+        Some(ast) if !text.contains('$') => Ok(ast),
+        _ => parse(text),
     }
 }
 
@@ -167,8 +179,7 @@ pub(crate) fn evaluate(text: &str, vars: &Vars, status: i32) -> Result<i64, Stri
     }
     let fail = |why: &str| format!("{}: {why}", expanded.trim());
     // The values put in may hold anything: the same bounds as the script's own text.
-    check(&expanded).map_err(fail)?;
-    let ast = parse(&expanded).map_err(|e| fail(&e))?;
+    let ast = checked_expression(&expanded, false).map_err(|e| fail(&e))?;
     let mut store = ReadOnly(vars);
     Eval {
         store: &mut store,
@@ -189,8 +200,7 @@ pub(crate) fn execute(text: &str, vars: &mut Vars, status: i32) -> Result<i64, S
         ));
     }
     let fail = |why: &str| format!("{}: {why}", expanded.trim());
-    check_command(&expanded).map_err(fail)?;
-    let ast = parse(&expanded).map_err(|e| fail(&e))?;
+    let ast = checked_expression(&expanded, true).map_err(|e| fail(&e))?;
     Eval {
         store: vars,
         depth: 0,
@@ -376,10 +386,11 @@ impl Eval<'_> {
         if self.depth >= MAX_RECURSION || self.chain + ops > MAX_OPERATORS {
             return Err("expression recursion level exceeded".to_owned());
         }
-        if value.len() > MAX_EXPRESSION_BYTES || check(value).is_err() {
-            return Err(format!("{value}: syntax error in expression"));
-        }
-        let ast = parse(value).map_err(|e| format!("{value}: {e}"))?;
+        let ast = match checked(value, false) {
+            Ok(Some(ast)) if !value.contains('$') => ast,
+            Ok(_) => parse(value).map_err(|e| format!("{value}: {e}"))?,
+            Err(_) => return Err(format!("{value}: syntax error in expression")),
+        };
         self.depth += 1;
         self.chain += ops;
         let result = self.eval(&ast);

@@ -75,8 +75,13 @@ fn first_expansion(raw: &str) -> Result<Option<(usize, usize, Vec<String>)>, Too
 }
 
 /// Calls `visit` with each byte of `b` from `start` that no quote, backslash or `${..}`
-/// protects, until it returns true; the index it stopped at.
-fn walk(b: &[u8], start: usize, mut visit: impl FnMut(usize, u8) -> bool) -> Option<usize> {
+/// protects, until it returns true; the index it stopped at. (word.rs finds the end of a
+/// `${NAME<op>..}` with it too.)
+pub(super) fn walk(
+    b: &[u8],
+    start: usize,
+    mut visit: impl FnMut(usize, u8) -> bool,
+) -> Option<usize> {
     let mut j = start;
     while j < b.len() {
         j = match b[j] {

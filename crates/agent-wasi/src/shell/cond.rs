@@ -18,8 +18,7 @@ use super::arith;
 use super::expand::{ExpandError, Expander};
 use super::glob;
 use super::plan::Word;
-use super::vars::Vars;
-use super::workspace::{GuestPath, Workspace};
+use super::workspace::GuestPath;
 
 /// A compiled `[[ .. ]]` expression.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -169,15 +168,6 @@ pub(crate) fn compile<E>(
     })
 }
 
-/// What evaluation reads.
-pub(crate) struct Env<'a> {
-    pub expander: &'a Expander<'a>,
-    pub vars: &'a Vars,
-    pub ws: &'a Workspace,
-    pub cwd: &'a GuestPath,
-    pub status: i32,
-}
-
 /// Why `[[ .. ]]` could not decide: the message (status 1, or the script's end when the
 /// expansion error is fatal).
 pub(crate) enum CondError {
@@ -193,25 +183,25 @@ impl From<ExpandError> for CondError {
 
 impl Cond {
     /// Evaluates the expression (`&&` and `||` short-circuit).
-    pub fn eval(&self, env: &Env<'_>) -> Result<bool, CondError> {
+    pub fn eval(&self, env: &Expander<'_>) -> Result<bool, CondError> {
         Ok(match self {
             Self::And(a, b) => a.eval(env)? && b.eval(env)?,
             Self::Or(a, b) => a.eval(env)? || b.eval(env)?,
             Self::Not(a) => !a.eval(env)?,
             Self::Unary(test, operand) => {
-                let value = env.expander.single(operand)?;
+                let value = env.single(operand)?;
                 unary(*test, &value, env)
             }
             Self::Binary(test, left, right) => {
-                let l = env.expander.single(left)?;
+                let l = env.single(left)?;
                 match test {
                     Binary::Matches | Binary::DoesNotMatch => {
-                        let (bytes, active) = env.expander.pattern(right)?;
+                        let (bytes, active) = env.pattern(right)?;
                         let hit = glob::pattern_matches(&bytes, &active, l.as_bytes());
                         hit == (*test == Binary::Matches)
                     }
                     _ => {
-                        let r = env.expander.single(right)?;
+                        let r = env.single(right)?;
                         binary(*test, &l, &r, env)?
                     }
                 }
@@ -222,14 +212,14 @@ impl Cond {
 
 /// A path operand inside the workspace (`None`: it names something outside, which does not
 /// exist for the script).
-fn path(operand: &str, env: &Env<'_>) -> Option<GuestPath> {
+fn path(operand: &str, env: &Expander<'_>) -> Option<GuestPath> {
     if operand.is_empty() {
         return None;
     }
     GuestPath::resolve(env.cwd, operand).ok()
 }
 
-fn unary(test: Unary, operand: &str, env: &Env<'_>) -> bool {
+fn unary(test: Unary, operand: &str, env: &Expander<'_>) -> bool {
     match test {
         Unary::EmptyString => return operand.is_empty(),
         Unary::NonEmptyString => return !operand.is_empty(),
@@ -265,7 +255,7 @@ fn unary(test: Unary, operand: &str, env: &Env<'_>) -> bool {
     }
 }
 
-fn binary(test: Binary, l: &str, r: &str, env: &Env<'_>) -> Result<bool, CondError> {
+fn binary(test: Binary, l: &str, r: &str, env: &Expander<'_>) -> Result<bool, CondError> {
     let modified = |operand: &str| {
         path(operand, env)
             .and_then(|p| env.ws.metadata(&p).ok())

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::builtins::Builtin;
-use super::cond::{CondError, Env};
+use super::cond::CondError;
 use super::context::{ShellContext, ShellOutput};
 use super::error::ShellError;
 use super::expand::{ExpandError, Expander};
@@ -445,28 +445,18 @@ impl Interpreter<'_> {
                 state.loops -= 1;
                 flow
             }
-            Compound::Test(cond) => {
-                let expander = self.expander(state);
-                let env = Env {
-                    expander: &expander,
-                    vars: &state.vars,
-                    ws: self.ws,
-                    cwd: &state.cwd,
-                    status: state.status,
-                };
-                match cond.eval(&env) {
-                    Ok(true) => Flow::Status(0),
-                    Ok(false) => Flow::Status(1),
-                    Err(CondError::Arithmetic(message)) => {
-                        io.diagnose(&format!("[[: {message}"));
-                        Flow::Status(1)
-                    }
-                    Err(CondError::Expand(e)) => {
-                        io.diagnose(&e.message());
-                        expansion_failed(&e)
-                    }
+            Compound::Test(cond) => match cond.eval(&self.expander(state)) {
+                Ok(true) => Flow::Status(0),
+                Ok(false) => Flow::Status(1),
+                Err(CondError::Arithmetic(message)) => {
+                    io.diagnose(&format!("[[: {message}"));
+                    Flow::Status(1)
                 }
-            }
+                Err(CondError::Expand(e)) => {
+                    io.diagnose(&e.message());
+                    expansion_failed(&e)
+                }
+            },
         }
     }
 
@@ -490,15 +480,24 @@ impl Interpreter<'_> {
                 ));
                 return Flow::Status(1);
             }
-            match self.run_list(body, state, io) {
-                Flow::Status(s) => status = s,
-                Flow::Break(n, status) => return leave(n, status),
-                Flow::Continue(n) if n > 1 => return Flow::Continue(n - 1),
-                Flow::Continue(_) => status = 0,
-                other => return other,
+            match self.iteration(body, state, io) {
+                Ok(s) => status = s,
+                Err(flow) => return flow,
             }
         }
         Flow::Status(status)
+    }
+
+    /// Runs a loop's body once: `Ok(status)` to go on (a `continue` of this loop gives 0),
+    /// `Err(flow)` to leave the loop with that flow (`break`, an outer `continue`, `exit`...).
+    fn iteration(&self, body: &[AndOr], state: &mut State, io: &Io) -> Result<i32, Flow> {
+        match self.run_list(body, state, io) {
+            Flow::Status(s) => Ok(s),
+            Flow::Break(n, status) => Err(leave(n, status)),
+            Flow::Continue(n) if n > 1 => Err(Flow::Continue(n - 1)),
+            Flow::Continue(_) => Ok(0),
+            other => Err(other),
+        }
     }
 
     /// `for ((INIT; CONDITION; UPDATE))`: an empty condition is true; an arithmetic error ends
@@ -529,12 +528,9 @@ impl Interpreter<'_> {
                     None => return Flow::Status(1),
                 }
             }
-            match self.run_list(body, state, io) {
-                Flow::Status(s) => status = s,
-                Flow::Break(n, status) => return leave(n, status),
-                Flow::Continue(n) if n > 1 => return Flow::Continue(n - 1),
-                Flow::Continue(_) => status = 0,
-                other => return other,
+            match self.iteration(body, state, io) {
+                Ok(s) => status = s,
+                Err(flow) => return flow,
             }
             if let Some(text) = update
                 && arithmetic(text, state, io).is_none()
@@ -566,12 +562,9 @@ impl Interpreter<'_> {
                 Flow::Continue(_) => continue,
                 other => return other,
             }
-            match self.run_list(body, state, io) {
-                Flow::Status(s) => status = s,
-                Flow::Break(n, status) => return leave(n, status),
-                Flow::Continue(n) if n > 1 => return Flow::Continue(n - 1),
-                Flow::Continue(_) => status = 0,
-                other => return other,
+            match self.iteration(body, state, io) {
+                Ok(s) => status = s,
+                Err(flow) => return flow,
             }
         }
         Flow::Status(status)

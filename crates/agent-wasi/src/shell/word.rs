@@ -665,37 +665,10 @@ fn dollar(rest: &[u8], depth: usize) -> Result<usize, &'static str> {
     }
 }
 
-/// The offset in `b` of the `}` that closes a `${` whose operator starts `b`: quotes and
-/// backslashes respected, nested `${..}` skipped; `None` when it never closes.
+/// The offset in `b` of the `}` that closes a `${` whose operator starts `b`: the first one
+/// no quote, backslash or nested `${..}` protects; `None` when it never closes.
 fn closing_brace(b: &[u8]) -> Option<usize> {
-    let mut depth = 1usize;
-    let mut i = 0;
-    let mut double = false;
-    while i < b.len() {
-        match b[i] {
-            b'\\' => i += 1,
-            b'\'' if !double => {
-                i += 1;
-                while i < b.len() && b[i] != b'\'' {
-                    i += 1;
-                }
-            }
-            b'"' => double = !double,
-            b'$' if b.get(i + 1) == Some(&b'{') => {
-                depth += 1;
-                i += 1;
-            }
-            b'}' if !double => {
-                depth -= 1;
-                if depth == 0 {
-                    return Some(i);
-                }
-            }
-            _ => {}
-        }
-        i += 1;
-    }
-    None
+    super::braces::walk(b, 0, |_, c| c == b'}')
 }
 
 /// `((EXPRESSION))` after a `$`: its length when it closes and `arith::check` accepts it.

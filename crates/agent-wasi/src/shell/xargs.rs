@@ -457,8 +457,7 @@ pub(crate) fn xargs(args: &[String], io: Io<'_>) -> i32 {
             Err(message) => {
                 // GNU runs what it has read before the bad quote, then fails.
                 if !batch.is_empty() {
-                    let mut argv = command;
-                    argv.append(&mut batch);
+                    let argv = line(&command, &mut batch);
                     if let Err(code) = launch(argv, &mut say) {
                         return code;
                     }
@@ -476,8 +475,7 @@ pub(crate) fn xargs(args: &[String], io: Io<'_>) -> i32 {
                     lines_in_batch += 1;
                     line_has_items = false;
                     if lines_in_batch >= n {
-                        let mut argv = command.clone();
-                        argv.append(&mut batch);
+                        let argv = line(&command, &mut batch);
                         batch_chars = base_chars;
                         lines_in_batch = 0;
                         ran_any = true;
@@ -524,8 +522,7 @@ pub(crate) fn xargs(args: &[String], io: Io<'_>) -> i32 {
                 say("xargs: argument line too long");
                 return 1;
             }
-            let mut argv = command.clone();
-            argv.append(&mut batch);
+            let argv = line(&command, &mut batch);
             batch_chars = base_chars;
             ran_any = true;
             if let Err(code) = launch(argv, &mut say) {
@@ -537,8 +534,7 @@ pub(crate) fn xargs(args: &[String], io: Io<'_>) -> i32 {
         if let Grouping::Args(Some(n)) = options.grouping
             && batch.len() >= n
         {
-            let mut argv = command.clone();
-            argv.append(&mut batch);
+            let argv = line(&command, &mut batch);
             batch_chars = base_chars;
             ran_any = true;
             if let Err(code) = launch(argv, &mut say) {
@@ -548,13 +544,20 @@ pub(crate) fn xargs(args: &[String], io: Io<'_>) -> i32 {
     }
     let replace = matches!(options.grouping, Grouping::Replace(_));
     if !batch.is_empty() || (!ran_any && !options.no_run_if_empty && !replace) {
-        let mut argv = command;
-        argv.append(&mut batch);
+        let argv = line(&command, &mut batch);
         if let Err(code) = launch(argv, &mut say) {
             return code;
         }
     }
     worst
+}
+
+/// A command line: the command and its initial arguments, then the items gathered (which
+/// leave `batch` empty for the next line).
+fn line(command: &[String], batch: &mut Vec<String>) -> Vec<String> {
+    let mut argv = command.to_vec();
+    argv.append(batch);
+    argv
 }
 
 #[cfg(test)]
