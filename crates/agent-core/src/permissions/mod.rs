@@ -54,6 +54,7 @@ pub mod rules;
 mod ruleset;
 mod safety;
 mod settings;
+pub mod settings_keys;
 mod trust;
 mod workdirs;
 

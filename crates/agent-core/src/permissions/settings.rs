@@ -184,10 +184,18 @@ pub struct Settings {
     pub bypass_disabled_by: Option<PathBuf>,
     /// The file that disables `auto`, if one does.
     pub auto_disabled_by: Option<PathBuf>,
-    /// `sandbox.enabled`.
+    /// `sandbox.enabled` as the files set it (`false` when none does: see
+    /// [`Self::os_sandbox_off`] for what that means for host commands).
     pub sandbox_enabled: bool,
-    /// `sandbox.autoAllowBashIfSandboxed` (default true, as in Claude Code).
+    /// Whether Bash calls are approved because they run sandboxed: the user's own settings
+    /// (user file or `--settings`) set `sandbox.enabled: true` and did not set
+    /// `sandbox.autoAllowBashIfSandboxed: false`; a project never turns this on.
     pub auto_allow_bash_if_sandboxed: bool,
+    /// The file whose `sandbox.enabled` is in force, and its scope (`None`: no file sets it, and
+    /// host commands run in the OS sandbox, this runtime's default).
+    pub sandbox_enabled_by: Option<(Scope, PathBuf)>,
+    /// The last `sandbox.autoAllowBashIfSandboxed` of the user's own files.
+    pub user_auto_allow_bash: Option<bool>,
     /// Whether the project folder is trusted.
     pub project_trusted: bool,
     /// Things a user should know: ignored rules, untrusted allow rules, ...
@@ -215,6 +223,16 @@ impl Settings {
         }
     }
 
+    /// The file that turned the OS sandbox off for host commands (`sandbox.enabled: false`
+    /// in the file that decides), if one did. Only sources that may grant can: an untrusted
+    /// project's `false` is dropped when it loads.
+    pub fn os_sandbox_off(&self) -> Option<&Path> {
+        match &self.sandbox_enabled_by {
+            Some((_, path)) if !self.sandbox_enabled => Some(path),
+            _ => None,
+        }
+    }
+
     /// Settings from one JSON object given in code (scope `cli`, trusted), e.g. an SDK option.
     /// `root` anchors its `/path` rules and relative directories; `home` expands `~/`.
     ///
@@ -236,7 +254,6 @@ impl Settings {
             home,
         )?;
         let mut settings = Self {
-            auto_allow_bash_if_sandboxed: true,
             project_trusted: true,
             ..Self::default()
         };
@@ -280,33 +297,34 @@ impl Settings {
                 }
             }
         }
+        // The trust table has already removed what an untrusted file may not set (granting keys,
+        // loosening modes); the checks here hold that line a second time.
         if trusted {
             for d in parsed.additional_directories {
                 if !self.additional_directories.contains(&d) {
                     self.additional_directories.push(d);
                 }
             }
-            if let Some(mode) = parsed.default_mode {
-                if mode == PermissionMode::Auto
-                    && matches!(file.scope, Scope::Project | Scope::Local)
-                {
-                    self.warnings.push(format!(
-                        "{}: defaultMode `auto` is ignored in project and local settings; set it in user settings or with --mode",
-                        file.path.display()
-                    ));
-                } else {
-                    self.default_mode = Some((mode, file.path.clone()));
-                }
-            }
-        } else {
-            let ignored = skipped
-                + parsed.additional_directories.len()
-                + usize::from(parsed.default_mode.is_some());
-            if ignored > 0 {
+        } else if skipped + parsed.additional_directories.len() > 0 {
+            self.warnings.push(format!(
+                "{}: allow rules and additional directories ignored because this folder is not trusted; trust it with `agent trust` or pass --trust",
+                file.path.display()
+            ));
+        }
+        if let Some(mode) = parsed.default_mode {
+            let project = matches!(file.scope, Scope::Project | Scope::Local);
+            if mode == PermissionMode::Auto && project {
                 self.warnings.push(format!(
-                    "{}: {ignored} allow rule(s), additional directories or default mode ignored because this folder is not trusted; trust it with `agent trust` or pass --trust",
+                    "{}: defaultMode `auto` is ignored in project and local settings; set it in user settings or with --mode",
                     file.path.display()
                 ));
+            } else if trusted
+                || matches!(
+                    mode,
+                    PermissionMode::Default | PermissionMode::Plan | PermissionMode::DontAsk
+                )
+            {
+                self.default_mode = Some((mode, file.path.clone()));
             }
         }
         if parsed.disable_bypass {
@@ -317,10 +335,22 @@ impl Settings {
         }
         if let Some(b) = parsed.sandbox_enabled {
             self.sandbox_enabled = b;
+            self.sandbox_enabled_by = Some((file.scope, file.path.clone()));
         }
         if let Some(b) = parsed.auto_allow_bash {
-            self.auto_allow_bash_if_sandboxed = b;
+            // Only the user's own files reach here with this key (the trust table drops it
+            // from project files, trusted or not).
+            self.user_auto_allow_bash = Some(b);
         }
+        // `autoAllowBashIfSandboxed` applies only when the user (user settings or --settings)
+        // turned the sandbox on, and the option (default true, as in Claude Code) is not off:
+        // a project's `sandbox.enabled: true` restricts and never approves anything.
+        self.auto_allow_bash_if_sandboxed = self.sandbox_enabled
+            && matches!(
+                &self.sandbox_enabled_by,
+                Some((Scope::User | Scope::Cli, _))
+            )
+            && self.user_auto_allow_bash.unwrap_or(true);
         self.warnings.extend(parsed.warnings);
         self.files.push(file);
         Ok(())
@@ -506,7 +536,6 @@ impl SettingsLoader {
             )?);
         }
         let mut settings = Settings {
-            auto_allow_bash_if_sandboxed: true,
             project_trusted,
             ..Settings::default()
         };
@@ -552,13 +581,52 @@ fn parse_file(
     trusted: bool,
     home: &Path,
 ) -> Result<(SettingsFile, ParsedPermissions), SettingsError> {
+    let Value::Object(map) = value else {
+        return Err(SettingsError::Invalid {
+            path,
+            key: "(top level)".into(),
+            problem: "must be a JSON object".into(),
+        });
+    };
+    // The trust table decides, before anything reads the file, what this source may set; the
+    // whole file is still validated, so a malformed file is refused whether or not its source
+    // could have set the faulty key.
+    let mut restricted = map.clone();
+    let dropped = super::settings_keys::restrict(&mut restricted, scope, trusted);
+    if !dropped.is_empty() {
+        parse_map(&path, &map, scope, &root, home)?;
+    }
+    let mut parsed = parse_map(&path, &restricted, scope, &root, home)?;
+    parsed.warnings.extend(
+        dropped
+            .into_iter()
+            .map(|why| format!("{}: {why}", path.display())),
+    );
+    let file = SettingsFile {
+        path,
+        scope,
+        claude,
+        root,
+        trusted,
+        value: restricted,
+    };
+    Ok((file, parsed))
+}
+
+/// Validates one settings object and reads its `permissions` and `sandbox` blocks.
+fn parse_map(
+    path: &Path,
+    map: &Map<String, Value>,
+    scope: Scope,
+    root: &Path,
+    home: &Path,
+) -> Result<ParsedPermissions, SettingsError> {
+    let path = path.to_path_buf();
+    let root = root.to_path_buf();
     let invalid = |key: &str, problem: &str| SettingsError::Invalid {
         path: path.clone(),
         key: key.to_owned(),
         problem: problem.to_owned(),
-    };
-    let Value::Object(map) = value else {
-        return Err(invalid("(top level)", "must be a JSON object"));
     };
     let mut parsed = ParsedPermissions::default();
     if let Some(perms) = map.get("permissions") {
@@ -687,15 +755,7 @@ fn parse_file(
         crate::hooks::parse_hook_environment(h)
             .map_err(|(key, problem)| invalid(&key, &problem))?;
     }
-    let file = SettingsFile {
-        path,
-        scope,
-        claude,
-        root,
-        trusted,
-        value: map,
-    };
-    Ok((file, parsed))
+    Ok(parsed)
 }
 
 fn string_list(

@@ -150,16 +150,18 @@ async fn untrusted_project_hooks_do_not_run_and_disable_all_hooks_works() {
             .trusted(trusted)
             .load()
             .unwrap();
-        HooksConfig::from_settings(&s).unwrap()
+        (HooksConfig::from_settings(&s).unwrap(), s.warnings)
     };
-    let untrusted = load(false);
+    let (untrusted, warnings) = load(false);
     assert!(untrusted.hooks.is_empty());
+    // The trust table drops the keys when the file loads, and says so.
     assert!(
-        untrusted.warnings[0].contains("not trusted"),
-        "{:?}",
-        untrusted.warnings
+        warnings
+            .iter()
+            .any(|w| w.contains("`hooks` ignored") && w.contains("not trusted")),
+        "{warnings:?}"
     );
-    assert_eq!(load(true).hooks.len(), 1);
+    assert_eq!(load(true).0.hooks.len(), 1);
     // The user's disableAllHooks, overridden by nothing, turns every hook off.
     std::fs::write(
         home.join(".agent/settings.json"),
@@ -172,7 +174,7 @@ async fn untrusted_project_hooks_do_not_run_and_disable_all_hooks_works() {
             .to_string(),
     )
     .unwrap();
-    let cfg = load(true);
+    let (cfg, _) = load(true);
     assert!(cfg.disabled_by.is_some());
     let mut reg = HookRegistry::new();
     reg.load(&cfg).unwrap();
