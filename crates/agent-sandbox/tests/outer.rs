@@ -56,7 +56,12 @@ fn request(workdir: &Path, enable: &[&str], command: &str, limits: Limits) -> Ex
     .unwrap();
     let vars = vec![
         ("PATH".to_owned(), "/usr/local/bin:/usr/bin:/bin".to_owned()),
+        ("LANG".to_owned(), "C.UTF-8".to_owned()),
         ("VISIBLE_SETTING".to_owned(), "yes".to_owned()),
+        (
+            "DATABASE_URL".to_owned(),
+            "postgres://u:pw-not-for-the-sandbox@db/x".to_owned(),
+        ),
         (
             "GITHUB_TOKEN".to_owned(),
             "ghp_not_for_the_sandbox".to_owned(),
@@ -288,15 +293,20 @@ fn limits_stop_runaways() {
 }
 
 #[test]
-fn secrets_are_not_passed() {
+fn only_allowlisted_variables_are_passed() {
     let Some(b) = bwrap() else { return };
     let work = tempfile::tempdir().unwrap();
     let out = sh(&b, work.path(), "env");
     let env = text(&out.stdout);
-    assert!(env.contains("VISIBLE_SETTING=yes"), "{env}");
+    assert!(env.contains("LANG=C.UTF-8"), "{env}");
+    assert!(!env.contains("VISIBLE_SETTING"), "{env}");
     assert!(!env.contains("ghp_not_for_the_sandbox"), "{env}");
     assert!(!env.contains("sk-not-for-the-sandbox"), "{env}");
-    assert_eq!(out.audit.env_dropped, ["GITHUB_TOKEN", "OPENAI_API_KEY"]);
+    assert!(!env.contains("pw-not-for-the-sandbox"), "{env}");
+    assert_eq!(
+        out.audit.env_dropped,
+        ["DATABASE_URL", "GITHUB_TOKEN", "OPENAI_API_KEY", "VISIBLE_SETTING"]
+    );
 }
 
 /// Without bubblewrap: a clear error, or an unsandboxed run recorded as such when allowed.

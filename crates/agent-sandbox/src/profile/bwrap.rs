@@ -74,6 +74,13 @@ pub fn render(plan: &Plan, env: &EnvPlan) -> BwrapCommand {
         for p in &part.profile.meta.linux_rw {
             b.mount("--bind-try", &expand(p, home), &why);
         }
+        for p in &part.profile.meta.linux_tmpfs {
+            b.special(
+                "--tmpfs",
+                &expand(p, home).to_string_lossy(),
+                &format!("{why}: a throw-away writable cache"),
+            );
+        }
     }
     for g in &plan.add_dirs_ro {
         b.mount("--ro-bind", &g.path, "add-dirs-ro");

@@ -8,6 +8,7 @@
 //! | `exec-env-default=NAME=VALUE` | Agent Safehouse: an environment default for the wrapped command; read and kept, not part of the policy |
 //! | `inject-only` | an optional integration that `--enable` cannot name; only a `require` brings it in (`keychain.sb` is always treated so, as in document 001) |
 //! | `linux-ro=PATH`, `linux-rw=PATH` | the Linux rendering binds PATH read-only / read-write when the profile is selected (`HOME/...` is under the home directory) |
+//! | `linux-tmpfs=PATH` | the Linux rendering mounts a fresh, empty, writable tmpfs at PATH: a cache a tool must write, thrown away when the command ends |
 //! | `linux-network` | the Linux rendering keeps the network namespace when the profile is selected |
 //!
 //! Unknown keys are kept and ignored, so newer trees load in older builds.
@@ -27,6 +28,8 @@ pub struct Metadata {
     pub linux_ro: Vec<String>,
     /// `linux-rw=` paths.
     pub linux_rw: Vec<String>,
+    /// `linux-tmpfs=` paths.
+    pub linux_tmpfs: Vec<String>,
     /// `linux-network`.
     pub linux_network: bool,
     /// Keys this build does not know, as written.
@@ -65,6 +68,7 @@ impl Metadata {
             "inject-only" => self.inject_only = true,
             "linux-ro" if !value.is_empty() => self.linux_ro.push(value.to_owned()),
             "linux-rw" if !value.is_empty() => self.linux_rw.push(value.to_owned()),
+            "linux-tmpfs" if !value.is_empty() => self.linux_tmpfs.push(value.to_owned()),
             "linux-network" => self.linux_network = true,
             _ => self.unknown.push(token.to_owned()),
         }
@@ -89,7 +93,7 @@ mod tests {
     fn reads_tokens_from_comment_lines_only() {
         let m = Metadata::parse(
             ";; $$require=55-integrations-optional/a.sb$$ $$require=55-integrations-optional/b.sb$$\n\
-             ;; $$command=claude, claude-code$$\n;; $$inject-only$$\n;; $$linux-rw=HOME/.x$$\n\
+             ;; $$command=claude, claude-code$$\n;; $$inject-only$$\n;; $$linux-rw=HOME/.x$$\n;; $$linux-tmpfs=HOME/.t$$\n\
              ;; $$linux-network$$ $$future=1$$\n(allow file-read* (literal \"$$require=no$$\"))\n\
              ;; Requires: human only\n",
         );
@@ -103,6 +107,7 @@ mod tests {
         assert_eq!(m.commands, ["claude", "claude-code"]);
         assert!(m.inject_only && m.linux_network);
         assert_eq!(m.linux_rw, ["HOME/.x"]);
+        assert_eq!(m.linux_tmpfs, ["HOME/.t"]);
         assert_eq!(m.unknown, ["future=1"]);
     }
 
