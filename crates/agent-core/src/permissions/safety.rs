@@ -3,7 +3,8 @@
 //!
 //! - **Protected paths** (claude-code.md §4.2): writes to version-control, editor, toolchain and
 //!   agent configuration (`.git`, `.vscode`, `.cargo`, `.agent`, `.claude`, ...) and to shell and
-//!   tool rc files (`.bashrc`, `.npmrc`, ...) ask, wherever they are.
+//!   tool rc files (`.bashrc`, `.npmrc`, ...) ask, at any depth below the working directory that
+//!   contains the path, or anywhere in a path outside every working directory.
 //! - **Critical paths for `rm`/`rmdir`** (§4.3): the root, top-level directories, `$HOME`, the
 //!   working directories and their parents, globs directly in those, and a glob or trailing
 //!   slash right after a variable (`rm -rf "$DIR"/*`) ask even in `bypassPermissions`.
@@ -11,7 +12,7 @@
 //!   (`bash -c "$X"`, `eval $X`), a command name only known at run time (`$cmd x`), or a command
 //!   over 10,000 characters asks in every mode, because deny rules cannot be checked against it.
 
-use std::path::Path;
+use std::path::{Component, Path};
 
 use super::arguments::positionals;
 use super::request::{BashSubject, PathArg};
@@ -116,21 +117,51 @@ impl Finding {
 }
 
 /// Whether a path (either form) is protected.
+///
+/// Each form is judged below the innermost working directory that contains it (the cwd or an
+/// additional directory, in lexical or canonical form), and whole when it is outside every
+/// working directory. So a working directory that itself lies inside a protected directory
+/// (the shadow workspace under `~/.agent/workspaces/…`, a checkout under `~/.cargo/git/…`)
+/// accepts ordinary writes, while the same protected names below it (`tree/.agent/…`,
+/// `tree/.git/…`) and everything outside it (`~/.agent/settings.json`) stay protected. A form
+/// whose symlinks lead out of the working directories is judged on its whole resolved path.
 pub(crate) fn is_protected(path: &ResolvedPath, wd: &WorkingDirs) -> bool {
-    path.forms().any(|p| protected_form(p, wd.cwd()))
+    path.forms().any(|p| protected_form(p, wd))
 }
 
-fn protected_form(path: &Path, cwd: &Path) -> bool {
-    let segments: Vec<&str> = path
-        .components()
+/// The normal segments of an absolute, normalised path (a segment that is not UTF-8 cannot be
+/// a protected name and stands as `""`, so positions still line up).
+fn segments(path: &Path) -> Vec<&str> {
+    path.components()
         .filter_map(|c| match c {
-            std::path::Component::Normal(s) => s.to_str(),
+            Component::Normal(s) => Some(s.to_str().unwrap_or("")),
             _ => None,
         })
-        .collect();
-    for (i, _) in segments.iter().enumerate() {
+        .collect()
+}
+
+fn protected_form(path: &Path, wd: &WorkingDirs) -> bool {
+    // The innermost working directory containing the path (segment-wise), as a count of its
+    // segments; 0 (the root) when none does, so the whole path is judged.
+    let base = wd
+        .dirs()
+        .iter()
+        .filter(|d| path.starts_with(d))
+        .map(|d| segments(d).len())
+        .max()
+        .unwrap_or(0);
+    protected_below(&segments(path), base)
+}
+
+/// Whether `segments` name a protected path below its first `base` segments (the working
+/// directory). A protected directory counts when it lies below the working directory, that is
+/// when its last segment does: one that contains the working directory, or is it, does not
+/// (`~/.agent` for `~/.agent/workspaces/x/tree`), while `.config/git` still counts for the
+/// working directory `~/.config`.
+fn protected_below(segments: &[&str], base: usize) -> bool {
+    for i in 0..segments.len() {
         for dir in PROTECTED_DIRS {
-            if segments[i..].starts_with(dir) {
+            if i + dir.len() > base && segments[i..].starts_with(dir) {
                 // `.claude/worktrees` is where Claude Code keeps worktrees, not configuration.
                 let claude_worktree =
                     dir == &[".claude"] && segments.get(i + 1) == Some(&"worktrees");
@@ -140,18 +171,12 @@ fn protected_form(path: &Path, cwd: &Path) -> bool {
             }
         }
     }
-    if segments.last().is_some_and(|f| PROTECTED_FILES.contains(f)) {
+    if segments.len() > base && segments.last().is_some_and(|f| PROTECTED_FILES.contains(f)) {
         return true;
     }
     // `HEAD`, `objects/` and `refs/` at the top of the working directory would turn it into a
     // bare repository that git then trusts.
-    if let Ok(rel) = path.strip_prefix(cwd) {
-        let first = rel.components().next().and_then(|c| c.as_os_str().to_str());
-        if matches!(first, Some("HEAD" | "objects" | "refs")) {
-            return true;
-        }
-    }
-    false
+    matches!(segments.get(base), Some(&("HEAD" | "objects" | "refs")))
 }
 
 /// The first protected write of an edit tool or a Bash command.
@@ -307,6 +332,264 @@ mod tests {
         ] {
             assert!(!is_protected(&w.resolve(p), &w), "{p}");
         }
+    }
+
+    fn join(base: &str, segs: &[&str]) -> String {
+        std::iter::once(base)
+            .chain(segs.iter().copied())
+            .collect::<Vec<_>>()
+            .join("/")
+    }
+
+    fn protected_at(w: &WorkingDirs, p: &str) -> bool {
+        is_protected(&w.resolve(p), w)
+    }
+
+    /// For every protected directory: a working directory inside it (directly, or deeper)
+    /// accepts ordinary writes, the same directory below the working directory is still
+    /// protected, and the outer protected directory outside the working directory too.
+    #[test]
+    fn a_working_directory_inside_a_protected_directory() {
+        for dir in PROTECTED_DIRS {
+            let outer = join("/h/u", dir);
+            for cwd in [join(&outer, &["x", "tree"]), outer.clone()] {
+                let w = WorkingDirs::new(Path::new(&cwd), Path::new("/h/u"), &[]);
+                for p in [
+                    "src/main.rs".to_owned(),
+                    "new.txt".to_owned(),
+                    "a/b/c.json".to_owned(),
+                    format!("{cwd}/src/lib.rs"),
+                    "docs/HEAD".to_owned(),
+                ] {
+                    assert!(!protected_at(&w, &p), "cwd {cwd}: {p}");
+                }
+                for p in [
+                    join(".", dir) + "/config",
+                    join("sub", dir) + "/hooks/x",
+                    join(&cwd, dir) + "/settings.json",
+                    join("a/b", dir) + "/c/d",
+                    ".agent/settings.json".to_owned(),
+                    ".git/config".to_owned(),
+                    "sub/.git/hooks/x".to_owned(),
+                    ".bashrc".to_owned(),
+                    "sub/.npmrc".to_owned(),
+                    "HEAD".to_owned(),
+                    "objects/ab/cdef".to_owned(),
+                    "refs/heads/main".to_owned(),
+                    // Outside the working directory: the whole path counts.
+                    join("/elsewhere", dir) + "/f",
+                    "../.bashrc".to_owned(),
+                ] {
+                    assert!(protected_at(&w, &p), "cwd {cwd}: {p}");
+                }
+                // The rest of the outer protected directory is outside the deeper working
+                // directory (when the working directory is the protected directory itself,
+                // its contents are the working directory's).
+                if cwd != outer {
+                    for p in [
+                        format!("{outer}/config"),
+                        format!("{outer}/y/z"),
+                        format!("{cwd}/../{}", dir.last().unwrap()),
+                        format!("{cwd}/../../settings.json"),
+                    ] {
+                        assert!(protected_at(&w, &p), "cwd {cwd}: {p}");
+                    }
+                }
+            }
+            // The same as an additional working directory; the cwd is elsewhere.
+            let add = join(&outer, &["x"]);
+            let w = WorkingDirs::new(Path::new("/w/p"), Path::new("/h/u"), &[PathBuf::from(&add)]);
+            assert!(!protected_at(&w, &format!("{add}/src/a.rs")), "{add}");
+            assert!(!protected_at(&w, "src/a.rs"), "{add}");
+            for p in [
+                join(&add, dir) + "/f",
+                format!("{add}/.bashrc"),
+                format!("{add}/refs/x"),
+                format!("{outer}/f"),
+                join("/w/p", dir) + "/f",
+                "/w/p/HEAD".to_owned(),
+            ] {
+                assert!(protected_at(&w, &p), "add {add}: {p}");
+            }
+        }
+    }
+
+    /// A protected directory that starts in the working directory and ends below it counts:
+    /// with `~/.config` as the working directory, `git/config` is `~/.config/git/config`.
+    #[test]
+    fn a_protected_directory_ending_below_the_working_directory() {
+        let w = WorkingDirs::new(Path::new("/h/u/.config"), Path::new("/h/u"), &[]);
+        assert!(protected_at(&w, "git/config"));
+        assert!(protected_at(&w, "/h/u/.config/git/ignore"));
+        assert!(!protected_at(&w, "gitx/config"));
+        assert!(!protected_at(&w, "nvim/init.lua"));
+        let w = WorkingDirs::new(Path::new("/h/u/.config/git"), Path::new("/h/u"), &[]);
+        assert!(!protected_at(&w, "notes.txt"));
+        assert!(protected_at(&w, ".config/git/config"));
+    }
+
+    /// Protected file names, below a working directory that lies inside protected directories
+    /// and below one whose own name is a protected file's name.
+    #[test]
+    fn protected_files_below_any_working_directory() {
+        for f in PROTECTED_FILES {
+            for cwd in [
+                "/h/u/.agent/workspaces/x/tree".to_owned(),
+                "/h/u/.cargo/git/checkouts/x".to_owned(),
+                format!("/h/u/{f}/tree"),
+                format!("/h/u/{f}"),
+            ] {
+                let w = WorkingDirs::new(Path::new(&cwd), Path::new("/h/u"), &[]);
+                for p in [
+                    (*f).to_owned(),
+                    format!("sub/{f}"),
+                    format!("{cwd}/a/b/{f}"),
+                    format!("/elsewhere/{f}"),
+                ] {
+                    assert!(protected_at(&w, &p), "cwd {cwd}: {p}");
+                }
+                for p in ["x.txt".to_owned(), format!("{f}.bak"), format!("{f}/inner")] {
+                    assert!(!protected_at(&w, &p), "cwd {cwd}: {p}");
+                }
+            }
+        }
+    }
+
+    /// Nested working directories: the innermost one containing the path is the one below
+    /// which it is judged.
+    #[test]
+    fn the_innermost_working_directory_counts() {
+        let w = WorkingDirs::new(
+            Path::new("/h/u"),
+            Path::new("/h/u"),
+            &[PathBuf::from("/h/u/.cargo/git/checkouts/x")],
+        );
+        assert!(!protected_at(&w, ".cargo/git/checkouts/x/src/lib.rs"));
+        assert!(protected_at(&w, ".cargo/git/checkouts/x/.git/config"));
+        assert!(protected_at(&w, ".cargo/git/checkouts/x/HEAD"));
+        assert!(protected_at(&w, ".cargo/git/checkouts/y/src/lib.rs"));
+        assert!(protected_at(&w, ".cargo/config.toml"));
+        assert!(protected_at(&w, ".agent/settings.json"));
+        assert!(protected_at(&w, ".bashrc"));
+        assert!(!protected_at(&w, "notes.md"));
+    }
+
+    /// Outside every working directory the whole path is judged.
+    #[test]
+    fn paths_outside_the_working_directories_are_judged_whole() {
+        let w = WorkingDirs::new(
+            Path::new("/h/u/.agent/workspaces/x/tree"),
+            Path::new("/h/u"),
+            &[PathBuf::from("/h/u/.cargo/git/checkouts/y")],
+        );
+        for p in [
+            "/h/u/.agent/settings.json",
+            "/h/u/.agent/workspaces/x/meta.json",
+            "/h/u/.agent/workspaces/x/tree-other/a",
+            "/h/u/.cargo/config.toml",
+            "/h/u/.cargo/git/checkouts/y-other/a",
+            "/other/.git/config",
+            "/other/a/.vscode/settings.json",
+            "/h/u/.config/git/config",
+            "/h/u/.bashrc",
+            "/elsewhere/sub/.npmrc",
+            "~/.zshrc",
+            "../meta.json",
+            "../../../settings.json",
+            "../tree/../../x/y",
+        ] {
+            assert!(protected_at(&w, p), "{p}");
+        }
+        for p in ["/tmp/plain.txt", "/h/u/notes.md", "/srv/a/b.rs"] {
+            assert!(!protected_at(&w, p), "{p}");
+        }
+        // `..` is folded before the check: these stay inside the working directory.
+        for p in ["a/../b.rs", "./src/../src/x.rs", "../tree/src/y.rs"] {
+            assert!(!protected_at(&w, p), "{p}");
+        }
+    }
+
+    /// `.claude/worktrees` (Claude Code's worktrees) stays writable, as a place below the cwd
+    /// and as a working directory; the configuration around it does not.
+    #[test]
+    fn claude_worktrees() {
+        let w = WorkingDirs::new(Path::new("/p"), Path::new("/h/u"), &[]);
+        assert!(!protected_at(&w, ".claude/worktrees/x/file"));
+        assert!(protected_at(&w, ".claude/worktrees/x/.git/config"));
+        assert!(protected_at(
+            &w,
+            ".claude/worktrees/x/.claude/settings.json"
+        ));
+        assert!(protected_at(&w, ".claude/settings.json"));
+        let w = WorkingDirs::new(Path::new("/p/.claude/worktrees/w"), Path::new("/h/u"), &[]);
+        assert!(!protected_at(&w, "src/x.rs"));
+        assert!(!protected_at(&w, "/p/.claude/worktrees/other/f"));
+        assert!(protected_at(&w, ".claude/settings.json"));
+        assert!(protected_at(&w, ".git"));
+        assert!(protected_at(&w, "/p/.claude/settings.json"));
+        assert!(protected_at(&w, "../../settings.local.json"));
+    }
+
+    /// Both forms of a path: each is judged below the working directory that contains it (in
+    /// lexical or canonical form), and a resolved form that leaves the working directories is
+    /// judged whole.
+    #[test]
+    fn both_path_forms() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(tmp.path()).unwrap();
+        let home = root.join("home");
+        let agent = home.join(".agent");
+        let tree = agent.join("workspaces/x/tree");
+        std::fs::create_dir_all(tree.join("src")).unwrap();
+        std::fs::create_dir_all(tree.join(".git")).unwrap();
+        std::fs::create_dir_all(agent.join("workspaces/other")).unwrap();
+        std::fs::create_dir_all(home.join(".cargo")).unwrap();
+        std::fs::create_dir_all(root.join("plain")).unwrap();
+        let link = |target: &Path, name: &str| {
+            std::os::unix::fs::symlink(target, tree.join(name)).unwrap();
+        };
+        link(&agent, "out");
+        link(&home.join(".cargo"), "cfg");
+        link(&tree.join("src"), "alias");
+        link(&tree.join(".git"), "g");
+        link(&agent.join("workspaces/other"), "sib");
+        link(&root.join("plain"), "plain");
+        // The working directory named through a symlink: its lexical form and its canonical
+        // form are both working directories.
+        std::os::unix::fs::symlink(&home, root.join("home-link")).unwrap();
+        let lexical_cwd = root.join("home-link/.agent/workspaces/x/tree");
+        for cwd in [&tree, &lexical_cwd] {
+            let w = WorkingDirs::new(cwd, &home, &[]);
+            for p in ["src/a.rs", "alias/b.rs", "new.txt", "plain/x"] {
+                let r = w.resolve(p);
+                assert!(!is_protected(&r, &w), "cwd {}: {p} {r:?}", cwd.display());
+            }
+            for p in [
+                // The resolved form leaves the working directory: judged whole.
+                "out/settings.json",
+                "cfg/config.toml",
+                "sib/file",
+                // Kernel order: `sib/..` is `workspaces`, outside, not the tree.
+                "sib/../settings.json",
+                // The resolved form is inside, below `.git`.
+                "g/config",
+                ".git/config",
+                ".agent/settings.json",
+                "sub/.git/hooks/x",
+                ".bashrc",
+                "../../../settings.json",
+            ] {
+                let r = w.resolve(p);
+                assert!(is_protected(&r, &w), "cwd {}: {p} {r:?}", cwd.display());
+            }
+        }
+        // The same check, one form at a time.
+        let w = WorkingDirs::new(&tree, &home, &[]);
+        let inside = |p: &Path| protected_form(p, &w);
+        assert!(!inside(&tree.join("src/a.rs")));
+        assert!(inside(&tree.join(".git/config")));
+        assert!(inside(&agent.join("settings.json")));
+        assert!(!inside(&root.join("plain/x")));
     }
 
     fn rm(cmd: &str) -> Option<Finding> {
