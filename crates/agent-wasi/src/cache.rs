@@ -10,8 +10,24 @@
 //! and the payload, so a file that was truncated, corrupted or copied under another module's
 //! name fails the check, is removed and the module is compiled again. One file rather than a
 //! `.cwasm` plus a sidecar, so that one rename publishes the payload and its digest together.
-//! Files are written to a temporary name in the same directory and renamed into place (atomic on
-//! POSIX), so a reader never sees half a file.
+//! Files are written to a temporary name in the same directory (mode 0600) and renamed into place
+//! (atomic on POSIX), so a reader never sees half a file.
+//!
+//! **Who may have written it.** The digest is not a keyed MAC, so what stops someone else's
+//! machine code from being loaded is ownership (Unix): the directory must be owned by this
+//! process's effective user and not writable by group or others, checked when it is opened
+//! ([`RuntimeError::CacheDirShared`], or [`RuntimeError::CacheDir`] for another owner); and
+//! every file is checked again when it is read, on the open handle (`fstat`, so the file
+//! checked is the file read): a regular file, owned by this user, not writable by group or
+//! others. A file that fails (planted after the directory was checked, or left by an older
+//! version with a loose umask) is a cache miss: it is removed, the module is compiled from its
+//! verified wasm, and the new file replaces it atomically; a warning names the file and why.
+//!
+//! The parent directories are not checked. A file passes only if this user owns it and no one
+//! else can write it, so someone who controls a parent can at most move this user's own,
+//! digest-checked files around (a file under another module's or engine's name fails the
+//! digest) or replace the directory with one they own (refused at open; its files refused at
+//! read). That is a denial of service (a recompile), never foreign code.
 
 use std::fs::{self, OpenOptions};
 use std::hash::{Hash, Hasher};
@@ -50,14 +66,14 @@ pub(crate) enum Lookup {
 
 impl DiskCache {
     /// Opens (creating it with mode 0700 if needed) the cache directory. Refuses a directory
-    /// that other users may write to: whoever can write the cache can choose the machine code
-    /// this process runs.
+    /// that another user owns or that group or others may write to: whoever can write the
+    /// cache can choose the machine code this process runs.
     pub(crate) fn open(dir: &Path, engine: &Engine) -> Result<Self, RuntimeError> {
         create_private_dir(dir).map_err(|source| RuntimeError::CacheDir {
             path: dir.to_owned(),
             source,
         })?;
-        check_not_shared(dir)?;
+        check_dir(dir)?;
         Ok(Self {
             dir: dir.to_owned(),
             engine_hash: engine_hash(engine),
@@ -70,13 +86,27 @@ impl DiskCache {
             .join(format!("{module_sha256}-{}.cwasm", self.engine_hash))
     }
 
-    /// Reads and verifies the cached compiled module for `module_sha256`.
+    /// Reads and verifies the cached compiled module for `module_sha256`: the file must be a
+    /// regular file owned by this user and writable by no one else (checked on the open
+    /// handle), and its digest must match. A file that fails is removed.
     pub(crate) fn lookup(&self, module_sha256: &str) -> Lookup {
         let path = self.path(module_sha256);
-        let file = match fs::read(&path) {
+        let file = match read_private_file(&path) {
             Ok(file) => file,
-            Err(err) if err.kind() == io::ErrorKind::NotFound => return Lookup::Miss,
-            Err(err) => return Lookup::Rejected(format!("cannot read {}: {err}", path.display())),
+            Err(FileProblem::Missing) => return Lookup::Miss,
+            Err(FileProblem::Unreadable(err)) => {
+                return Lookup::Rejected(format!("cannot read {}: {err}", path.display()));
+            }
+            Err(FileProblem::NotPrivate(why)) => {
+                // Not ours alone: never read. Remove it so the recompiled module's file takes
+                // its place (the rename would replace it anyway).
+                let _ = fs::remove_file(&path);
+                return Lookup::Rejected(format!(
+                    "{}: {why}; it was not loaded and has been removed (if it comes back, someone else can write to {}: check its owner and mode, `chmod 700` it, or remove it)",
+                    path.display(),
+                    self.dir.display()
+                ));
+            }
         };
         match self.verify(module_sha256, file) {
             Ok(payload) => Lookup::Hit(payload),
@@ -122,7 +152,12 @@ impl DiskCache {
             COUNTER.fetch_add(1, Ordering::Relaxed)
         ));
         let result = (|| {
-            let mut file = OpenOptions::new().write(true).create_new(true).open(&tmp)?;
+            let mut options = OpenOptions::new();
+            options.write(true).create_new(true);
+            // 0600 whatever the umask: a file group or others could write is refused on read.
+            #[cfg(unix)]
+            std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+            let mut file = options.open(&tmp)?;
             file.write_all(MAGIC)?;
             file.write_all(&self.digest(module_sha256, payload))?;
             file.write_all(payload)?;
@@ -175,13 +210,113 @@ fn create_private_dir(dir: &Path) -> io::Result<()> {
     fs::create_dir_all(dir)
 }
 
+/// Why a cache file was not read.
+enum FileProblem {
+    /// There is none.
+    Missing,
+    /// It could not be opened or read.
+    Unreadable(io::Error),
+    /// It is not this user's alone (the reason, for the warning).
+    NotPrivate(String),
+}
+
+/// Reads a cache file after checking, on the open handle, that it is a regular file owned by
+/// this user and writable by no one else.
+fn read_private_file(path: &Path) -> Result<Vec<u8>, FileProblem> {
+    use std::io::Read as _;
+    // Not a regular file (a FIFO would block the open, a directory cannot be read): refused
+    // before opening. The check that counts is the one on the open handle below.
+    match fs::symlink_metadata(path) {
+        Ok(meta) if meta.file_type().is_symlink() => {
+            return Err(FileProblem::NotPrivate(
+                "is a symbolic link, not a file this user wrote".into(),
+            ));
+        }
+        Ok(meta) if !meta.is_file() => {
+            return Err(FileProblem::NotPrivate("is not a regular file".into()));
+        }
+        Ok(_) => {}
+        Err(err) if err.kind() == io::ErrorKind::NotFound => return Err(FileProblem::Missing),
+        Err(err) => return Err(FileProblem::Unreadable(err)),
+    }
+    let mut file = match fs::File::open(path) {
+        Ok(f) => f,
+        Err(err) if err.kind() == io::ErrorKind::NotFound => return Err(FileProblem::Missing),
+        Err(err) => return Err(FileProblem::Unreadable(err)),
+    };
+    let meta = file.metadata().map_err(FileProblem::Unreadable)?;
+    if !meta.is_file() {
+        return Err(FileProblem::NotPrivate("is not a regular file".into()));
+    }
+    if let Some(why) = not_private(&meta) {
+        return Err(FileProblem::NotPrivate(why));
+    }
+    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
+    file.read_to_end(&mut bytes)
+        .map_err(FileProblem::Unreadable)?;
+    Ok(bytes)
+}
+
+/// What makes `meta` unfit for the cache: owned by another user than this process's effective
+/// user, or writable by group or others. `None` when it is fine (always, off Unix).
 #[cfg(unix)]
-fn check_not_shared(dir: &Path) -> Result<(), RuntimeError> {
+fn not_private(meta: &fs::Metadata) -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    let me = sys::euid();
+    let mode = meta.mode() & 0o7777;
+    if meta.uid() != me {
+        return Some(format!(
+            "is owned by uid {}, not by this user (uid {me})",
+            meta.uid()
+        ));
+    }
+    if mode & 0o022 != 0 {
+        return Some(format!(
+            "is writable by {} (mode {:03o})",
+            if mode & 0o002 != 0 {
+                "everyone"
+            } else {
+                "its group"
+            },
+            mode & 0o777
+        ));
+    }
+    None
+}
+
+#[cfg(not(unix))]
+fn not_private(_meta: &fs::Metadata) -> Option<String> {
+    None
+}
+
+/// The cache directory must be a directory owned by this process's effective user and not
+/// writable by group or others.
+#[cfg(unix)]
+fn check_dir(dir: &Path) -> Result<(), RuntimeError> {
     use std::os::unix::fs::MetadataExt;
     let meta = fs::metadata(dir).map_err(|source| RuntimeError::CacheDir {
         path: dir.to_owned(),
         source,
     })?;
+    if !meta.is_dir() {
+        return Err(RuntimeError::CacheDir {
+            path: dir.to_owned(),
+            source: io::Error::new(io::ErrorKind::NotADirectory, "it is not a directory"),
+        });
+    }
+    let me = sys::euid();
+    if meta.uid() != me {
+        return Err(RuntimeError::CacheDir {
+            path: dir.to_owned(),
+            source: io::Error::new(
+                io::ErrorKind::PermissionDenied,
+                format!(
+                    "it is owned by uid {}, not by this user (uid {me}), and whoever owns it can plant machine code this process would run; remove it (or `chown` it to yourself and `chmod 700` it)",
+                    meta.uid()
+                ),
+            ),
+        });
+    }
     let mode = meta.mode() & 0o777;
     if mode & 0o022 != 0 {
         return Err(RuntimeError::CacheDirShared {
@@ -193,13 +328,38 @@ fn check_not_shared(dir: &Path) -> Result<(), RuntimeError> {
 }
 
 #[cfg(not(unix))]
-fn check_not_shared(_dir: &Path) -> Result<(), RuntimeError> {
+fn check_dir(_dir: &Path) -> Result<(), RuntimeError> {
     Ok(())
+}
+
+/// The process's effective user id, from libc (which std links anyway; no crate needed).
+#[cfg(unix)]
+#[allow(
+    unsafe_code,
+    reason = "declaring geteuid(2); the declaration is `safe fn`, so no call site is unsafe"
+)]
+mod sys {
+    // SAFETY: `geteuid` takes no arguments, touches no memory of ours and cannot fail (POSIX:
+    // "shall always be successful"); `uid_t` is a 32-bit unsigned integer on every Unix Rust
+    // supports (Linux, the BSDs, macOS, illumos).
+    unsafe extern "C" {
+        safe fn geteuid() -> u32;
+    }
+
+    /// This process's effective user id.
+    pub(super) fn euid() -> u32 {
+        geteuid()
+    }
 }
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
+    #![allow(
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::print_stderr,
+        reason = "tests; a skipped assertion says why"
+    )]
 
     use super::*;
 
@@ -233,6 +393,176 @@ mod tests {
         cache.store(&other, b"payload").unwrap();
         fs::copy(cache.path(&other), &path).unwrap();
         assert!(matches!(cache.lookup(&sha), Lookup::Rejected(_)));
+    }
+
+    #[cfg(unix)]
+    fn mode_of(path: &Path) -> u32 {
+        use std::os::unix::fs::PermissionsExt;
+        fs::metadata(path).unwrap().permissions().mode() & 0o777
+    }
+
+    #[cfg(unix)]
+    fn set_mode(path: &Path, mode: u32) {
+        use std::os::unix::fs::PermissionsExt;
+        fs::set_permissions(path, fs::Permissions::from_mode(mode)).unwrap();
+    }
+
+    /// Gives `path` to uid 65534 (nobody); false when this process may not (not root).
+    #[cfg(unix)]
+    fn give_away(path: &Path) -> bool {
+        match std::os::unix::fs::chown(path, Some(65534), None) {
+            Ok(()) => true,
+            Err(err) => {
+                eprintln!("skipped the foreign-owner assertion: chown failed ({err})");
+                false
+            }
+        }
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_group_writable_directory_is_refused_with_what_to_do() {
+        let dir = tempfile::tempdir().unwrap();
+        set_mode(dir.path(), 0o770);
+        let err = DiskCache::open(dir.path(), &Engine::default()).unwrap_err();
+        assert!(
+            matches!(err, RuntimeError::CacheDirShared { mode: 0o770, .. }),
+            "{err}"
+        );
+        assert!(err.to_string().contains("chmod 700"), "{err}");
+        set_mode(dir.path(), 0o700);
+        assert!(DiskCache::open(dir.path(), &Engine::default()).is_ok());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_directory_owned_by_another_user_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = dir.path().join("cache");
+        fs::create_dir(&cache).unwrap();
+        set_mode(&cache, 0o700);
+        if !give_away(&cache) {
+            return;
+        }
+        let err = DiskCache::open(&cache, &Engine::default()).unwrap_err();
+        let text = err.to_string();
+        assert!(matches!(err, RuntimeError::CacheDir { .. }), "{text}");
+        assert!(
+            text.contains("is owned by uid 65534, not by this user") && text.contains("remove it"),
+            "{text}"
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn files_are_written_private_and_a_file_others_can_write_is_never_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = DiskCache::open(&dir.path().join("cache"), &Engine::default()).unwrap();
+        let sha = "c".repeat(64);
+        cache.store(&sha, b"payload").unwrap();
+        let path = cache.path(&sha);
+        assert_eq!(mode_of(&path), 0o600);
+        assert!(matches!(cache.lookup(&sha), Lookup::Hit(_)));
+        for (mode, why) in [
+            (0o666, "is writable by everyone (mode 666)"),
+            (0o602, "is writable by everyone (mode 602)"),
+            (0o620, "is writable by its group (mode 620)"),
+        ] {
+            cache.store(&sha, b"payload").unwrap();
+            set_mode(&path, mode);
+            let Lookup::Rejected(reason) = cache.lookup(&sha) else {
+                panic!("mode {mode:o} was read")
+            };
+            assert!(reason.contains(why), "{reason}");
+            assert!(
+                reason.contains("was not loaded and has been removed"),
+                "{reason}"
+            );
+            assert!(!path.exists(), "a refused file is removed");
+        }
+        // A symbolic link (even to a good file of ours) is not read.
+        cache.store(&"d".repeat(64), b"payload").unwrap();
+        std::os::unix::fs::symlink(cache.path(&"d".repeat(64)), &path).unwrap();
+        let Lookup::Rejected(reason) = cache.lookup(&sha) else {
+            panic!("a symbolic link was read")
+        };
+        assert!(reason.contains("symbolic link"), "{reason}");
+        assert!(!path.exists());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_file_owned_by_another_user_is_never_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = DiskCache::open(&dir.path().join("cache"), &Engine::default()).unwrap();
+        let sha = "e".repeat(64);
+        cache.store(&sha, b"payload").unwrap();
+        let path = cache.path(&sha);
+        if !give_away(&path) {
+            return;
+        }
+        // Its digest is right and its mode is 0600: only the owner is wrong.
+        let Lookup::Rejected(reason) = cache.lookup(&sha) else {
+            panic!("a foreign file was read")
+        };
+        assert!(
+            reason.contains("is owned by uid 65534, not by this user"),
+            "{reason}"
+        );
+        assert!(!path.exists());
+    }
+
+    /// The whole path through the runtime: a planted file is a miss, the module is compiled
+    /// from its wasm, and the file is rewritten private (and used next time).
+    #[cfg(unix)]
+    #[test]
+    fn a_planted_file_is_recompiled_and_rewritten() {
+        use crate::{CacheState, Runtime, RuntimeConfig};
+        let dir = tempfile::tempdir().unwrap();
+        let cache_dir = dir.path().join("cache");
+        let wasm =
+            wat::parse_str(r#"(module (memory (export "memory") 1) (func (export "_start")))"#)
+                .unwrap();
+        let sha = agent_bundles::digest::sha256_hex(&wasm);
+        let runtime = || Runtime::new(RuntimeConfig::default().with_cache_dir(&cache_dir)).unwrap();
+        let first = runtime().prepare(&wasm, &sha).unwrap();
+        assert_eq!(first.cache_state(), CacheState::Compiled);
+        assert_eq!(
+            runtime().prepare(&wasm, &sha).unwrap().cache_state(),
+            CacheState::Disk
+        );
+        let file = fs::read_dir(&cache_dir)
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .find(|p| p.extension().is_some_and(|x| x == "cwasm"))
+            .unwrap();
+        set_mode(&file, 0o666);
+        assert_eq!(
+            runtime().prepare(&wasm, &sha).unwrap().cache_state(),
+            CacheState::Compiled,
+            "a world-writable file is not loaded"
+        );
+        assert_eq!(mode_of(&file), 0o600, "rewritten private");
+        assert_eq!(
+            runtime().prepare(&wasm, &sha).unwrap().cache_state(),
+            CacheState::Disk
+        );
+        if give_away(&file) {
+            assert_eq!(
+                runtime().prepare(&wasm, &sha).unwrap().cache_state(),
+                CacheState::Compiled,
+                "a foreign-owned file is not loaded"
+            );
+            use std::os::unix::fs::MetadataExt;
+            assert_eq!(fs::metadata(&file).unwrap().uid(), sys::euid());
+        }
+        // A directory that became group-writable is refused at the next start.
+        set_mode(&cache_dir, 0o770);
+        assert!(matches!(
+            Runtime::new(RuntimeConfig::default().with_cache_dir(&cache_dir)),
+            Err(RuntimeError::CacheDirShared { .. })
+        ));
     }
 
     #[cfg(unix)]

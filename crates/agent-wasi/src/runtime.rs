@@ -51,8 +51,10 @@ pub enum InstanceAllocator {
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct RuntimeConfig {
-    /// Directory for compiled modules, created with mode 0700 if missing and refused if other
-    /// users may write to it. `None` (the default) compiles every module once per runtime.
+    /// Directory for compiled modules, created with mode 0700 if missing; refused if another
+    /// user owns it or group or others may write to it, and each file in it is read only if
+    /// this user owns it and no one else may write it (otherwise it is recompiled and
+    /// rewritten). `None` (the default) compiles every module once per runtime.
     pub cache_dir: Option<PathBuf>,
     /// The instance allocator; [`InstanceAllocator::Pooling`] by default.
     pub allocator: InstanceAllocator,
@@ -223,7 +225,8 @@ impl Runtime {
     /// # Errors
     ///
     /// [`RuntimeError`] when wasmtime refuses the configuration, the cache directory cannot be
-    /// created or is writable by others, or the ticker thread cannot start.
+    /// created, is owned by another user or is writable by group or others, or the ticker
+    /// thread cannot start.
     pub fn new(config: RuntimeConfig) -> Result<Self, RuntimeError> {
         let mut config = config;
         config.epoch_tick = config.epoch_tick.max(Duration::from_millis(1));
@@ -381,7 +384,7 @@ impl Runtime {
 /// Loads a compiled module that [`DiskCache::lookup`] returned.
 #[allow(
     unsafe_code,
-    reason = "Module::deserialize is unsafe; this is the crate's one use, argued below"
+    reason = "Module::deserialize is unsafe; this is the crate's one unsafe call, argued below"
 )]
 fn deserialize_cached(engine: &Engine, payload: &[u8]) -> wasmtime::Result<Module> {
     // SAFETY: `Module::deserialize` requires bytes produced by `Module::serialize` (or
@@ -393,10 +396,13 @@ fn deserialize_cached(engine: &Engine, payload: &[u8]) -> wasmtime::Result<Modul
     // header again. `DiskCache::lookup` read the whole file into memory and verified its sha256
     // digest (over the module's sha256, the engine hash and these exact bytes) before returning
     // them, so a corrupted, truncated, or swapped file is removed and recompiled, never loaded,
-    // and the bytes verified are the bytes loaded (no re-read from disk). The cache directory is
-    // private to this user (created 0700; one writable by others is refused at startup): the
-    // digest is not a secret-keyed MAC, so someone who can write this user's files could forge
-    // it, but they could equally replace this program.
+    // and the bytes verified are the bytes loaded (no re-read from disk). Only this user can
+    // have written them: the cache directory must be owned by this user and not writable by
+    // group or others (refused at startup otherwise), and the file itself was checked on its
+    // open handle before it was read (a regular file, owned by this user, mode without group or
+    // other write; otherwise it is removed and recompiled). The digest is not a secret-keyed
+    // MAC, so someone who can write this user's files could forge it, but they could equally
+    // replace this program.
     unsafe { Module::deserialize(engine, payload) }
 }
 
