@@ -36,6 +36,11 @@ pub enum PolicyVerdict {
     AllowWithInput(Value),
     /// Refuse the call, with the reason given to the model.
     Deny(String),
+    /// Ask the user, with this reason (a warning), whatever the mode, the allow rules, the
+    /// session grants or a hook would say; in `dontAsk` or with nobody to ask, refuse. Used for
+    /// what must never happen silently, e.g. a host command that would run without the OS
+    /// sandbox.
+    Ask(String),
 }
 
 /// An embedder's constraint on tool calls.

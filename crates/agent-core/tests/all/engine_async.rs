@@ -433,3 +433,71 @@ fn prepared_calls_decide_like_fresh_ones() {
         );
     }
 }
+
+/// A policy's `Ask` asks every time, whatever the mode, an allow rule, a hook's allow or a
+/// session grant would say; dontAsk and no prompter refuse.
+#[tokio::test]
+async fn a_policy_ask_is_asked_every_time_in_every_mode() {
+    let always = || {
+        Box::new(FnPolicy::new("host", |c: &ToolCall| {
+            (c.tool_name == "Bash").then(|| PolicyVerdict::Ask("would run unsandboxed".into()))
+        }))
+    };
+    for mode in [
+        PermissionMode::Default,
+        PermissionMode::AcceptEdits,
+        PermissionMode::BypassPermissions,
+        PermissionMode::Auto,
+    ] {
+        let e = PermissionEngine::builder(CWD, HOME)
+            .settings(&settings(rules()))
+            .mode(mode)
+            .policy(always())
+            .build()
+            .unwrap();
+        for outcome in [PreToolUseOutcome::default(), hook(HookDecision::Allow)] {
+            let d = e.check(&bash("git status"), &outcome);
+            assert_eq!(
+                (d.behavior, d.step),
+                (Behavior::Ask, Step::Policy),
+                "{mode:?}"
+            );
+            assert!(d.reason.contains("would run unsandboxed"), "{}", d.reason);
+        }
+    }
+    let e = PermissionEngine::builder(CWD, HOME)
+        .mode(PermissionMode::DontAsk)
+        .policy(always())
+        .build()
+        .unwrap();
+    assert_eq!(
+        e.check(&bash("ls"), &PreToolUseOutcome::default()).behavior,
+        Behavior::Deny
+    );
+    // Approved "for the session", it still asks the next time.
+    let p = prompter(vec![
+        PromptAnswer::AllowForSession {
+            scope: GrantScope::Tool("Bash".into()),
+            updated_input: None,
+        },
+        PromptAnswer::Deny {
+            message: "no".into(),
+            interrupt: false,
+        },
+    ]);
+    let e = PermissionEngine::builder(CWD, HOME)
+        .policy(always())
+        .prompter(p.clone())
+        .build()
+        .unwrap();
+    let none = PreToolUseOutcome::default();
+    assert_eq!(e.decide(&bash("ls"), &none).await.behavior, Behavior::Allow);
+    assert_eq!(e.decide(&bash("ls"), &none).await.behavior, Behavior::Deny);
+    assert_eq!(p.seen.lock().unwrap().len(), 2);
+    // Without a prompter: refused.
+    let e = PermissionEngine::builder(CWD, HOME)
+        .policy(always())
+        .build()
+        .unwrap();
+    assert_eq!(e.decide(&bash("ls"), &none).await.behavior, Behavior::Deny);
+}

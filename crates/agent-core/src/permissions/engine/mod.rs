@@ -400,6 +400,17 @@ impl PermissionEngine {
                         format!("policy `{}`: {reason}", p.name()),
                     ));
                 }
+                Some(PolicyVerdict::Ask(reason)) => {
+                    return done(self.ask_or_deny(
+                        call,
+                        canonical,
+                        subject,
+                        Step::Policy,
+                        format!("policy `{}`: {reason}", p.name()),
+                        None,
+                        true,
+                    ));
+                }
                 Some(PolicyVerdict::Allow) => {
                     return done(PermissionDecision::new(
                         Behavior::Allow,
