@@ -11,9 +11,14 @@
 //!   for its registry, and the module's sha256 and size. A cache file changed on disk is
 //!   refused; when its registry is reachable the bundle is re-fetched and verified, never run
 //!   as it was.
-//! - **Resolve** finds a command by name across installed bundles: bundles named in the
-//!   caller's order first, then the rest by name; the newest version of each.
+//! - **Resolve** finds a command by name across installed bundles (the newest version of
+//!   each): a pin (`<root>/pins.json`, [`BundleStore::pin`]) decides first; otherwise
+//!   bundles installed as official win every name clash, and within each class (official,
+//!   then third-party) the bundles named in the caller's order come first, then the rest by
+//!   name. A third-party command that an official bundle also provides is refused unless
+//!   pinned ([`Resolver::which`], [`Resolver::clashes`]).
 
+use std::collections::BTreeMap;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
@@ -30,6 +35,8 @@ use crate::verify::{self, SignatureStatus, VerifyError};
 pub const ORIGIN_FILE: &str = "origin.json";
 /// The manifest's file name, in registries and in the cache.
 pub const MANIFEST_FILE: &str = "manifest.json";
+/// The file in the store's root that pins commands to bundles: `{"pins": {"cat": "a-tools"}}`.
+pub const PINS_FILE: &str = "pins.json";
 
 /// Where an installed bundle came from.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -191,6 +198,72 @@ pub enum BundleError {
         value: String,
         /// What it must be.
         why: &'static str,
+    },
+    /// The caller's order puts a third-party bundle before an official bundle that provides
+    /// the same command: official bundles win every name clash, so the third-party command is
+    /// refused rather than silently replaced.
+    #[error(
+        "{command}: third-party {third_party} would shadow the official {official}, which also provides it; official bundles win every name clash and --prefer does not change that. To run {third_party_name}'s {command}, pin it: `agent bundles pin {command} {third_party_name}` (undo with `agent bundles unpin {command}`)"
+    )]
+    Shadowed {
+        /// The command.
+        command: String,
+        /// The third-party bundle (`name@version`).
+        third_party: String,
+        /// Its name alone.
+        third_party_name: String,
+        /// The official bundle that provides it (`name@version`).
+        official: String,
+    },
+    /// A pin names a bundle that is not installed or no longer provides the command.
+    #[error(
+        "{command} is pinned to bundle {bundle}, which {why}; install it again (`agent bundles install {bundle} --registry DIR|URL`) or remove the pin (`agent bundles unpin {command}`)"
+    )]
+    PinBroken {
+        /// The command.
+        command: String,
+        /// The bundle it is pinned to.
+        bundle: String,
+        /// What is wrong (`is not installed`, `does not provide it (its newest version ...)`).
+        why: String,
+    },
+    /// A pin was asked for a bundle that does not provide the command.
+    #[error(
+        "bundle {bundle} does not provide {command}; the installed bundles that do: {providers}"
+    )]
+    NotProvided {
+        /// The command.
+        command: String,
+        /// The bundle named.
+        bundle: String,
+        /// The bundles that provide it, comma-separated (or `none`).
+        providers: String,
+    },
+    /// `unpin` of a command that is not pinned.
+    #[error("{0} is not pinned (see `agent bundles list`)")]
+    NotPinned(String),
+    /// The pins file cannot be used; commands are not resolved until it is fixed.
+    #[error(
+        "{path}: {why}; it must be {{\"pins\": {{\"COMMAND\": \"BUNDLE\"}}}}: fix it, or remove it to drop every pin"
+    )]
+    Pins {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        why: String,
+    },
+    /// A bundle installed as official comes from a registry the trust store no longer makes
+    /// official (its key was untrusted, or `origin.json` was edited).
+    #[error(
+        "{label} was installed as official from {registry}, which the trust store no longer makes official; trust its key again (`agent keys trust KEY --official-for {registry}`) or reinstall it (`agent bundles install {name} --registry {registry}`) so it is ranked as what it now is"
+    )]
+    NoLongerOfficial {
+        /// `name@version`.
+        label: String,
+        /// The bundle's name.
+        name: String,
+        /// Its registry.
+        registry: String,
     },
 }
 
@@ -470,6 +543,8 @@ impl BundleStore {
                 .name
                 .cmp(&b.manifest.name)
                 .then_with(|| compare_versions(&a.manifest.version, &b.manifest.version))
+                // `1.0` and `01.0` compare equal; their text decides, never the directory order.
+                .then_with(|| a.manifest.version.cmp(&b.manifest.version))
         });
         Ok(out)
     }
@@ -500,7 +575,116 @@ impl BundleStore {
                 None => name.to_string(),
             }));
         }
+        // Pins to a bundle that is gone would make their commands fail; drop them (a version
+        // that remains keeps its pins).
+        if !self.list()?.iter().any(|b| b.manifest.name == name) {
+            let mut pins = self.pins()?;
+            let before = pins.len();
+            pins.retain(|_, bundle| bundle != name);
+            if pins.len() != before {
+                self.write_pins(&pins)?;
+            }
+        }
         Ok(removed)
+    }
+
+    /// The pins: command name → bundle name (`<root>/pins.json`; none when the file is absent).
+    ///
+    /// # Errors
+    /// [`BundleError::Pins`] when the file is not a valid pins file (commands are then not
+    /// resolved: a pin decides which code runs, so a damaged file is not ignored).
+    pub fn pins(&self) -> Result<BTreeMap<String, String>, BundleError> {
+        let path = self.root.join(PINS_FILE);
+        let bytes = match std::fs::read(&path) {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(BTreeMap::new()),
+            Err(e) => return Err(io(&path)(e)),
+        };
+        let bad = |why: String| BundleError::Pins {
+            path: path.clone(),
+            why,
+        };
+        let file: PinsFile =
+            serde_json::from_slice(&bytes).map_err(|e| bad(format!("not a pins file ({e})")))?;
+        for (command, bundle) in &file.pins {
+            relpath::check_command_name(command)
+                .map_err(|why| bad(format!("the command name `{command}` must {why}")))?;
+            relpath::check_component(bundle)
+                .map_err(|why| bad(format!("the bundle name `{bundle}` must {why}")))?;
+        }
+        Ok(file.pins)
+    }
+
+    fn write_pins(&self, pins: &BTreeMap<String, String>) -> Result<(), BundleError> {
+        let path = self.root.join(PINS_FILE);
+        let mut text = serde_json::to_vec_pretty(&PinsFile { pins: pins.clone() })
+            .map_err(|e| io(&path)(std::io::Error::new(std::io::ErrorKind::InvalidData, e)))?;
+        text.push(b'\n');
+        let mut tmp = tempfile::Builder::new()
+            .prefix(".pins-")
+            .tempfile_in(&self.root)
+            .map_err(io(&self.root))?;
+        std::io::Write::write_all(&mut tmp, &text).map_err(io(tmp.path()))?;
+        tmp.as_file().sync_all().map_err(io(&path))?;
+        tmp.persist(&path).map_err(|e| io(&path)(e.error))?;
+        Ok(())
+    }
+
+    /// Pins `command` to bundle `bundle` (its newest installed version): that bundle's
+    /// command is used whatever else provides it, official bundles included. The bundle must
+    /// be installed and provide the command. Returns the bundle it was pinned to before, if
+    /// any.
+    ///
+    /// # Errors
+    /// [`BundleError::BadName`], [`BundleError::NotInstalled`], [`BundleError::NotProvided`],
+    /// and file errors.
+    pub fn pin(&self, command: &str, bundle: &str) -> Result<Option<String>, BundleError> {
+        relpath::check_command_name(command).map_err(|why| BundleError::BadName {
+            value: command.to_string(),
+            why,
+        })?;
+        check(bundle)?;
+        let _lock = self.lock()?;
+        let resolver = self.resolver(&[])?;
+        let Some(target) = resolver.bundles.iter().find(|b| b.manifest.name == bundle) else {
+            return Err(BundleError::NotInstalled(bundle.to_string()));
+        };
+        if target.manifest.command(command).is_none() {
+            let providers: Vec<String> = resolver
+                .providers(command)
+                .iter()
+                .map(|b| b.label())
+                .collect();
+            return Err(BundleError::NotProvided {
+                command: command.to_string(),
+                bundle: target.label(),
+                providers: if providers.is_empty() {
+                    "none".into()
+                } else {
+                    providers.join(", ")
+                },
+            });
+        }
+        let mut pins = self.pins()?;
+        let before = pins.insert(command.to_string(), bundle.to_string());
+        self.write_pins(&pins)?;
+        tracing::info!(command, bundle, "pinned");
+        Ok(before)
+    }
+
+    /// Removes the pin of `command`; the bundle it named.
+    ///
+    /// # Errors
+    /// [`BundleError::NotPinned`] when it had none; file errors.
+    pub fn unpin(&self, command: &str) -> Result<String, BundleError> {
+        let _lock = self.lock()?;
+        let mut pins = self.pins()?;
+        let bundle = pins
+            .remove(command)
+            .ok_or_else(|| BundleError::NotPinned(command.to_string()))?;
+        self.write_pins(&pins)?;
+        tracing::info!(command, bundle, "unpinned");
+        Ok(bundle)
     }
 
     /// Removes what interrupted installs left (`.tmp/*`), directories that are not whole
@@ -559,11 +743,14 @@ impl BundleStore {
         Ok(report)
     }
 
-    /// A resolver over the installed bundles: those named in `order` first (in that order),
-    /// then the others by name; the newest version of each.
+    /// A resolver over the installed bundles (the newest version of each, ties between
+    /// versions that compare equal broken by their text), in this order: bundles installed as
+    /// official ([`Origin::official`]) before third-party ones; within each class those named
+    /// in `order` (in that order), then the others by name (byte order). Pins
+    /// ([`BundleStore::pins`]) are read now and decide before the order.
     ///
     /// # Errors
-    /// When the cache cannot be read.
+    /// When the cache cannot be read, or the pins file is damaged ([`BundleError::Pins`]).
     pub fn resolver(&self, order: &[String]) -> Result<Resolver, BundleError> {
         let mut newest: Vec<InstalledBundle> = Vec::new();
         for bundle in self.list()? {
@@ -572,15 +759,15 @@ impl BundleStore {
                 .find(|b| b.manifest.name == bundle.manifest.name)
             {
                 Some(slot) => {
-                    if compare_versions(&bundle.manifest.version, &slot.manifest.version).is_gt() {
-                        *slot = bundle;
-                    }
+                    // `list` sorts by version, so the last of a name is its newest.
+                    *slot = bundle;
                 }
                 None => newest.push(bundle),
             }
         }
         newest.sort_by_key(|b| {
             (
+                !b.origin.official,
                 order
                     .iter()
                     .position(|n| *n == b.manifest.name)
@@ -591,8 +778,18 @@ impl BundleStore {
         Ok(Resolver {
             store: self.clone(),
             bundles: newest,
+            order: order.to_vec(),
+            pins: self.pins()?,
         })
     }
+}
+
+/// The pins file's content.
+#[derive(Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PinsFile {
+    #[serde(default)]
+    pins: BTreeMap<String, String>,
 }
 
 fn check(component: &str) -> Result<(), BundleError> {
@@ -616,11 +813,60 @@ fn verify_files(bundle: &InstalledBundle) -> Result<(), VerifyError> {
     Ok(())
 }
 
-/// Finds commands across installed bundles, in a fixed order.
+/// Finds commands across installed bundles, in a fixed order (see [`BundleStore::resolver`]).
 #[derive(Clone, Debug)]
 pub struct Resolver {
     store: BundleStore,
     bundles: Vec<InstalledBundle>,
+    order: Vec<String>,
+    pins: BTreeMap<String, String>,
+}
+
+/// Why a command resolved to its bundle ([`Resolved::reason`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Resolution {
+    /// The user pinned the command to this bundle ([`BundleStore::pin`]).
+    Pinned,
+    /// The bundle is official and the first official one providing it (in the caller's order,
+    /// then by name).
+    Official,
+    /// No official bundle provides it; this third-party bundle is the first the caller's
+    /// order names.
+    Preferred,
+    /// No official bundle provides it; this third-party bundle comes first by name.
+    ByName,
+}
+
+impl Resolution {
+    /// A word for output: `pinned`, `official`, `preferred`, `by-name`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Pinned => "pinned",
+            Self::Official => "official",
+            Self::Preferred => "preferred",
+            Self::ByName => "by-name",
+        }
+    }
+}
+
+/// What became of another bundle that provides a resolved command ([`Resolved::others`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OtherStatus {
+    /// A third-party command an official bundle also provides: refused, runnable only by
+    /// pinning it.
+    Refused,
+    /// Comes later in the order (or the command is pinned elsewhere).
+    Shadowed,
+}
+
+impl OtherStatus {
+    /// A word for output: `refused`, `shadowed`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Refused => "refused",
+            Self::Shadowed => "shadowed",
+        }
+    }
 }
 
 /// Where a command comes from (not yet verified; see [`Resolver::load`]).
@@ -630,12 +876,81 @@ pub struct Resolved<'a> {
     pub bundle: &'a InstalledBundle,
     /// Its entry for the command.
     pub entry: &'a crate::manifest::CommandEntry,
+    /// Why this bundle.
+    pub reason: Resolution,
+    /// Every other installed bundle that provides the command, in resolution order, and what
+    /// became of it.
+    pub others: Vec<(&'a InstalledBundle, OtherStatus)>,
+}
+
+impl Resolved<'_> {
+    /// One sentence on why the command resolved here and what else provides it, ending with
+    /// how to change it: for `agent bundles which`.
+    pub fn explain(&self) -> String {
+        let command = &self.entry.name;
+        let class = |b: &InstalledBundle| {
+            if b.origin.official {
+                "official"
+            } else {
+                "third-party"
+            }
+        };
+        let mut out = match self.reason {
+            Resolution::Pinned => format!(
+                "pinned to {} (`agent bundles unpin {command}` to undo)",
+                self.bundle.manifest.name
+            ),
+            Resolution::Official => "official".to_string(),
+            Resolution::Preferred => {
+                "third-party, first in the --prefer order (no official bundle provides it)"
+                    .to_string()
+            }
+            Resolution::ByName => {
+                "third-party, first by name (no official bundle provides it)".to_string()
+            }
+        };
+        for (other, status) in &self.others {
+            let name = &other.manifest.name;
+            out.push_str(&match status {
+                OtherStatus::Refused => format!(
+                    "; also in {} ({}): refused, official bundles win every name clash (`agent bundles pin {command} {name}` to use it)",
+                    other.label(),
+                    class(other)
+                ),
+                OtherStatus::Shadowed => format!(
+                    "; also in {} ({}): not used (`agent bundles pin {command} {name}` to use it)",
+                    other.label(),
+                    class(other)
+                ),
+            });
+        }
+        out
+    }
+}
+
+/// A command provided both by an official bundle and by third-party ones
+/// ([`Resolver::clashes`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Clash {
+    /// The command.
+    pub command: String,
+    /// The official bundle that provides it and wins (`name@version`).
+    pub official: String,
+    /// The third-party bundles that also provide it (`name@version`, in resolution order).
+    pub third_party: Vec<String>,
+    /// The bundle (name) it is pinned to, if any: then the pin decides.
+    pub pinned: Option<String>,
 }
 
 impl Resolver {
     /// The bundles searched, in order.
     pub fn bundles(&self) -> &[InstalledBundle] {
         &self.bundles
+    }
+
+    /// The pins in force: command name → bundle name.
+    pub fn pins(&self) -> &BTreeMap<String, String> {
+        &self.pins
     }
 
     /// Every command name available, in resolution order, each once.
@@ -651,26 +966,149 @@ impl Resolver {
         out
     }
 
-    /// The first bundle providing `command`.
+    /// The bundles providing `command`, in resolution order (pins aside).
+    pub fn providers(&self, command: &str) -> Vec<&InstalledBundle> {
+        self.bundles
+            .iter()
+            .filter(|b| b.manifest.command(command).is_some())
+            .collect()
+    }
+
+    fn position(&self, bundle: &InstalledBundle) -> usize {
+        self.order
+            .iter()
+            .position(|n| *n == bundle.manifest.name)
+            .unwrap_or(usize::MAX)
+    }
+
+    /// The bundle that provides `command`: the one it is pinned to; else the first official
+    /// bundle providing it (official bundles win every name clash); else the first
+    /// third-party one (the caller's order, then by name).
     ///
     /// # Errors
-    /// [`BundleError::UnknownCommand`], listing what is installed.
+    /// [`BundleError::UnknownCommand`], listing what is installed;
+    /// [`BundleError::PinBroken`] when the pinned bundle is gone or no longer provides it
+    /// (never a fall-back: the pin said which code runs); [`BundleError::Shadowed`] when the
+    /// caller's order puts a third-party bundle providing it before the official one that
+    /// wins (the third-party command is refused unless pinned).
     pub fn which(&self, command: &str) -> Result<Resolved<'_>, BundleError> {
-        for bundle in &self.bundles {
-            if let Some(entry) = bundle.manifest.command(command) {
-                return Ok(Resolved { bundle, entry });
-            }
+        let providers = self.providers(command);
+        if let Some(pinned) = self.pins.get(command) {
+            let Some(bundle) = self.bundles.iter().find(|b| b.manifest.name == *pinned) else {
+                return Err(BundleError::PinBroken {
+                    command: command.to_string(),
+                    bundle: pinned.clone(),
+                    why: "is not installed".into(),
+                });
+            };
+            let Some(entry) = bundle.manifest.command(command) else {
+                return Err(BundleError::PinBroken {
+                    command: command.to_string(),
+                    bundle: pinned.clone(),
+                    why: format!(
+                        "no longer provides it ({} has no such command)",
+                        bundle.label()
+                    ),
+                });
+            };
+            let others = providers
+                .iter()
+                .filter(|b| b.manifest.name != *pinned)
+                .map(|b| (*b, OtherStatus::Shadowed))
+                .collect();
+            return Ok(Resolved {
+                bundle,
+                entry,
+                reason: Resolution::Pinned,
+                others,
+            });
         }
-        let mut installed = self.commands();
-        installed.sort();
-        Err(BundleError::UnknownCommand {
-            command: command.to_string(),
-            installed: if installed.is_empty() {
-                "none: install a bundle with `agent bundles install`".into()
-            } else {
-                installed.join(", ")
-            },
+        let Some(first) = providers.first().copied() else {
+            let mut installed = self.commands();
+            installed.sort();
+            return Err(BundleError::UnknownCommand {
+                command: command.to_string(),
+                installed: if installed.is_empty() {
+                    "none: install a bundle with `agent bundles install`".into()
+                } else {
+                    installed.join(", ")
+                },
+            });
+        };
+        let reason = if first.origin.official {
+            // A third-party bundle the caller put before the official winner would have
+            // replaced it under the plain order: refuse it loudly rather than run either
+            // silently.
+            if let Some(preferred) = providers
+                .iter()
+                .find(|b| !b.origin.official && self.position(b) < self.position(first))
+            {
+                return Err(BundleError::Shadowed {
+                    command: command.to_string(),
+                    third_party: preferred.label(),
+                    third_party_name: preferred.manifest.name.clone(),
+                    official: first.label(),
+                });
+            }
+            Resolution::Official
+        } else if self.position(first) != usize::MAX {
+            Resolution::Preferred
+        } else {
+            Resolution::ByName
+        };
+        let others = providers[1..]
+            .iter()
+            .map(|b| {
+                let status = if first.origin.official && !b.origin.official {
+                    OtherStatus::Refused
+                } else {
+                    OtherStatus::Shadowed
+                };
+                (*b, status)
+            })
+            .collect();
+        let entry = first
+            .manifest
+            .command(command)
+            .ok_or_else(|| BundleError::UnknownCommand {
+                command: command.to_string(),
+                installed: String::new(),
+            })?;
+        Ok(Resolved {
+            bundle: first,
+            entry,
+            reason,
+            others,
         })
+    }
+
+    /// Every command that an official bundle and a third-party bundle both provide, by
+    /// command name: the official one wins unless the command is pinned.
+    pub fn clashes(&self) -> Vec<Clash> {
+        let mut names = self.commands();
+        names.sort();
+        let mut out = Vec::new();
+        for command in names {
+            let providers = self.providers(&command);
+            let Some(official) = providers.iter().find(|b| b.origin.official) else {
+                continue;
+            };
+            let third_party: Vec<String> = providers
+                .iter()
+                .filter(|b| !b.origin.official)
+                .map(|b| b.label())
+                .collect();
+            if third_party.is_empty() {
+                continue;
+            }
+            out.push(Clash {
+                official: official.label(),
+                third_party,
+                pinned: self.pins.get(&command).cloned(),
+                command,
+            });
+        }
+        out
     }
 
     /// Resolves `command` and loads its module, verified: the manifest's signature under
@@ -775,6 +1213,14 @@ impl Resolver {
     ) -> Result<SignatureStatus, BundleError> {
         let policy = trust.policy_for(&bundle.origin.registry);
         let label = bundle.label();
+        if bundle.origin.official && !policy.official {
+            // It was ranked before third-party bundles for being official; it no longer is.
+            return Err(BundleError::NoLongerOfficial {
+                label,
+                name: bundle.manifest.name.clone(),
+                registry: bundle.origin.registry.clone(),
+            });
+        }
         let status = if require_signature && !policy.require_signature {
             verify::verify_signature_with(&bundle.manifest, &trust.all_keys(), &policy.registry)
         } else {

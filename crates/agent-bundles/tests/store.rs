@@ -524,3 +524,420 @@ fn an_interrupted_download_leaves_no_partial_install() {
     );
     assert!(f.store().list().unwrap().is_empty());
 }
+
+/// Two registries: `official/` (trusted as official for `key`) with `core-utils@0.1.0`
+/// (cat, ls) and `z-official@1.0.0` (zed); `third/` (no keys: third-party) with
+/// `a-tools@1.0.0` (cat, only-a, both), `a-tools@01.0.0` (cat: a version that compares
+/// equal to `1.0.0` but is written differently) and `b-tools@1.0.0` (both, zed).
+struct Clashing {
+    _dir: tempfile::TempDir,
+    official: PathBuf,
+    third: PathBuf,
+    store: BundleStore,
+    trust_path: PathBuf,
+    key: KeyPair,
+}
+
+fn clashing() -> Clashing {
+    let dir = tempfile::tempdir().unwrap();
+    let modules = dir.path().join("modules");
+    std::fs::create_dir_all(&modules).unwrap();
+    std::fs::write(modules.join("core.wasm"), b"\0asm official").unwrap();
+    std::fs::write(modules.join("a.wasm"), b"\0asm third party a").unwrap();
+    std::fs::write(modules.join("b.wasm"), b"\0asm third party b").unwrap();
+    let key = KeyPair::generate("official-key").unwrap();
+    let (official, third) = (dir.path().join("official"), dir.path().join("third"));
+    for (spec, registry, sign) in [
+        (
+            json!({"name": "core-utils", "version": "0.1.0", "commands": [
+                {"name": "cat", "modulePath": "core.wasm"},
+                {"name": "ls", "modulePath": "core.wasm"}]}),
+            &official,
+            true,
+        ),
+        (
+            json!({"name": "z-official", "version": "1.0.0", "commands": [
+                {"name": "zed", "modulePath": "core.wasm"}]}),
+            &official,
+            true,
+        ),
+        (
+            json!({"name": "a-tools", "version": "1.0.0", "commands": [
+                {"name": "cat", "modulePath": "a.wasm"},
+                {"name": "only-a", "modulePath": "a.wasm"},
+                {"name": "both", "modulePath": "a.wasm"}]}),
+            &third,
+            false,
+        ),
+        (
+            json!({"name": "a-tools", "version": "01.0.0", "commands": [
+                {"name": "cat", "modulePath": "a.wasm"}]}),
+            &third,
+            false,
+        ),
+        (
+            json!({"name": "b-tools", "version": "1.0.0", "commands": [
+                {"name": "both", "modulePath": "b.wasm"},
+                {"name": "zed", "modulePath": "b.wasm"}]}),
+            &third,
+            false,
+        ),
+    ] {
+        let manifest = pack::build_manifest(&spec, &modules).unwrap();
+        let manifest = if sign {
+            verify::sign_manifest(&manifest, &key)
+        } else {
+            manifest
+        };
+        pack::publish(&manifest, &modules, registry).unwrap();
+    }
+    let c = Clashing {
+        store: BundleStore::new(dir.path().join("cache")),
+        trust_path: dir.path().join("trusted.json"),
+        official,
+        third,
+        key,
+        _dir: dir,
+    };
+    let trust = c.trust();
+    let (off, thr) = (c.registry(&c.official), c.registry(&c.third));
+    for (registry, name, version) in [
+        (&thr, "a-tools", "1.0.0"),
+        (&thr, "a-tools", "01.0.0"),
+        (&thr, "b-tools", "1.0.0"),
+        (&off, "core-utils", "0.1.0"),
+        (&off, "z-official", "1.0.0"),
+    ] {
+        let outcome = c
+            .store
+            .install(registry, &trust, name, Some(version))
+            .unwrap();
+        assert_eq!(
+            outcome.bundle.origin.official,
+            registry.id() == off.id(),
+            "{name}"
+        );
+    }
+    c
+}
+
+impl Clashing {
+    fn trust(&self) -> TrustStore {
+        let mut trust = TrustStore::load(&self.trust_path).unwrap();
+        trust.trust(
+            &self.key.public(),
+            &[registry_id(self.official.to_str().unwrap())],
+            &[],
+        );
+        trust.save().unwrap();
+        trust
+    }
+
+    fn registry(&self, dir: &Path) -> Registry {
+        Registry::open(dir.to_str().unwrap()).unwrap()
+    }
+}
+
+#[test]
+fn official_bundles_win_every_clash_whatever_their_names() {
+    use agent_bundles::store::{OtherStatus, Resolution};
+    let c = clashing();
+    let trust = c.trust();
+    let resolver = c.store.resolver(&[]).unwrap();
+    // Official first (core-utils, z-official by name), then third-party by name.
+    let order: Vec<String> = resolver.bundles().iter().map(|b| b.label()).collect();
+    assert_eq!(
+        order,
+        [
+            "core-utils@0.1.0",
+            "z-official@1.0.0",
+            "a-tools@1.0.0",
+            "b-tools@1.0.0"
+        ]
+    );
+    // `a-tools` sorts before `core-utils` by name, and still loses `cat`.
+    let cat = resolver.which("cat").unwrap();
+    assert_eq!(cat.bundle.label(), "core-utils@0.1.0");
+    assert_eq!(cat.reason, Resolution::Official);
+    assert_eq!(cat.others.len(), 1);
+    assert_eq!(
+        (cat.others[0].0.label(), cat.others[0].1),
+        ("a-tools@1.0.0".to_string(), OtherStatus::Refused)
+    );
+    let why = cat.explain();
+    assert!(
+        why.starts_with("official; also in a-tools@1.0.0 (third-party): refused")
+            && why.contains("`agent bundles pin cat a-tools`"),
+        "{why}"
+    );
+    let loaded = resolver.load("cat", &trust, false).unwrap();
+    assert_eq!(&*loaded.bytes, b"\0asm official");
+    // Same for an official bundle whose name sorts after every third-party one.
+    assert_eq!(
+        resolver.which("zed").unwrap().bundle.label(),
+        "z-official@1.0.0"
+    );
+    // A command only a third-party bundle provides resolves to it.
+    let only = resolver.which("only-a").unwrap();
+    assert_eq!(
+        (only.bundle.label().as_str(), only.reason),
+        ("a-tools@1.0.0", Resolution::ByName)
+    );
+    // load_all: every command from its winner.
+    let all = resolver.load_all(&trust, false).unwrap();
+    let got: Vec<(String, String)> = all
+        .iter()
+        .map(|m| (m.command.clone(), m.bundle.clone()))
+        .collect();
+    for (command, bundle) in [
+        ("cat", "core-utils"),
+        ("ls", "core-utils"),
+        ("zed", "z-official"),
+        ("only-a", "a-tools"),
+        ("both", "a-tools"),
+    ] {
+        assert!(
+            got.contains(&(command.into(), bundle.into())),
+            "{command}: {got:?}"
+        );
+    }
+    assert_eq!(got.len(), 5, "{got:?}");
+    // The clashes, for install and list.
+    let clashes = resolver.clashes();
+    assert_eq!(
+        clashes,
+        [
+            agent_bundles::store::Clash {
+                command: "cat".into(),
+                official: "core-utils@0.1.0".into(),
+                third_party: vec!["a-tools@1.0.0".into()],
+                pinned: None,
+            },
+            agent_bundles::store::Clash {
+                command: "zed".into(),
+                official: "z-official@1.0.0".into(),
+                third_party: vec!["b-tools@1.0.0".into()],
+                pinned: None,
+            }
+        ]
+    );
+}
+
+#[test]
+fn preferring_a_third_party_bundle_over_an_official_one_is_refused() {
+    let c = clashing();
+    let resolver = c.store.resolver(&["a-tools".into()]).unwrap();
+    let err = resolver.which("cat").unwrap_err();
+    assert!(matches!(err, BundleError::Shadowed { .. }), "{err}");
+    let text = err.to_string();
+    assert!(
+        text.starts_with(
+            "cat: third-party a-tools@1.0.0 would shadow the official core-utils@0.1.0"
+        ) && text.contains("`agent bundles pin cat a-tools`"),
+        "{text}"
+    );
+    // Not loadable either way, and load_all stops there rather than run a guess.
+    assert!(resolver.load("cat", &c.trust(), false).is_err());
+    assert!(resolver.load_all(&c.trust(), false).is_err());
+    // The preference still orders what does not clash with an official command.
+    assert_eq!(
+        resolver.which("only-a").unwrap().reason,
+        agent_bundles::store::Resolution::Preferred
+    );
+    // Preferring the official bundle first is no clash.
+    let resolver = c
+        .store
+        .resolver(&["core-utils".into(), "a-tools".into()])
+        .unwrap();
+    assert_eq!(
+        resolver.which("cat").unwrap().bundle.label(),
+        "core-utils@0.1.0"
+    );
+}
+
+#[test]
+fn between_third_party_bundles_the_order_then_the_name_decides() {
+    use agent_bundles::store::Resolution;
+    let c = clashing();
+    let resolver = c.store.resolver(&[]).unwrap();
+    let both = resolver.which("both").unwrap();
+    assert_eq!(
+        (both.bundle.label().as_str(), both.reason),
+        ("a-tools@1.0.0", Resolution::ByName)
+    );
+    assert_eq!(
+        both.others[0].1,
+        agent_bundles::store::OtherStatus::Shadowed
+    );
+    let resolver = c.store.resolver(&["b-tools".into()]).unwrap();
+    let both = resolver.which("both").unwrap();
+    assert_eq!(
+        (both.bundle.label().as_str(), both.reason),
+        ("b-tools@1.0.0", Resolution::Preferred)
+    );
+    // Versions that compare equal (`1.0.0` and `01.0.0`) are ordered by their text, never by
+    // the directory order: the newest is `1.0.0`.
+    let labels: Vec<String> = c.store.list().unwrap().iter().map(|b| b.label()).collect();
+    assert_eq!(
+        labels,
+        [
+            "a-tools@01.0.0",
+            "a-tools@1.0.0",
+            "b-tools@1.0.0",
+            "core-utils@0.1.0",
+            "z-official@1.0.0"
+        ]
+    );
+    for _ in 0..3 {
+        assert_eq!(
+            c.store.resolver(&[]).unwrap().bundles()[2].label(),
+            "a-tools@1.0.0"
+        );
+    }
+}
+
+#[test]
+fn a_pinned_third_party_command_runs_and_unpinning_restores_the_official_one() {
+    use agent_bundles::store::{OtherStatus, Resolution};
+    let c = clashing();
+    let trust = c.trust();
+    assert!(c.store.pins().unwrap().is_empty());
+    assert_eq!(c.store.pin("cat", "a-tools").unwrap(), None);
+    assert_eq!(
+        std::fs::read_to_string(c.store.root().join("pins.json"))
+            .unwrap()
+            .trim(),
+        "{\n  \"pins\": {\n    \"cat\": \"a-tools\"\n  }\n}"
+    );
+    let resolver = c.store.resolver(&[]).unwrap();
+    let cat = resolver.which("cat").unwrap();
+    assert_eq!(
+        (cat.bundle.label().as_str(), cat.reason),
+        ("a-tools@1.0.0", Resolution::Pinned)
+    );
+    assert_eq!(cat.others[0].0.label(), "core-utils@0.1.0");
+    assert_eq!(cat.others[0].1, OtherStatus::Shadowed);
+    assert!(
+        cat.explain()
+            .starts_with("pinned to a-tools (`agent bundles unpin cat` to undo)"),
+        "{}",
+        cat.explain()
+    );
+    assert_eq!(
+        &*resolver.load("cat", &trust, false).unwrap().bytes,
+        b"\0asm third party a"
+    );
+    // A pin also beats --prefer, and shows in the clashes.
+    let preferring = c.store.resolver(&["core-utils".into()]).unwrap();
+    assert_eq!(
+        preferring.which("cat").unwrap().bundle.manifest.name,
+        "a-tools"
+    );
+    assert_eq!(preferring.clashes()[0].pinned.as_deref(), Some("a-tools"));
+    // Pinning over an existing pin says what it replaces.
+    assert_eq!(
+        c.store.pin("cat", "core-utils").unwrap().as_deref(),
+        Some("a-tools")
+    );
+    assert_eq!(c.store.unpin("cat").unwrap(), "core-utils");
+    assert!(matches!(
+        c.store.unpin("cat"),
+        Err(BundleError::NotPinned(_))
+    ));
+    assert_eq!(
+        c.store
+            .resolver(&[])
+            .unwrap()
+            .which("cat")
+            .unwrap()
+            .bundle
+            .manifest
+            .name,
+        "core-utils"
+    );
+
+    // Refusals: a bundle that does not provide it, one not installed, bad names.
+    let err = c.store.pin("ls", "a-tools").unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "bundle a-tools@1.0.0 does not provide ls; the installed bundles that do: core-utils@0.1.0"
+    );
+    assert!(matches!(
+        c.store.pin("cat", "nope"),
+        Err(BundleError::NotInstalled(_))
+    ));
+    assert!(matches!(
+        c.store.pin("../cat", "a-tools"),
+        Err(BundleError::BadName { .. })
+    ));
+    assert!(c.store.pins().unwrap().is_empty());
+}
+
+#[test]
+fn a_broken_or_damaged_pin_fails_closed_and_removing_the_bundle_drops_its_pins() {
+    let c = clashing();
+    c.store.pin("cat", "a-tools").unwrap();
+    c.store.pin("both", "b-tools").unwrap();
+    // Removing a bundle drops the pins that named it (and only those).
+    c.store.remove("a-tools", None).unwrap();
+    let pins = c.store.pins().unwrap();
+    assert_eq!(
+        pins.into_iter().collect::<Vec<_>>(),
+        [("both".to_string(), "b-tools".to_string())]
+    );
+    // A pin naming a bundle that is gone (edited by hand) is an error, never a fall-back.
+    std::fs::write(
+        c.store.root().join("pins.json"),
+        r#"{"pins": {"cat": "gone"}}"#,
+    )
+    .unwrap();
+    let resolver = c.store.resolver(&[]).unwrap();
+    let err = resolver.which("cat").unwrap_err();
+    assert!(matches!(err, BundleError::PinBroken { .. }), "{err}");
+    assert!(
+        err.to_string()
+            .starts_with("cat is pinned to bundle gone, which is not installed")
+            && err.to_string().contains("`agent bundles unpin cat`"),
+        "{err}"
+    );
+    // ... or a bundle whose newest version no longer provides the command.
+    std::fs::write(
+        c.store.root().join("pins.json"),
+        r#"{"pins": {"cat": "b-tools"}}"#,
+    )
+    .unwrap();
+    let err = c.store.resolver(&[]).unwrap().which("cat").unwrap_err();
+    assert!(err.to_string().contains("no longer provides it"), "{err}");
+    // A damaged pins file stops resolution with what to do.
+    for bad in [
+        "{",
+        r#"{"pins": {"../x": "a"}}"#,
+        r#"{"pins": {"cat": "a/b"}}"#,
+        r#"{"pin": {}}"#,
+    ] {
+        std::fs::write(c.store.root().join("pins.json"), bad).unwrap();
+        let err = c.store.resolver(&[]).unwrap_err();
+        assert!(matches!(err, BundleError::Pins { .. }), "{bad}: {err}");
+        assert!(
+            err.to_string().contains("remove it to drop every pin"),
+            "{err}"
+        );
+    }
+}
+
+#[test]
+fn a_bundle_installed_as_official_whose_key_is_untrusted_is_refused() {
+    let c = clashing();
+    let mut trust = c.trust();
+    assert!(trust.untrust("official-key"));
+    let resolver = c.store.resolver(&[]).unwrap();
+    let err = resolver.load("ls", &trust, false).unwrap_err();
+    assert!(matches!(err, BundleError::NoLongerOfficial { .. }), "{err}");
+    assert!(
+        err.to_string()
+            .starts_with("core-utils@0.1.0 was installed as official from"),
+        "{err}"
+    );
+    // A third-party bundle is unaffected.
+    assert!(resolver.load("only-a", &trust, false).is_ok());
+}

@@ -732,12 +732,26 @@ pub enum BundlesCommand {
         after_help = "Example:\n  agent bundles remove core-utils@0.1.0\n\nExit codes: 0 removed; 1 not installed; 2 bad input."
     )]
     Remove(BundleRemoveArgs),
-    /// Which installed bundle provides a command (verified: the manifest's signature and the
-    /// module's sha256 are checked).
+    /// Which installed bundle provides a command, why (pinned, official, preferred, by name),
+    /// and what else provides it (verified: the manifest's signature and the module's sha256
+    /// are checked). Official bundles win every name clash; a third-party command that an
+    /// official bundle also provides runs only when pinned (`agent bundles pin`).
     #[command(
-        after_help = "Examples:\n  agent bundles which grep\n  agent bundles which cat --prefer core-utils --json\n\nExit codes: 0 found and verified; 1 not found or verification failed; 2 bad input."
+        after_help = "Examples:\n  agent bundles which grep\n  agent bundles which cat --prefer core-utils --json\n\nExit codes: 0 found and verified; 1 not found, refused (--prefer puts a third-party bundle before an official one providing it; a pin naming a bundle that is gone) or verification failed; 2 bad input."
     )]
     Which(BundleWhichArgs),
+    /// Pin a command to a bundle: its command runs whatever else provides it, official
+    /// bundles included (the only way to run a third-party command an official bundle also
+    /// provides). Pins live in STORE/pins.json; `agent bundles list` shows them.
+    #[command(
+        after_help = "Examples:\n  agent bundles pin cat a-tools\n  agent bundles pin grep core-utils --json\n\nExit codes: 0 pinned; 1 the bundle is not installed or does not provide the command; 2 bad input (a bad name, an unreadable pins file)."
+    )]
+    Pin(BundlePinArgs),
+    /// Remove a command's pin: it resolves as usual again (official bundles first).
+    #[command(
+        after_help = "Example:\n  agent bundles unpin cat\n\nExit codes: 0 unpinned; 1 the command was not pinned; 2 bad input (an unreadable pins file)."
+    )]
+    Unpin(BundleUnpinArgs),
     /// Remove leftovers of interrupted installs, broken directories and superseded versions.
     #[command(
         after_help = "Example:\n  agent bundles gc\n\nExit codes: 0 done; 2 the cache could not be cleaned."
@@ -830,9 +844,30 @@ pub struct BundleRemoveArgs {
 pub struct BundleWhichArgs {
     /// The command name.
     pub command: String,
-    /// Search this bundle before the others (repeat for an order; the rest follow by name).
+    /// Search this bundle before the others of its class (repeat for an order; the rest
+    /// follow by name). Official bundles still come before third-party ones.
     #[arg(long, value_name = "BUNDLE")]
     pub prefer: Vec<String>,
+    #[command(flatten)]
+    pub store: StoreArgs,
+}
+
+/// `agent bundles pin`.
+#[derive(Debug, Args)]
+pub struct BundlePinArgs {
+    /// The command name.
+    pub command: String,
+    /// The bundle (its name; the newest installed version is used).
+    pub bundle: String,
+    #[command(flatten)]
+    pub store: StoreArgs,
+}
+
+/// `agent bundles unpin`.
+#[derive(Debug, Args)]
+pub struct BundleUnpinArgs {
+    /// The command name.
+    pub command: String,
     #[command(flatten)]
     pub store: StoreArgs,
 }

@@ -417,6 +417,8 @@ fn every_bundles_and_keys_verb_has_help_with_an_example() {
         &["bundles", "list"],
         &["bundles", "remove"],
         &["bundles", "which"],
+        &["bundles", "pin"],
+        &["bundles", "unpin"],
         &["bundles", "gc"],
         &["keys", "generate"],
         &["keys", "list"],
@@ -430,4 +432,292 @@ fn every_bundles_and_keys_verb_has_help_with_an_example() {
         assert!(run.stdout.contains("Example"), "{verb:?}: {}", run.stdout);
         assert!(run.stdout.contains("Exit codes"), "{verb:?}");
     }
+}
+
+impl Env {
+    /// `core-utils@0.1.0` (cat, ls) signed into `official-reg` by a key trusted as official
+    /// for it; `a-tools@1.0.0` (cat, only-a) unsigned in `third-reg` (third-party).
+    fn clashing_registries(&self) {
+        let key = self.agent(&[
+            "keys",
+            "generate",
+            "--id",
+            "dev",
+            "--trust",
+            "--official-for",
+            "official-reg",
+        ]);
+        assert_eq!(key.code, 0, "{}", key.stderr);
+        std::fs::write(
+            self.root.join("core.json"),
+            r#"{"name":"core-utils","version":"0.1.0","commands":[
+                {"name":"cat","modulePath":"tool.wasm"},{"name":"ls","modulePath":"tool.wasm"}]}"#,
+        )
+        .unwrap();
+        std::fs::write(
+            self.root.join("a.json"),
+            r#"{"name":"a-tools","version":"1.0.0","commands":[
+                {"name":"cat","modulePath":"sub/other.wasm"},
+                {"name":"only-a","modulePath":"sub/other.wasm"}]}"#,
+        )
+        .unwrap();
+        let key_file = self.home.join(".agent/keys/dev.jwk");
+        for args in [
+            &[
+                "--spec",
+                "core.json",
+                "--registry",
+                "official-reg",
+                "--key",
+                &key_file.to_string_lossy(),
+            ][..],
+            &["--spec", "a.json", "--registry", "third-reg"],
+        ] {
+            let mut all = vec!["bundles", "build", "--modules", "modules"];
+            all.extend_from_slice(args);
+            let built = self.agent(&all);
+            assert_eq!(built.code, 0, "{}", built.stderr);
+        }
+    }
+}
+
+#[test]
+fn a_third_party_command_never_silently_replaces_an_official_one() {
+    let e = env();
+    e.clashing_registries();
+    let core = e.agent(&[
+        "bundles",
+        "install",
+        "core-utils",
+        "--registry",
+        "official-reg",
+        "--json",
+    ]);
+    assert_eq!(core.code, 0, "{}", core.stderr);
+    assert_eq!(core.json()["official"], true);
+    assert_eq!(core.json()["clashes"], serde_json::json!([]));
+
+    // Installing the third-party bundle says which commands stay official, and how to pin.
+    let third = e.agent(&[
+        "bundles",
+        "install",
+        "a-tools",
+        "--registry",
+        "third-reg",
+        "--json",
+    ]);
+    assert_eq!(third.code, 0, "{}", third.stderr);
+    assert_eq!(third.json()["official"], false);
+    assert_eq!(
+        third.json()["clashes"],
+        serde_json::json!([{"command": "cat", "official": "core-utils@0.1.0",
+            "thirdParty": ["a-tools@1.0.0"], "pinned": null, "resolvesTo": "core-utils@0.1.0"}])
+    );
+    assert!(
+        third.stderr.contains(
+            "agent: warning: a-tools@1.0.0 is third-party and provides cat, which the official core-utils@0.1.0 already provides: these stay official, and a-tools's are refused unless you pin them (`agent bundles pin cat a-tools`)"
+        ),
+        "{}",
+        third.stderr
+    );
+
+    // `a-tools` sorts first by name; the official `cat` still wins, and `which` says why.
+    let which = e.agent(&["bundles", "which", "cat"]);
+    assert_eq!(which.code, 0, "{}", which.stderr);
+    assert!(
+        which.stdout.starts_with("cat: core-utils@0.1.0 ")
+            && which.stdout.contains(
+                "\n  why: official; also in a-tools@1.0.0 (third-party): refused, official bundles win every name clash (`agent bundles pin cat a-tools` to use it)"
+            ),
+        "{}",
+        which.stdout
+    );
+    let v = e.agent(&["bundles", "which", "cat", "--json"]).json();
+    assert_eq!(
+        (&v["bundle"], &v["reason"], &v["official"]),
+        (&"core-utils".into(), &"official".into(), &true.into())
+    );
+    assert_eq!(
+        v["others"],
+        serde_json::json!([{"bundle": "a-tools@1.0.0", "official": false, "status": "refused",
+            "pin": "agent bundles pin cat a-tools"}])
+    );
+    let only = e.agent(&["bundles", "which", "only-a", "--json"]).json();
+    assert_eq!(
+        (&only["bundle"], &only["reason"]),
+        (&"a-tools".into(), &"by-name".into())
+    );
+
+    // --prefer cannot put the third-party one first: refused, naming both and the pin.
+    let preferred = e.agent(&["bundles", "which", "cat", "--prefer", "a-tools"]);
+    assert_eq!(preferred.code, 1);
+    assert!(
+        preferred
+            .stderr
+            .contains("cat: third-party a-tools@1.0.0 would shadow the official core-utils@0.1.0")
+            && preferred.stderr.contains("`agent bundles pin cat a-tools`"),
+        "{}",
+        preferred.stderr
+    );
+
+    // list shows what is refused.
+    let listed = e.agent(&["bundles", "list"]);
+    assert!(
+        listed.stdout.contains(
+            "  refused (an official bundle provides them; `agent bundles pin COMMAND a-tools` to use one): cat"
+        ),
+        "{}",
+        listed.stdout
+    );
+    let listed = e.agent(&["bundles", "list", "--json"]).json();
+    assert_eq!(listed[0]["name"], "a-tools");
+    assert_eq!(listed[0]["refused"], serde_json::json!(["cat"]));
+    assert_eq!(listed[1]["refused"], serde_json::json!([]));
+}
+
+#[test]
+fn pin_unpin_and_what_list_and_remove_say_about_pins() {
+    let e = env();
+    e.clashing_registries();
+    for (name, registry) in [("core-utils", "official-reg"), ("a-tools", "third-reg")] {
+        let run = e.agent(&["bundles", "install", name, "--registry", registry]);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+    }
+    let pinned = e.agent(&["bundles", "pin", "cat", "a-tools"]);
+    assert_eq!(pinned.code, 0, "{}", pinned.stderr);
+    assert_eq!(
+        pinned.stdout.trim(),
+        "pinned cat to a-tools@1.0.0 (third-party); it now runs instead of the official core-utils@0.1.0; `agent bundles unpin cat` to undo"
+    );
+    assert_eq!(
+        serde_json::from_str::<Value>(
+            &std::fs::read_to_string(e.home.join(".agent/bundles/pins.json")).unwrap()
+        )
+        .unwrap(),
+        serde_json::json!({"pins": {"cat": "a-tools"}})
+    );
+    let which = e.agent(&["bundles", "which", "cat", "--json"]).json();
+    assert_eq!(
+        (&which["bundle"], &which["reason"]),
+        (&"a-tools".into(), &"pinned".into())
+    );
+    assert_eq!(which["others"][0]["status"], "shadowed");
+    let text = e.agent(&["bundles", "which", "cat"]).stdout;
+    assert!(
+        text.contains("why: pinned to a-tools (`agent bundles unpin cat` to undo); also in core-utils@0.1.0 (official)"),
+        "{text}"
+    );
+    let listed = e.agent(&["bundles", "list"]).stdout;
+    assert!(listed.contains("  pinned here: cat"), "{listed}");
+    assert!(
+        listed.contains("pins:\n  cat -> a-tools (a-tools@1.0.0)"),
+        "{listed}"
+    );
+    assert!(!listed.contains("refused"), "{listed}");
+    let listed = e.agent(&["bundles", "list", "--json"]).json();
+    assert_eq!(listed[0]["pinned"], serde_json::json!(["cat"]));
+
+    // Installing again with the pin in place says the pin decides.
+    let again = e.agent(&["bundles", "install", "a-tools", "--registry", "third-reg"]);
+    assert!(
+        again.stderr.contains(
+            "cat are pinned to a-tools, so a-tools@1.0.0's replace the official core-utils@0.1.0's"
+        ),
+        "{}",
+        again.stderr
+    );
+
+    // Refusals: exit 1 when the bundle cannot serve it, 2 for bad names.
+    let no = e.agent(&["bundles", "pin", "ls", "a-tools"]);
+    assert_eq!(no.code, 1);
+    assert!(
+        no.stderr.contains("bundle a-tools@1.0.0 does not provide ls; the installed bundles that do: core-utils@0.1.0"),
+        "{}",
+        no.stderr
+    );
+    assert_eq!(e.agent(&["bundles", "pin", "cat", "nope"]).code, 1);
+    assert_eq!(e.agent(&["bundles", "pin", "../cat", "a-tools"]).code, 2);
+
+    let unpinned = e.agent(&["bundles", "unpin", "cat"]);
+    assert_eq!(unpinned.code, 0, "{}", unpinned.stderr);
+    assert_eq!(
+        unpinned.stdout.trim(),
+        "unpinned cat (was a-tools); it now resolves to core-utils@0.1.0"
+    );
+    let twice = e.agent(&["bundles", "unpin", "cat"]);
+    assert_eq!(twice.code, 1);
+    assert!(
+        twice.stderr.contains("cat is not pinned"),
+        "{}",
+        twice.stderr
+    );
+
+    // Removing a bundle drops its pins, and says so.
+    assert_eq!(e.agent(&["bundles", "pin", "cat", "a-tools"]).code, 0);
+    let removed = e.agent(&["bundles", "remove", "a-tools"]);
+    assert_eq!(removed.code, 0, "{}", removed.stderr);
+    assert!(
+        removed.stdout.contains("unpinned cat (it named a-tools)"),
+        "{}",
+        removed.stdout
+    );
+    assert_eq!(
+        e.agent(&["bundles", "which", "cat", "--json"]).json()["bundle"],
+        "core-utils"
+    );
+
+    // A damaged pins file: resolution stops with what to do; list still lists.
+    std::fs::write(e.home.join(".agent/bundles/pins.json"), "{").unwrap();
+    let broken = e.agent(&["bundles", "which", "cat"]);
+    assert_eq!(broken.code, 2);
+    assert!(
+        broken.stderr.contains("remove it to drop every pin"),
+        "{}",
+        broken.stderr
+    );
+    let listed = e.agent(&["bundles", "list"]);
+    assert_eq!(listed.code, 0);
+    assert!(
+        listed.stdout.starts_with("core-utils@0.1.0"),
+        "{}",
+        listed.stdout
+    );
+    assert!(
+        listed.stderr.contains("pins are not shown"),
+        "{}",
+        listed.stderr
+    );
+}
+
+#[test]
+fn installing_an_official_bundle_over_a_third_party_one_says_which_wins() {
+    let e = env();
+    e.clashing_registries();
+    let third = e.agent(&[
+        "bundles",
+        "install",
+        "a-tools",
+        "--registry",
+        "third-reg",
+        "--json",
+    ]);
+    assert_eq!(third.json()["clashes"], serde_json::json!([]));
+    let core = e.agent(&[
+        "bundles",
+        "install",
+        "core-utils",
+        "--registry",
+        "official-reg",
+        "--json",
+    ]);
+    assert_eq!(core.code, 0, "{}", core.stderr);
+    assert_eq!(core.json()["clashes"][0]["command"], "cat");
+    assert_eq!(core.json()["clashes"][0]["resolvesTo"], "core-utils@0.1.0");
+    assert!(
+        core.stderr.contains(
+            "agent: warning: core-utils@0.1.0 is official and provides cat, which third-party a-tools@1.0.0 also provides: official bundles win every name clash, so these stay official and a-tools's are refused unless pinned (`agent bundles pin cat a-tools`)"
+        ),
+        "{}",
+        core.stderr
+    );
 }

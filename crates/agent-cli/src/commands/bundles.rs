@@ -1,11 +1,11 @@
-//! `agent bundles build | sign | verify | install | list | remove | which | gc`.
+//! `agent bundles build | sign | verify | install | list | remove | which | pin | unpin | gc`.
 
 use std::path::{Path, PathBuf};
 
 use agent_bundles::keys::{KeyPair, PublicKey};
 use agent_bundles::manifest::Manifest;
 use agent_bundles::registry::Registry;
-use agent_bundles::store::{BundleError, BundleStore, InstallStatus, InstalledBundle};
+use agent_bundles::store::{BundleError, BundleStore, InstallStatus, InstalledBundle, Resolver};
 use agent_bundles::trust::TrustStore;
 use agent_bundles::verify::{self, SignatureStatus};
 use agent_bundles::{digest, pack};
@@ -14,8 +14,8 @@ use serde_json::{Value, json};
 
 use super::{absolute, agent_home};
 use crate::cli::{
-    BundleBuildArgs, BundleInstallArgs, BundleRemoveArgs, BundleSignArgs, BundleVerifyArgs,
-    BundleWhichArgs, BundlesCommand, StoreArgs,
+    BundleBuildArgs, BundleInstallArgs, BundlePinArgs, BundleRemoveArgs, BundleSignArgs,
+    BundleUnpinArgs, BundleVerifyArgs, BundleWhichArgs, BundlesCommand, StoreArgs,
 };
 use crate::exit::Exit;
 use crate::output;
@@ -29,6 +29,8 @@ pub fn run(cmd: BundlesCommand) -> Result<Exit> {
         BundlesCommand::List(args) => list(&args),
         BundlesCommand::Remove(args) => remove(&args),
         BundlesCommand::Which(args) => which(&args),
+        BundlesCommand::Pin(args) => pin(&args),
+        BundlesCommand::Unpin(args) => unpin(&args),
         BundlesCommand::Gc(args) => gc(&args),
     }
 }
@@ -289,6 +291,11 @@ fn is_refusal(e: &BundleError) -> bool {
             | BundleError::Manifest { .. }
             | BundleError::Mismatch { .. }
             | BundleError::UnknownCommand { .. }
+            | BundleError::Shadowed { .. }
+            | BundleError::PinBroken { .. }
+            | BundleError::NotProvided { .. }
+            | BundleError::NotPinned(_)
+            | BundleError::NoLongerOfficial { .. }
             | BundleError::NotInstalled(_)
             | BundleError::NotInIndex(_)
             | BundleError::Registry(
@@ -321,9 +328,11 @@ fn install(args: &BundleInstallArgs) -> Result<Exit> {
     };
     // Compile the modules now, into the cache the runner reads, so the first command is fast.
     let prepared = warm_up(&args.store);
+    let clashes = install_clashes(&store, &outcome.bundle);
     if args.store.json {
         let mut value = bundle_json(&outcome.bundle);
         value["prepared"] = json!(prepared);
+        value["clashes"] = json!(clashes.iter().map(Clash::to_json).collect::<Vec<_>>());
         value["status"] = json!(match outcome.status {
             InstallStatus::Installed => "installed",
             InstallStatus::AlreadyInstalled => "already-installed",
@@ -353,7 +362,153 @@ fn install(args: &BundleInstallArgs) -> Result<Exit> {
             outcome.bundle.dir.display()
         ));
     }
+    for warning in clash_warnings(&outcome.bundle, &clashes) {
+        output::warning(&warning);
+    }
     Ok(Exit::Success)
+}
+
+/// A command the installed bundle shares with a bundle of the other class (official or
+/// third-party).
+struct Clash {
+    command: String,
+    /// The official bundle that wins it (`name@version`).
+    official: String,
+    /// The third-party bundles that provide it too (`name@version`).
+    third_party: Vec<String>,
+    /// The bundle name it is pinned to, if any.
+    pinned: Option<String>,
+}
+
+impl Clash {
+    fn to_json(&self) -> Value {
+        json!({
+            "command": self.command,
+            "official": self.official,
+            "thirdParty": self.third_party,
+            "pinned": self.pinned,
+            "resolvesTo": self.pinned.clone().unwrap_or_else(|| self.official.clone()),
+        })
+    }
+}
+
+/// The commands of `bundle` that a bundle of the other class also provides. A damaged pins
+/// file or unreadable cache gives none here (the resolver reports it where it matters).
+fn install_clashes(store: &BundleStore, bundle: &InstalledBundle) -> Vec<Clash> {
+    let Ok(resolver) = store.resolver(&[]) else {
+        return Vec::new();
+    };
+    let name = &bundle.manifest.name;
+    resolver
+        .clashes()
+        .into_iter()
+        .filter(|c| bundle.manifest.command(&c.command).is_some())
+        .filter(|c| {
+            let ours = |label: &String| label.split_once('@').is_some_and(|(n, _)| n == name);
+            ours(&c.official) || c.third_party.iter().any(ours)
+        })
+        .map(|c| Clash {
+            command: c.command,
+            official: c.official,
+            third_party: c.third_party,
+            pinned: c.pinned,
+        })
+        .collect()
+}
+
+/// What `install` says on stderr about clashes: the commands that stay official, and how to
+/// pin a third-party one.
+fn clash_warnings(bundle: &InstalledBundle, clashes: &[Clash]) -> Vec<String> {
+    let label = bundle.label();
+    let name = &bundle.manifest.name;
+    let mut out = Vec::new();
+    if clashes.is_empty() {
+        return out;
+    }
+    if bundle.origin.official {
+        // Group by the third-party bundle.
+        let mut by_other: Vec<(String, Vec<&Clash>)> = Vec::new();
+        for c in clashes {
+            for other in &c.third_party {
+                match by_other.iter_mut().find(|(o, _)| o == other) {
+                    Some((_, list)) => list.push(c),
+                    None => by_other.push((other.clone(), vec![c])),
+                }
+            }
+        }
+        for (other, list) in by_other {
+            let other_name = other.split_once('@').map_or(other.as_str(), |(n, _)| n);
+            let pinned: Vec<&Clash> = list
+                .iter()
+                .copied()
+                .filter(|c| c.pinned.as_deref() == Some(other_name))
+                .collect();
+            // Pinned to a third bundle: that bundle's group says so.
+            let official: Vec<&Clash> = list
+                .iter()
+                .copied()
+                .filter(|c| c.pinned.is_none() || c.pinned.as_deref() == Some(name.as_str()))
+                .collect();
+            if !official.is_empty() {
+                let names: Vec<&str> = official.iter().map(|c| c.command.as_str()).collect();
+                out.push(format!(
+                    "{label} is official and provides {}, which third-party {other} also provides: official bundles win every name clash, so these stay official and {other_name}'s are refused unless pinned (`agent bundles pin {} {other_name}`)",
+                    names.join(", "),
+                    names[0],
+                ));
+            }
+            if !pinned.is_empty() {
+                let names: Vec<&str> = pinned.iter().map(|c| c.command.as_str()).collect();
+                out.push(format!(
+                    "{} stay pinned to third-party {other}, so {label}'s are not used (`agent bundles unpin {}` to use the official one)",
+                    names.join(", "),
+                    names[0],
+                ));
+            }
+        }
+    } else {
+        // Group by the official bundle that wins.
+        let mut by_official: Vec<(String, Vec<&Clash>)> = Vec::new();
+        for c in clashes {
+            match by_official.iter_mut().find(|(o, _)| *o == c.official) {
+                Some((_, list)) => list.push(c),
+                None => by_official.push((c.official.clone(), vec![c])),
+            }
+        }
+        for (official, list) in by_official {
+            let official_name = official
+                .split_once('@')
+                .map_or(official.as_str(), |(n, _)| n);
+            let pinned: Vec<&Clash> = list
+                .iter()
+                .copied()
+                .filter(|c| c.pinned.as_deref() == Some(name.as_str()))
+                .collect();
+            // Pinned to another third-party bundle: neither runs, and `which` says which does.
+            let kept: Vec<&Clash> = list
+                .iter()
+                .copied()
+                .filter(|c| c.pinned.is_none() || c.pinned.as_deref() == Some(official_name))
+                .collect();
+            if !kept.is_empty() {
+                let names: Vec<&str> = kept.iter().map(|c| c.command.as_str()).collect();
+                out.push(format!(
+                    "{label} is third-party and provides {}, which the official {official} already provides: these stay official, and {name}'s are refused unless you pin them (`agent bundles pin {} {name}`)",
+                    names.join(", "),
+                    names[0],
+                ));
+            }
+            if !pinned.is_empty() {
+                let names: Vec<&str> = pinned.iter().map(|c| c.command.as_str()).collect();
+                out.push(format!(
+                    "{} are pinned to {name}, so {label}'s replace the official {official}'s (`agent bundles unpin {}` to undo)",
+                    names.join(", "),
+                    names[0],
+                ));
+            }
+        }
+    }
+    out
 }
 
 /// Verifies and compiles every installed command's module into the runner's cache; a warning
@@ -378,10 +533,65 @@ fn warm_up(args: &StoreArgs) -> bool {
     failed.is_empty()
 }
 
+/// The commands of `bundle` pinned to it, and those refused because an official bundle
+/// provides them (and they are not pinned to it).
+fn pinned_and_refused(
+    resolver: Option<&Resolver>,
+    bundle: &InstalledBundle,
+) -> (Vec<String>, Vec<String>) {
+    let Some(resolver) = resolver else {
+        return (Vec::new(), Vec::new());
+    };
+    let name = &bundle.manifest.name;
+    let pinned: Vec<String> = resolver
+        .pins()
+        .iter()
+        .filter(|(_, b)| *b == name)
+        .map(|(c, _)| c.clone())
+        .collect();
+    let refused = if bundle.origin.official {
+        Vec::new()
+    } else {
+        bundle
+            .manifest
+            .commands
+            .iter()
+            .map(|c| c.name.clone())
+            .filter(|c| {
+                !pinned.contains(c)
+                    && resolver
+                        .providers(c)
+                        .iter()
+                        .any(|b| b.origin.official && b.manifest.name != *name)
+            })
+            .collect()
+    };
+    (pinned, refused)
+}
+
 fn list(args: &StoreArgs) -> Result<Exit> {
-    let bundles = store(args)?.list()?;
+    let store = store(args)?;
+    let bundles = store.list()?;
+    // Pins and clashes are shown when the pins file is readable; listing still works when it is
+    // not (it is how one finds out what is installed), with a warning saying what to fix.
+    let resolver = match store.resolver(&[]) {
+        Ok(r) => Some(r),
+        Err(e) => {
+            output::warning(&format!("{e} (pins are not shown)"));
+            None
+        }
+    };
     if args.json {
-        let all: Vec<Value> = bundles.iter().map(bundle_json).collect();
+        let all: Vec<Value> = bundles
+            .iter()
+            .map(|b| {
+                let (pinned, refused) = pinned_and_refused(resolver.as_ref(), b);
+                let mut v = bundle_json(b);
+                v["pinned"] = json!(pinned);
+                v["refused"] = json!(refused);
+                v
+            })
+            .collect();
         output::stdout_line(&Value::Array(all).to_string());
         return Ok(Exit::Success);
     }
@@ -413,19 +623,54 @@ fn list(args: &StoreArgs) -> Result<Exit> {
             b.origin.registry,
             names.join(" ")
         ));
+        let (pinned, refused) = pinned_and_refused(resolver.as_ref(), b);
+        if !pinned.is_empty() {
+            output::stdout_line(&format!("  pinned here: {}", pinned.join(" ")));
+        }
+        if !refused.is_empty() {
+            output::stdout_line(&format!(
+                "  refused (an official bundle provides them; `agent bundles pin COMMAND {}` to use one): {}",
+                b.manifest.name,
+                refused.join(" ")
+            ));
+        }
+    }
+    if let Some(resolver) = &resolver
+        && !resolver.pins().is_empty()
+    {
+        output::stdout_line("pins:");
+        for (command, bundle) in resolver.pins() {
+            let state = match resolver.which(command) {
+                Ok(r) => r.bundle.label(),
+                Err(e) => format!("broken: {e}"),
+            };
+            output::stdout_line(&format!("  {command} -> {bundle} ({state})"));
+        }
     }
     Ok(Exit::Success)
 }
 
 fn remove(args: &BundleRemoveArgs) -> Result<Exit> {
     let (name, version) = split_label(&args.bundle);
-    match store(&args.store)?.remove(name, version) {
+    let store = store(&args.store)?;
+    let pins_before = store.pins().unwrap_or_default();
+    match store.remove(name, version) {
         Ok(removed) => {
+            let pins_after = store.pins().unwrap_or_default();
+            let unpinned: Vec<&String> = pins_before
+                .keys()
+                .filter(|c| !pins_after.contains_key(*c))
+                .collect();
             if args.store.json {
-                output::stdout_line(&json!({"removed": removed}).to_string());
+                output::stdout_line(&json!({"removed": removed, "unpinned": unpinned}).to_string());
             } else {
                 for r in removed {
                     output::stdout_line(&format!("removed {r}"));
+                }
+                for c in unpinned {
+                    output::stdout_line(&format!(
+                        "unpinned {c} (it named {name}); it resolves as usual again"
+                    ));
                 }
             }
             Ok(Exit::Success)
@@ -437,16 +682,35 @@ fn remove(args: &BundleRemoveArgs) -> Result<Exit> {
 fn which(args: &BundleWhichArgs) -> Result<Exit> {
     let trust = trust_store()?;
     let resolver = store(&args.store)?.resolver(&args.prefer)?;
+    let resolved = match resolver.which(&args.command) {
+        Ok(r) => r,
+        Err(e) => return refuse(e),
+    };
     let loaded = match resolver.load(&args.command, &trust, false) {
         Ok(l) => l,
         Err(e) => return refuse(e),
     };
     if args.store.json {
+        let others: Vec<Value> = resolved
+            .others
+            .iter()
+            .map(|(b, status)| {
+                json!({
+                    "bundle": b.label(),
+                    "official": b.origin.official,
+                    "status": status.as_str(),
+                    "pin": format!("agent bundles pin {} {}", args.command, b.manifest.name),
+                })
+            })
+            .collect();
         output::stdout_line(
             &json!({
                 "command": loaded.command,
                 "bundle": loaded.bundle,
                 "version": loaded.version,
+                "official": resolved.bundle.origin.official,
+                "reason": resolved.reason.as_str(),
+                "others": others,
                 "module": loaded.path,
                 "sha256": loaded.sha256,
                 "size": loaded.bytes.len(),
@@ -458,7 +722,7 @@ fn which(args: &BundleWhichArgs) -> Result<Exit> {
         );
     } else {
         output::stdout_line(&format!(
-            "{}: {}@{} {} (sha256 {} verified; {}{})",
+            "{}: {}@{} {} (sha256 {} verified; {}{})\n  why: {}",
             loaded.command,
             loaded.bundle,
             loaded.version,
@@ -469,6 +733,87 @@ fn which(args: &BundleWhichArgs) -> Result<Exit> {
                 "; the cached copy had changed and was re-fetched"
             } else {
                 ""
+            },
+            resolved.explain()
+        ));
+    }
+    Ok(Exit::Success)
+}
+
+fn pin(args: &BundlePinArgs) -> Result<Exit> {
+    let store = store(&args.store)?;
+    let previous = match store.pin(&args.command, &args.bundle) {
+        Ok(p) => p,
+        Err(e) => return refuse(e),
+    };
+    let resolver = store.resolver(&[])?;
+    let resolved = resolver.which(&args.command)?;
+    let replaced: Vec<String> = resolved
+        .others
+        .iter()
+        .filter(|(b, _)| b.origin.official && !resolved.bundle.origin.official)
+        .map(|(b, _)| b.label())
+        .collect();
+    if args.store.json {
+        output::stdout_line(
+            &json!({
+                "command": args.command,
+                "bundle": resolved.bundle.label(),
+                "official": resolved.bundle.origin.official,
+                "previous": previous,
+                "replacesOfficial": replaced,
+            })
+            .to_string(),
+        );
+    } else {
+        output::stdout_line(&format!(
+            "pinned {} to {} ({}){}{}; `agent bundles unpin {}` to undo",
+            args.command,
+            resolved.bundle.label(),
+            if resolved.bundle.origin.official {
+                "official"
+            } else {
+                "third-party"
+            },
+            match &previous {
+                Some(p) if *p != args.bundle => format!(", was pinned to {p}"),
+                _ => String::new(),
+            },
+            if replaced.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    "; it now runs instead of the official {}",
+                    replaced.join(", ")
+                )
+            },
+            args.command
+        ));
+    }
+    Ok(Exit::Success)
+}
+
+fn unpin(args: &BundleUnpinArgs) -> Result<Exit> {
+    let store = store(&args.store)?;
+    let was = match store.unpin(&args.command) {
+        Ok(b) => b,
+        Err(e) => return refuse(e),
+    };
+    let now = store
+        .resolver(&[])
+        .ok()
+        .and_then(|r| r.which(&args.command).ok().map(|x| x.bundle.label()));
+    if args.store.json {
+        output::stdout_line(
+            &json!({"command": args.command, "was": was, "resolvesTo": now}).to_string(),
+        );
+    } else {
+        output::stdout_line(&format!(
+            "unpinned {} (was {was}); {}",
+            args.command,
+            match &now {
+                Some(label) => format!("it now resolves to {label}"),
+                None => "no installed bundle resolves it now".into(),
             }
         ));
     }
