@@ -29,6 +29,7 @@ pub mod hooks;
 pub mod modes;
 pub mod paths;
 pub mod permissions;
+pub mod process;
 pub mod programs;
 pub mod secrets;
 pub mod shell;

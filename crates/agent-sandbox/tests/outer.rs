@@ -305,7 +305,12 @@ fn only_allowlisted_variables_are_passed() {
     assert!(!env.contains("pw-not-for-the-sandbox"), "{env}");
     assert_eq!(
         out.audit.env_dropped,
-        ["DATABASE_URL", "GITHUB_TOKEN", "OPENAI_API_KEY", "VISIBLE_SETTING"]
+        [
+            "DATABASE_URL",
+            "GITHUB_TOKEN",
+            "OPENAI_API_KEY",
+            "VISIBLE_SETTING"
+        ]
     );
 }
 
@@ -369,7 +374,8 @@ fn the_none_backend_applies_limits() {
     assert_eq!(out.audit.ending, Ending::OutputLimit);
     assert_eq!(out.stdout.len(), 1000);
     assert_eq!(out.audit.backend, "none");
-    // A process that escapes the group (a new session) cannot make the run hang on its pipes.
+    // A process that escapes the group (a new session) neither makes the run hang on its
+    // pipes nor outlives it: the containment runner ends it with the command.
     let escaped = run(
         &NoneBackend,
         &request(
@@ -382,7 +388,7 @@ fn the_none_backend_applies_limits() {
     .unwrap();
     assert_eq!(text(&escaped.stdout), "parent done\n", "{escaped:?}");
     assert!(
-        escaped
+        !escaped
             .audit
             .denied
             .iter()
@@ -392,4 +398,56 @@ fn the_none_backend_applies_limits() {
     );
     let policy = sbpl::render(&request(work.path(), &[], "true", Limits::default()).plan);
     assert!(policy.contains("(deny default)"));
+}
+
+fn alive(pid: i32) -> bool {
+    // A zombie is dead for this purpose; /proc/PID/stat says which.
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+        s.rsplit(')')
+            .next()
+            .is_some_and(|rest| !rest.trim_start().starts_with('Z'))
+    })
+}
+
+/// The containment runner ends what left the process group (`setsid`), with and without the
+/// OS sandbox, when the command exits and when its time is up.
+#[cfg(target_os = "linux")]
+#[test]
+fn detached_descendants_end_with_the_command() {
+    let none = agent_sandbox::outer::NoneBackend;
+    for (script, wall) in [
+        (
+            "setsid sh -c 'echo $$ > pid; exec sleep 300' & sleep 0.5; echo done",
+            None,
+        ),
+        (
+            "setsid sh -c 'echo $$ > pid; exec sleep 300' & sleep 0.5; sleep 300",
+            Some(std::time::Duration::from_secs(2)),
+        ),
+    ] {
+        let work = tempfile::tempdir().unwrap();
+        let limits = Limits {
+            wall,
+            ..Limits::default()
+        };
+        let out = run(&none, &request(work.path(), &[], script, limits)).unwrap();
+        let pid: i32 = std::fs::read_to_string(work.path().join("pid"))
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        let mut left = true;
+        for _ in 0..100 {
+            left = alive(pid);
+            if !left {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        assert!(
+            !left,
+            "{script}: the detached sleep {pid} outlived the command ({:?})",
+            out.audit.ending
+        );
+    }
 }

@@ -4,6 +4,12 @@
 //! settings, the sandbox settings, the hooks, a Bash decision), and a warning names it; the
 //! user-only keys have no effect from a trusted project either; tightening keys still apply.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test code: a panic is a failure report"
+)]
+
 use std::path::{Path, PathBuf};
 
 use agent_core::hooks::HooksConfig;

@@ -4,7 +4,7 @@
 //! A run ends when the main process has exited and its output pipes have closed (a background
 //! child that keeps them open keeps the run going), or when its time is up. Then, on Linux,
 //! **every** process it started is killed, including those that left the process group or the
-//! session, and the ones the runtime adopted are reaped ([`super::tree`]): a finished hook
+//! session, and the ones the runtime adopted are reaped ([`crate::process`]): a finished hook
 //! leaves nothing behind. Elsewhere only the process group is killed, and only on timeout.
 //!
 //! The environment is the runtime's minus `OTEL_*` and, with `hookEnvironment.scrubSecrets`,
@@ -20,7 +20,7 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use super::config::HookShell;
 use super::environment::HookEnvironment;
 use super::protocol::{RawExit, RawRun};
-use super::tree::HookTree;
+use crate::process::ProcessTree as HookTree;
 
 /// At most this much of a hook's stdout is kept in memory; the rest is read and discarded.
 pub const MAX_STDOUT_BYTES: usize = 1 << 20;

@@ -63,7 +63,6 @@ mod output;
 pub mod protocol;
 mod registry;
 mod run;
-mod tree;
 
 pub use caps::{MAX_HOOK_TEXT_CHARS, OutputCaps, PREVIEW_CHARS};
 pub use command::{MAX_STDERR_BYTES, MAX_STDOUT_BYTES};

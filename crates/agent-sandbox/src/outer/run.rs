@@ -6,6 +6,8 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::Instant;
 
+use agent_core::process::ProcessTree;
+
 use super::{
     AuditRecord, Ending, ExecError, ExecOutcome, ExecRequest, Limits, NoneBackend, OuterSandbox,
 };
@@ -39,6 +41,10 @@ pub fn run(backend: &dyn OuterSandbox, request: &ExecRequest) -> Result<ExecOutc
     argv.extend(wrapped.args.iter().cloned());
 
     let started = Instant::now();
+    // The one containment runner (the same as command hooks' and MCP servers'): everything the
+    // command starts ends with it, also what left its process group (`setsid`), whatever the
+    // backend; the OS backends' pid namespace is a second wall.
+    let mut tree = ProcessTree::begin();
     let mut cmd = Command::new(&argv[0]);
     cmd.args(&argv[1..])
         .env_clear()
@@ -46,6 +52,9 @@ pub fn run(backend: &dyn OuterSandbox, request: &ExecRequest) -> Result<ExecOutc
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
+    if let Some((name, value)) = tree.marker() {
+        cmd.env(name, value);
+    }
     #[cfg(unix)]
     std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
     if let Some((g, _)) = &request.plan.workdir {
@@ -60,6 +69,29 @@ pub fn run(backend: &dyn OuterSandbox, request: &ExecRequest) -> Result<ExecOutc
         }
     };
     let pgid = child.id();
+    tree.started(Some(pgid));
+    let tree = Arc::new(Mutex::new(tree));
+    let running = Arc::new(AtomicBool::new(true));
+    let scanner = {
+        // Learns the command's members while their ancestry is intact (after 100 ms, 200 ms,
+        // ... at most every second), so one that detaches later is still known.
+        let (tree, running) = (Arc::clone(&tree), Arc::clone(&running));
+        std::thread::spawn(move || {
+            let mut delay = std::time::Duration::from_millis(100);
+            loop {
+                std::thread::park_timeout(delay);
+                if !running.load(Ordering::SeqCst) {
+                    return;
+                }
+                tree.lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .scan_now();
+                delay = (delay * 2).min(std::time::Duration::from_secs(1));
+            }
+        })
+        .thread()
+        .clone()
+    };
     let total = Arc::new(AtomicUsize::new(0));
     let over = Arc::new(AtomicBool::new(false));
     let cap = usize::try_from(request.limits.output_bytes).unwrap_or(usize::MAX);
@@ -87,11 +119,18 @@ pub fn run(backend: &dyn OuterSandbox, request: &ExecRequest) -> Result<ExecOutc
     })
     .collect();
     let (tx, rx) = mpsc::channel();
+    let waiter_tree = Arc::clone(&tree);
     std::thread::spawn(move || {
         // Nothing the command started may outlive it: once it has exited, and before it is
-        // reaped (so its pid, which is the group's id, cannot be reused), whatever is left in
-        // its process group is killed. The OS backends' pid namespace takes the rest.
+        // reaped (so its pid, which is the group's id, cannot be reused), every process of the
+        // run is killed, in its process group or not, and adopted orphans are reaped.
         wait_without_reaping(pgid);
+        running.store(false, Ordering::SeqCst);
+        scanner.unpark();
+        waiter_tree
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .end_blocking();
         kill_group(pgid);
         let _ = tx.send(child.wait());
     });

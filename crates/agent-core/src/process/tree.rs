@@ -1,7 +1,8 @@
-//! Process containment of command hooks: when a hook's main process has exited (and its
-//! output pipes have closed) or its time is up, **every** process it started is killed,
-//! including those that left its process group or session (`setsid`, `setsid -f`, a double
-//! fork), and the ones the runtime adopted are reaped.
+//! Process containment, the same for command hooks, host commands and MCP stdio servers: when
+//! a run's main process has exited (and its output pipes have closed) or its time is up,
+//! **every** process it started is killed, including those that left its process group or
+//! session (`setsid`, `setsid -f`, a double fork), and the ones the runtime adopted are reaped.
+//! (The text below says "hook" for any such run.)
 //!
 //! # Linux: child subreaper and a `/proc` scan
 //!
@@ -48,18 +49,18 @@
 
 /// The environment variable that marks a hook's processes.
 #[cfg(target_os = "linux")]
-pub(crate) const MARKER_VAR: &str = "AGENT_HOOK_RUN_ID";
+pub const MARKER_VAR: &str = "AGENT_HOOK_RUN_ID";
 
 /// How long the cleanup after a hook keeps killing and reaping before it gives up (with a
 /// warning): processes stuck in uninterruptible sleep die only when they wake.
 #[cfg(target_os = "linux")]
-pub(crate) const CLEANUP_BUDGET: std::time::Duration = std::time::Duration::from_secs(3);
+pub const CLEANUP_BUDGET: std::time::Duration = std::time::Duration::from_secs(3);
 
 /// The processes of one command hook run.
 #[cfg(target_os = "linux")]
-pub(crate) use linux::HookTree;
+pub use linux::ProcessTree;
 #[cfg(not(target_os = "linux"))]
-pub(crate) use other::HookTree;
+pub use other::ProcessTree;
 
 #[cfg(not(target_os = "linux"))]
 mod other {
@@ -67,31 +68,39 @@ mod other {
 
     /// The hook's process group, killed on timeout.
     #[derive(Debug, Default)]
-    pub(crate) struct HookTree {
+    pub struct ProcessTree {
         pgid: Option<u32>,
     }
 
-    impl HookTree {
-        pub(crate) fn begin() -> Self {
+    impl ProcessTree {
+        pub fn begin() -> Self {
             Self::default()
         }
 
-        pub(crate) fn marker(&self) -> Option<(&'static str, String)> {
+        pub fn marker(&self) -> Option<(&'static str, String)> {
             None
         }
 
-        pub(crate) fn started(&mut self, pid: Option<u32>) {
+        pub fn started(&mut self, pid: Option<u32>) {
             self.pgid = pid;
         }
 
-        pub(crate) async fn watch(&self) -> Infallible {
+        pub async fn watch(&self) -> Infallible {
             std::future::pending().await
         }
 
-        pub(crate) async fn end(&mut self, timed_out: bool) {
+        pub async fn end(&mut self, timed_out: bool) {
             if timed_out {
                 kill_group(self.pgid);
             }
+        }
+
+        /// Nothing to learn here: only the process group is known.
+        pub fn scan_now(&self) {}
+
+        /// Kills the run's process group (for a blocking caller, once the run is over).
+        pub fn end_blocking(&mut self) {
+            kill_group(self.pgid);
         }
     }
 
@@ -210,7 +219,7 @@ mod linux {
     /// One command hook run's processes (see the module docs). Dropping it before
     /// [`Self::end`] (a cancelled run) kills what it can at once and finishes in a thread.
     #[derive(Debug)]
-    pub(crate) struct HookTree {
+    pub struct ProcessTree {
         target: Target,
         ended: bool,
     }
@@ -223,9 +232,9 @@ mod linux {
         main: Option<ProcId>,
     }
 
-    impl HookTree {
+    impl ProcessTree {
         /// Registers a run before its process starts, making the runtime a child subreaper.
-        pub(crate) fn begin() -> Self {
+        pub fn begin() -> Self {
             let mut reg = registry();
             if reg.runs.is_empty() && reg.subreaper == Subreaper::Idle {
                 reg.subreaper = match child_subreaper() {
@@ -257,12 +266,12 @@ mod linux {
         }
 
         /// The variable to put in the hook's environment.
-        pub(crate) fn marker(&self) -> Option<(&'static str, String)> {
+        pub fn marker(&self) -> Option<(&'static str, String)> {
             Some((MARKER_VAR, self.target.marker.clone()))
         }
 
         /// Records the main process once it is spawned.
-        pub(crate) fn started(&mut self, pid: Option<u32>) {
+        pub fn started(&mut self, pid: Option<u32>) {
             let Some(pid) = pid.and_then(|p| i32::try_from(p).ok()) else {
                 return;
             };
@@ -283,7 +292,7 @@ mod linux {
 
         /// Scans now and then while the hook runs, to learn its members while their ancestry
         /// is intact. Never returns; drop it.
-        pub(crate) async fn watch(&self) -> Infallible {
+        pub async fn watch(&self) -> Infallible {
             let mut delay = Duration::from_millis(100);
             loop {
                 tokio::time::sleep(delay).await;
@@ -295,7 +304,7 @@ mod linux {
         }
 
         /// Waits until the main process has exited, without reaping it.
-        pub(crate) async fn main_exited(&self) {
+        pub async fn main_exited(&self) {
             let Some(pid) = self.target.main.and_then(|m| Pid::from_raw(m.pid)) else {
                 return;
             };
@@ -314,10 +323,28 @@ mod linux {
             }
         }
 
+        /// Learns the run's members now: a blocking caller's [`Self::watch`], to call now and
+        /// then while the run goes on.
+        pub fn scan_now(&self) {
+            if self.target.main.is_some() && proc_usable() {
+                let _ = self.target.scan();
+            }
+        }
+
+        /// [`Self::end`] for a blocking caller (a thread, not a task): kills every process of
+        /// the run and reaps those the runtime adopted, for at most [`CLEANUP_BUDGET`].
+        pub fn end_blocking(&mut self) {
+            if self.target.main.is_some() {
+                let _ = self.target.round(true);
+                self.target.end_blocking();
+            }
+            self.ended = true;
+        }
+
         /// Kills every process of the run and reaps those the runtime adopted, for at most
         /// [`CLEANUP_BUDGET`]. `timed_out` makes no difference on Linux: the main process is a
         /// member like any other.
-        pub(crate) async fn end(&mut self, _timed_out: bool) {
+        pub async fn end(&mut self, _timed_out: bool) {
             let deadline = Instant::now() + CLEANUP_BUDGET;
             let mut delay = Duration::from_millis(1);
             let mut first = true;
@@ -339,7 +366,7 @@ mod linux {
     }
 
     impl Target {
-        /// The cleanup of [`HookTree::end`], blocking, for a run whose future was dropped.
+        /// The cleanup of [`ProcessTree::end`], blocking, for a run whose future was dropped.
         fn end_blocking(&self) {
             let deadline = Instant::now() + CLEANUP_BUDGET;
             let mut delay = Duration::from_millis(1);
@@ -429,7 +456,7 @@ mod linux {
         }
     }
 
-    impl Drop for HookTree {
+    impl Drop for ProcessTree {
         fn drop(&mut self) {
             let run = self.target.run;
             if self.ended || self.target.main.is_none() {
