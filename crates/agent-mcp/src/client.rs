@@ -11,6 +11,7 @@ use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use agent_core::process::ProcessTree;
 use reqwest::header::{HeaderName, HeaderValue};
 use rmcp::ServiceExt as _;
 use rmcp::model::{
@@ -158,6 +159,9 @@ pub struct McpServer {
     service: tokio::sync::Mutex<Option<Service>>,
     pid: Option<u32>,
     stderr: Arc<Mutex<VecDeque<String>>>,
+    /// A stdio server's processes, contained by the runtime's one runner (agent-core's
+    /// `ProcessTree`): whatever the server started (`npx`'s grandchildren) ends with it.
+    tree: Mutex<Option<ProcessTree>>,
 }
 
 impl std::fmt::Debug for McpServer {
@@ -203,6 +207,10 @@ impl McpServer {
         // when the transport is dropped without a close (a cancelled start, a runtime that shuts
         // down first).
         command.kill_on_drop(true);
+        let mut tree = ProcessTree::begin();
+        if let Some((var, value)) = tree.marker() {
+            command.env(var, value);
+        }
         let (child, stderr) = TokioChildProcess::builder(command)
             .stderr(Stdio::piped())
             .spawn()
@@ -212,6 +220,7 @@ impl McpServer {
                 source,
             })?;
         let pid = child.id();
+        tree.started(pid);
         let tail = Arc::new(Mutex::new(VecDeque::new()));
         if let Some(stderr) = stderr {
             tokio::spawn(forward_stderr(name.to_owned(), stderr, tail.clone()));
@@ -228,7 +237,11 @@ impl McpServer {
                 });
             }
         };
-        Ok(Self::new(name, "stdio", service, pid, tail))
+        let server = Self::new(name, "stdio", service, pid, tail);
+        if let Ok(mut slot) = server.tree.lock() {
+            *slot = Some(tree);
+        }
+        Ok(server)
     }
 
     async fn connect_http(name: &str, config: &HttpServer) -> Result<Self, McpError> {
@@ -289,6 +302,7 @@ impl McpServer {
             service: tokio::sync::Mutex::new(Some(service)),
             pid,
             stderr,
+            tree: Mutex::new(None),
         }
     }
 
@@ -352,6 +366,7 @@ impl McpServer {
     /// SIGTERM and SIGKILL follow if it does not exit (at most about 6 s). Idempotent.
     pub async fn shutdown(&self) {
         let service = self.service.lock().await.take();
+        let tree = self.tree.lock().ok().and_then(|mut t| t.take());
         if let Some(mut service) = service {
             match service.close_with_timeout(SHUTDOWN_WAIT).await {
                 Ok(Some(reason)) => {
@@ -364,6 +379,11 @@ impl McpServer {
                 Err(e) => tracing::warn!(server = %self.name, error = %e, "MCP server task failed"),
             }
         }
+        // Whatever the server left behind (a launcher's grandchildren, a detached helper)
+        // ends now too.
+        if let Some(mut tree) = tree {
+            tree.end(true).await;
+        }
     }
 
     /// Closes the connection without waiting (for `Drop`): the service stops, and a stdio
@@ -372,6 +392,9 @@ impl McpServer {
         if let Ok(mut service) = self.service.try_lock() {
             drop(service.take());
         }
+        // Dropping the tree kills every process of the server at once and finishes the
+        // cleanup in the background.
+        drop(self.tree.lock().ok().and_then(|mut t| t.take()));
     }
 
     fn request_error(&self, method: &str, source: ServiceError) -> McpError {

@@ -257,3 +257,41 @@ fn a_runtime_that_ends_kills_the_child_process() {
     }
     assert!(!alive(pid), "pid {pid} outlived the runtime");
 }
+
+/// What a stdio server leaves behind (a launcher's grandchild in its own session, as `npx`
+/// leaves) ends with the server, on shutdown and on drop (Ctrl-C), through the runtime's one
+/// containment runner.
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn a_servers_detached_grandchild_ends_with_it() {
+    for shutdown in [true, false] {
+        let dir = tempfile::tempdir().unwrap();
+        let pidfile = dir.path().join("pid");
+        let script = format!(
+            "setsid sleep 300 & echo $! > '{}'; exec python3 '{}'",
+            pidfile.display(),
+            crate::support::SERVER
+        );
+        let mut servers = start(
+            json!({"demo": {"command": "sh", "args": ["-c", script]}}),
+            McpOptions::default(),
+        )
+        .await;
+        assert!(servers.server("demo").is_some(), "{:?}", servers.failures());
+        let grandchild: u32 = std::fs::read_to_string(&pidfile)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        assert!(alive(grandchild));
+        if shutdown {
+            servers.shutdown().await;
+        } else {
+            drop(servers);
+        }
+        assert!(
+            ended_within(grandchild, Duration::from_secs(8)).await,
+            "shutdown {shutdown}: the detached grandchild {grandchild} outlived its server"
+        );
+    }
+}
