@@ -166,7 +166,9 @@ fn lookup(name: &str) -> Option<Runner> {
         "head" => Uu(uu_head::uumain, "head"),
         "join" => Uu(uu_join::uumain, "join"),
         "ln" => Uu(uu_ln::uumain, "ln"),
-        "ls" => Uu(uu_ls::uumain, "ls"),
+        // The patched copy (vendor/README.md); crates.io's `uu_ls` is a dependency only for its
+        // locale files.
+        "ls" => Uu(uu_ls_wasi::uumain, "ls"),
         "md5sum" => Uu(uu_md5sum::uumain, "md5sum"),
         "mkdir" => Uu(uu_mkdir::uumain, "mkdir"),
         "mktemp" => Uu(uu_mktemp::uumain, "mktemp"),

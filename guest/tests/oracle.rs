@@ -18,6 +18,9 @@
 //! - `check_files`: the resulting trees (paths, kinds, file contents) must be equal too.
 //! - `expected` (`{stdout, status}`): compared against that instead of GNU, for behaviour GNU has
 //!   no equivalent of (multicall dispatch, `env` refusing to run a command).
+//! - Neither output (stdout, stderr) of ours may hold a uutils message id (`ls-total`) that the
+//!   reference's output and the case's inputs do not (`support/message_ids.rs`): an id is what a
+//!   utility prints when its locale file was not embedded.
 //!
 //! `ORACLE_FILTER=text` runs only the cases whose name contains `text`.
 
@@ -35,6 +38,9 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde::Deserialize;
+
+#[path = "support/message_ids.rs"]
+mod message_ids;
 
 /// What to compare for a case.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -259,6 +265,12 @@ fn check(case: &Case, ours: &Outcome, theirs: &Outcome, label: &str) -> Vec<Stri
             ours.tree, theirs.tree
         ));
     }
+    let leaked = leaked_ids(case, ours, theirs);
+    if !leaked.is_empty() {
+        diffs.push(format!(
+            "message ids instead of messages (a locale file was not embedded): {leaked:?}"
+        ));
+    }
     if !diffs.is_empty() {
         diffs.push(format!(
             "stderr\n    ours:  {}\n    {label}: {}",
@@ -267,6 +279,26 @@ fn check(case: &Case, ours: &Outcome, theirs: &Outcome, label: &str) -> Vec<Stri
         ));
     }
     diffs
+}
+
+/// The message ids in our stdout and stderr that the reference's output and the case's inputs
+/// (arguments, stdin, file names and contents) do not hold.
+fn leaked_ids(case: &Case, ours: &Outcome, theirs: &Outcome) -> Vec<String> {
+    let output = [&ours.stdout[..], b"\n", &ours.stderr[..]].concat();
+    let mut allowed = [&theirs.stdout[..], b"\n", &theirs.stderr[..]].concat();
+    for text in case.argv.iter().chain(&case.stdin).chain(
+        case.files
+            .iter()
+            .flat_map(|(name, content)| [name, content]),
+    ) {
+        allowed.push(b'\n');
+        allowed.extend_from_slice(text.as_bytes());
+    }
+    message_ids::leaked_message_ids(
+        &String::from_utf8_lossy(&output),
+        &String::from_utf8_lossy(&allowed),
+        guest_coreutils::APPLETS,
+    )
 }
 
 #[test]
@@ -410,4 +442,31 @@ fn bundle_spec_lists_exactly_the_applets() {
     for name in guest_coreutils::lite::LITE_APPLETS {
         assert!(guest_coreutils::is_applet(name), "{name}");
     }
+}
+
+/// Every applet's `--help` is text, not message ids: uutils builds its help from the utility's
+/// locale file (`ls-about`, `ls-usage`, `ls-help-...`), so this fails for any utility whose
+/// locale file uucore did not embed (docs/guest-coreutils.md, "Locales on a fresh registry").
+#[test]
+fn every_applet_help_is_text_not_message_ids() {
+    let bin = PathBuf::from(env!("CARGO_BIN_EXE_coreutils"));
+    let dir = tempfile::Builder::new()
+        .prefix("help")
+        .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
+        .expect("tempdir");
+    let mut failures = Vec::new();
+    for applet in guest_coreutils::APPLETS {
+        let argv = [(*applet).to_owned(), "--help".to_owned()];
+        let out = execute(&bin, &argv, dir.path(), b"").expect("run --help");
+        let text = format!(
+            "{}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let leaked = message_ids::leaked_message_ids(&text, "", guest_coreutils::APPLETS);
+        if !leaked.is_empty() {
+            failures.push(format!("{applet} --help: {leaked:?}"));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

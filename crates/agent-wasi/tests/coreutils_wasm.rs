@@ -3,7 +3,11 @@
 //! through the host's GNU tools, in identical directories, and the two are compared with the
 //! corpus's rules (docs/guest-coreutils.md): stdout bytes and exit status by default, sorted
 //! lines for `find` / `grep -r`, the resulting tree with `check_files`, a fixed expectation
-//! where GNU has no equivalent.
+//! where GNU has no equivalent. No output of the bundle (stdout, stderr) may hold a uutils
+//! message id (`ls-total`) that GNU's output and the case's inputs do not: an id is what a
+//! utility prints when uucore did not embed its locale file (docs/guest-coreutils.md, "Locales on
+//! a fresh registry"; the check is `guest/tests/support/message_ids.rs`, shared with the guest's
+//! oracle test).
 //!
 //! Needs the registry `cargo xtask bundles` builds (CI builds it before the tests; locally the
 //! test says so and passes when it is missing). `CASES_FILTER=text` runs only matching cases.
@@ -27,6 +31,9 @@ use serde::Deserialize;
 
 mod support;
 use support::{root, toolbox};
+
+#[path = "../../../guest/tests/support/message_ids.rs"]
+mod message_ids;
 
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -171,6 +178,28 @@ fn wasm(toolbox: &Toolbox, case: &Case, dir: &Path) -> Outcome {
     }
 }
 
+/// The bundle's command names (guest/bundle.json): the prefixes of the message ids looked for.
+fn bundle_commands() -> Vec<String> {
+    let spec: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(root().join("guest/bundle.json")).unwrap())
+            .unwrap();
+    let names: Vec<String> = spec["commands"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap().to_owned())
+        .collect();
+    assert!(names.iter().any(|n| n == "ls"), "{names:?}");
+    names
+}
+
+/// The message ids in `outputs` that `allowed` (GNU's output, the case's inputs) does not hold.
+fn leaked_ids(outputs: &[&[u8]], allowed: &[&[u8]], commands: &[String]) -> Vec<String> {
+    let text = |parts: &[&[u8]]| String::from_utf8_lossy(&parts.join(&b'\n')).into_owned();
+    let commands: Vec<&str> = commands.iter().map(String::as_str).collect();
+    message_ids::leaked_message_ids(&text(outputs), &text(allowed), &commands)
+}
+
 fn sorted_lines(bytes: &[u8]) -> Vec<String> {
     let mut lines: Vec<String> = String::from_utf8_lossy(bytes)
         .lines()
@@ -193,6 +222,7 @@ fn every_case_matches_gnu_through_the_wasm_runner() {
     assert!(cases.len() >= 150, "the corpus has {} cases", cases.len());
     let filter = std::env::var("CASES_FILTER").unwrap_or_default();
     let work = tmp.path().join("case");
+    let commands = bundle_commands();
     let mut failures = Vec::new();
     let mut ran = 0;
     // `coreutils NAME ...` exercises the multicall's own dispatch, which the runner never uses:
@@ -204,12 +234,17 @@ fn every_case_matches_gnu_through_the_wasm_runner() {
         ran += 1;
         setup(&work, &case.files);
         let ours = wasm(&toolbox, case, &work);
-        let (want_stdout, want_status, want_tree) = match &case.expected {
-            Some(e) => (e.stdout.clone().into_bytes(), e.status, None),
+        let (want_stdout, want_stderr, want_status, want_tree) = match &case.expected {
+            Some(e) => (e.stdout.clone().into_bytes(), Vec::new(), e.status, None),
             None => {
                 setup(&work, &case.files);
                 let theirs = gnu(case, &work);
-                (theirs.stdout, theirs.status, Some(theirs.tree))
+                (
+                    theirs.stdout,
+                    theirs.stderr,
+                    theirs.status,
+                    Some(theirs.tree),
+                )
             }
         };
         let mut why = Vec::new();
@@ -238,6 +273,19 @@ fn every_case_matches_gnu_through_the_wasm_runner() {
             if !re.is_match(&String::from_utf8_lossy(&ours.stdout)) {
                 why.push(format!("stdout does not match {:?}", case.stdout_matches));
             }
+        }
+        let mut allowed: Vec<&[u8]> = vec![&want_stdout, &want_stderr];
+        allowed.extend(case.argv.iter().map(String::as_bytes));
+        allowed.extend(case.stdin.iter().map(String::as_bytes));
+        for (name, content) in &case.files {
+            allowed.extend([name.as_bytes(), content.as_bytes()]);
+        }
+        let leaked = leaked_ids(&[&ours.stdout, &ours.stderr], &allowed, &commands);
+        if !leaked.is_empty() {
+            why.push(format!(
+                "message ids instead of messages {leaked:?} (stderr {:?})",
+                String::from_utf8_lossy(&ours.stderr)
+            ));
         }
         if case.check_files
             && let Some(want) = &want_tree
@@ -324,4 +372,80 @@ fn ls_long_shows_writable_files_and_real_block_totals() {
     assert!(long.starts_with("total 16\n"), "{long}");
     assert_eq!(run(&["ls", "-s", "big.bin"]), "8 big.bin\n");
     assert_eq!(run(&["ls", "-sh", "a.txt"]), "4.0K a.txt\n");
+}
+
+/// What uucore embeds for `ls` (docs/guest-coreutils.md, "Locales on a fresh registry"): `ls`
+/// runs the vendored copy, and a build whose uucore had not embedded ls's locale file printed the
+/// message ids (`ls-total 16`, `ls: ls-error-cannot-access-no-such-file`) instead of the messages.
+#[test]
+fn ls_prints_its_messages_not_their_ids() {
+    let tmp = tempfile::tempdir().unwrap();
+    let Some(toolbox) = toolbox(tmp.path()) else {
+        return;
+    };
+    let work = tmp.path().join("ws");
+    setup(
+        &work,
+        &BTreeMap::from([("a.txt".to_owned(), "abc".to_owned())]),
+    );
+    let run = |argv: &[&str]| {
+        toolbox
+            .exec(
+                argv.iter().map(|a| (*a).to_owned()).collect(),
+                "/",
+                vec![("LC_ALL".into(), "C".into())],
+                Input::Bytes(Vec::new()),
+                1 << 20,
+                &work,
+            )
+            .unwrap()
+    };
+    let long = run(&["ls", "-l"]);
+    let stdout = String::from_utf8_lossy(&long.stdout);
+    assert_eq!(
+        long.exit_code,
+        0,
+        "{:?}",
+        String::from_utf8_lossy(&long.stderr)
+    );
+    assert!(stdout.starts_with("total 4\n"), "{stdout:?}");
+    let missing = run(&["ls", "missing.txt"]);
+    let stderr = String::from_utf8_lossy(&missing.stderr);
+    assert_eq!(missing.exit_code, 2, "{stderr:?}");
+    assert_eq!(
+        stderr,
+        "ls: cannot access 'missing.txt': No such file or directory\n"
+    );
+}
+
+/// Every command's `--help` through the bundle is text, not message ids: uutils builds its help
+/// from the utility's locale file (`cp-about`, `cp-usage`, `cp-help-...`), so this fails for any
+/// utility whose locale file uucore did not embed in the wasm build.
+#[test]
+fn every_command_help_is_text_not_message_ids() {
+    let tmp = tempfile::tempdir().unwrap();
+    let Some(toolbox) = toolbox(tmp.path()) else {
+        return;
+    };
+    let work = tmp.path().join("ws");
+    std::fs::create_dir_all(&work).unwrap();
+    let commands = bundle_commands();
+    let mut failures = Vec::new();
+    for command in &commands {
+        let out = toolbox
+            .exec(
+                vec![command.clone(), "--help".to_owned()],
+                "/",
+                vec![("LC_ALL".into(), "C".into())],
+                Input::Bytes(Vec::new()),
+                1 << 20,
+                &work,
+            )
+            .unwrap();
+        let leaked = leaked_ids(&[&out.stdout, &out.stderr], &[], &commands);
+        if !leaked.is_empty() {
+            failures.push(format!("{command} --help: {leaked:?}"));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
