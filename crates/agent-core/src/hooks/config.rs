@@ -179,7 +179,7 @@ impl HooksConfig {
         let mut disabled: Option<(bool, PathBuf)> = None;
         for file in &settings.files {
             if !file.trusted {
-                if file.value.contains_key("hooks") {
+                if file.value.contains_key("hooks") || file.dropped.iter().any(|k| k == "hooks") {
                     cfg.warnings.push(format!(
                         "{}: hooks skipped because this folder is not trusted; trust it with `agent trust` or pass --trust",
                         file.path.display()

@@ -222,6 +222,7 @@ mod tests {
             root: PathBuf::from("/"),
             trusted,
             value,
+            dropped: Vec::new(),
         }
     }
 

@@ -161,8 +161,12 @@ pub struct SettingsFile {
     pub root: PathBuf,
     /// Whether it may grant capabilities (not an untrusted project file).
     pub trusted: bool,
-    /// The whole JSON object (the `hooks` and `sandbox` blocks are read from here).
+    /// The JSON object, less what the trust table removed (the `hooks` and `sandbox` blocks
+    /// are read from here).
     pub value: Map<String, Value>,
+    /// The dotted paths of the keys the trust table removed from this file (see
+    /// [`super::settings_keys::restrict`]).
+    pub dropped: Vec<String>,
 }
 
 /// Merged settings.
@@ -599,8 +603,8 @@ fn parse_file(
     let mut parsed = parse_map(&path, &restricted, scope, &root, home)?;
     parsed.warnings.extend(
         dropped
-            .into_iter()
-            .map(|why| format!("{}: {why}", path.display())),
+            .iter()
+            .map(|d| format!("{}: {}", path.display(), d.message)),
     );
     let file = SettingsFile {
         path,
@@ -609,6 +613,7 @@ fn parse_file(
         root,
         trusted,
         value: restricted,
+        dropped: dropped.into_iter().map(|d| d.path).collect(),
     };
     Ok((file, parsed))
 }

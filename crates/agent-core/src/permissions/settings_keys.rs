@@ -443,10 +443,18 @@ fn may_set(granted_by: GrantedBy, scope: Scope, trusted: bool) -> bool {
     }
 }
 
+/// One key [`restrict`] removed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Dropped {
+    /// The dotted path (`sandbox.enabled`).
+    pub path: String,
+    /// The warning for the user, naming the key (and its value when it is a scalar) and why.
+    pub message: String,
+}
+
 /// Removes from one settings file's object what its source may not set (see the module docs),
-/// and returns a warning per removed key, naming it. User and `--settings` files are returned
-/// unchanged.
-pub fn restrict(map: &mut Map<String, Value>, scope: Scope, trusted: bool) -> Vec<String> {
+/// and returns what it removed. User and `--settings` files are returned unchanged.
+pub fn restrict(map: &mut Map<String, Value>, scope: Scope, trusted: bool) -> Vec<Dropped> {
     let mut dropped = Vec::new();
     restrict_object(map, "", scope, trusted, &mut dropped);
     dropped
@@ -457,7 +465,7 @@ fn restrict_object(
     prefix: &str,
     scope: Scope,
     trusted: bool,
-    dropped: &mut Vec<String>,
+    dropped: &mut Vec<Dropped>,
 ) {
     let keys: Vec<String> = map.keys().cloned().collect();
     for name in keys {
@@ -491,7 +499,10 @@ fn restrict_object(
                     "this folder is not trusted, and an untrusted folder's settings may only tighten (trust it with `agent trust` or pass --trust)"
                 }
             };
-            dropped.push(format!("`{path}{shown}` ignored: {why}"));
+            dropped.push(Dropped {
+                message: format!("`{path}{shown}` ignored: {why}"),
+                path,
+            });
             map.remove(&name);
         }
     }
@@ -556,7 +567,8 @@ mod tests {
                 "bash": {}
             })
         );
-        let text = dropped.join("\n");
+        let text: Vec<String> = dropped.into_iter().map(|d| d.message).collect();
+        let text = text.join("\n");
         for p in [
             "permissions.allow",
             "sandbox.enabled: false",
