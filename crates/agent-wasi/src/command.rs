@@ -1,6 +1,6 @@
 //! `Command(argv)`: one run of a prepared module, with its stdio, environment and limits.
 
-use std::path::Path;
+use std::path::{Component, Path};
 use std::time::{Duration, Instant};
 
 use wasmtime::{PoolConcurrencyLimitError, Store, Trap, UpdateDeadline};
@@ -14,22 +14,98 @@ use crate::poll::RunClock;
 use crate::runtime::{CacheState, PreparedModule, Runtime};
 use crate::stdio::{Input, InputSource, Output, OutputSink};
 
-/// The guest path the workspace is preopened at.
+/// The guest path the workspace is preopened at unless [`CommandInput::with_mount`] says
+/// otherwise: the guest's `/`.
 pub const WORKSPACE_GUEST_PATH: &str = "/";
+
+/// The guest path that makes a workspace look the same inside and outside: its canonical
+/// (absolute, symlink-free) host path, as text. Mounted there ([`CommandInput::with_mount`],
+/// [`crate::shell::ShellContext::with_mount`]), `pwd` in the guest prints the path the host's
+/// tools use, and a path copied from a guest's output names the same file on the host.
+///
+/// # Errors
+/// The I/O error of canonicalizing `workspace` (it does not exist, a component is not a
+/// directory, a permission is missing), or [`std::io::ErrorKind::InvalidData`] when the path
+/// is not UTF-8 (a guest path is text; mount such a workspace at `/` instead).
+pub fn host_mount(workspace: &Path) -> std::io::Result<String> {
+    let real = std::fs::canonicalize(workspace)?;
+    let text = real.to_str().ok_or_else(|| {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!(
+                "the workspace's real path {} is not UTF-8, so it cannot be a guest path; mount the workspace at \"/\" instead",
+                real.display()
+            ),
+        )
+    })?;
+    // A canonical path is absolute and normalized; check anyway (a Windows verbatim prefix,
+    // say, is no guest path).
+    normalize_mount(text).map_err(|reason| {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("the workspace's real path {text:?} cannot be a guest path: {reason}"),
+        )
+    })
+}
+
+/// Checks that `mount` can be the guest path of a preopened directory: absolute, no `.` or `..`
+/// segments, no NUL. Returns it without repeated or trailing slashes (`/` stays `/`).
+pub(crate) fn normalize_mount(mount: &str) -> Result<String, String> {
+    if !mount.starts_with('/') {
+        return Err("it is not absolute".to_owned());
+    }
+    if mount.contains('\0') {
+        return Err("it contains NUL".to_owned());
+    }
+    let mut out = String::new();
+    for segment in mount.split('/') {
+        match segment {
+            "" => {}
+            "." | ".." => return Err(format!("it has a `{segment}` segment")),
+            name => {
+                out.push('/');
+                out.push_str(name);
+            }
+        }
+    }
+    if out.is_empty() {
+        out.push('/');
+    }
+    Ok(out)
+}
+
+/// Whether the guest path `path` (absolute, as given) is `mount` or below it, lexically; `..`
+/// segments are not allowed in `path`.
+fn inside_mount(path: &str, mount: &str) -> bool {
+    let path = Path::new(path);
+    if path
+        .components()
+        .any(|c| matches!(c, Component::ParentDir | Component::CurDir))
+    {
+        return false;
+    }
+    path.starts_with(mount)
+}
 
 /// What to run: the input of `Command(argv)`.
 ///
-/// [`CommandInput::new`] gives the defaults: cwd `/`, an empty environment, no stdin, stdout
-/// and stderr captured up to 1 MiB each, [`Limits::default`], no network.
+/// [`CommandInput::new`] gives the defaults: the workspace mounted at `/`, cwd `/`, an empty
+/// environment, no stdin, stdout and stderr captured up to 1 MiB each, [`Limits::default`], no
+/// network.
 #[derive(Debug)]
 #[non_exhaustive]
 pub struct CommandInput {
     /// The arguments, `argv[0]` included and passed as given: the guests are multicall binaries
     /// that choose the tool by `argv[0]` (`cat`, `ls`…). Must not be empty.
     pub argv: Vec<String>,
-    /// The working directory, as a guest path (absolute, `/` being the workspace). WASI preview
-    /// 1 has no working directory, so it reaches the guest as the `PWD` environment variable
-    /// (replacing any `PWD` in `env`); the project's guests `chdir` to `$PWD` when they start.
+    /// The guest path the workspace directory is preopened at: [`WORKSPACE_GUEST_PATH`] (`/`)
+    /// by default, or an absolute path such as the workspace's own host path ([`host_mount`]).
+    /// The guest reaches nothing outside it.
+    pub mount: String,
+    /// The working directory, as a guest path: [`CommandInput::mount`] or a directory below
+    /// it. WASI preview 1 has no working directory, so it reaches the guest as the `PWD`
+    /// environment variable (replacing any `PWD` in `env`); the project's guests `chdir` to
+    /// `$PWD` when they start.
     pub cwd: String,
     /// The guest's whole environment: nothing of the host's is inherited. Names must be
     /// non-empty and contain neither `=` nor NUL; values must not contain NUL.
@@ -56,6 +132,7 @@ impl CommandInput {
     {
         Self {
             argv: argv.into_iter().map(Into::into).collect(),
+            mount: WORKSPACE_GUEST_PATH.to_owned(),
             cwd: WORKSPACE_GUEST_PATH.to_owned(),
             env: Vec::new(),
             stdin: Input::Null,
@@ -64,6 +141,15 @@ impl CommandInput {
             limits: Limits::default(),
             net: None,
         }
+    }
+
+    /// Sets [`CommandInput::mount`], the guest path the workspace appears at, and the working
+    /// directory to it (set [`CommandInput::cwd`] afterwards for another one).
+    #[must_use]
+    pub fn with_mount(mut self, mount: impl Into<String>) -> Self {
+        self.mount = mount.into();
+        self.cwd.clone_from(&self.mount);
+        self
     }
 
     /// Sets [`CommandInput::cwd`].
@@ -115,7 +201,8 @@ impl CommandInput {
         self
     }
 
-    fn validate(&self, runtime: &Runtime) -> Result<(), RunError> {
+    /// Checks the input against the runtime; the mount, normalized.
+    fn validate(&self, runtime: &Runtime) -> Result<String, RunError> {
         let problem = |problem: String| Err(RunError::InvalidInput { problem });
         if self.argv.is_empty() {
             return problem("argv is empty; argv[0] names the tool to run".to_owned());
@@ -123,9 +210,18 @@ impl CommandInput {
         if let Some(arg) = self.argv.iter().find(|arg| arg.contains('\0')) {
             return problem(format!("argument {arg:?} contains NUL"));
         }
-        if !self.cwd.starts_with('/') || self.cwd.contains('\0') {
+        let mount = match normalize_mount(&self.mount) {
+            Ok(mount) => mount,
+            Err(reason) => {
+                return problem(format!(
+                    "mount {:?} cannot be a guest path ({reason}); use \"/\" or an absolute path such as the workspace's own",
+                    self.mount
+                ));
+            }
+        };
+        if self.cwd.contains('\0') || !inside_mount(&self.cwd, &mount) {
             return problem(format!(
-                "cwd {:?} is not an absolute guest path; use a path under / (the workspace)",
+                "cwd {:?} is not an absolute guest path inside the workspace; use {mount:?} (where the workspace is mounted) or a directory below it, without `.` or `..`",
                 self.cwd
             ));
         }
@@ -152,7 +248,7 @@ impl CommandInput {
         if self.limits.fuel.is_some() && !config.consume_fuel {
             return Err(RunError::FuelDisabled);
         }
-        Ok(())
+        Ok(mount)
     }
 }
 
@@ -235,8 +331,8 @@ struct Ending {
 
 impl Runtime {
     /// Runs `module` as a command: `argv` and `env` as given (nothing inherited), the workspace
-    /// preopened read-write at guest path `/` (and no other host path), the stdio of `input`,
-    /// and its limits. Returns when the guest has ended, however it ended.
+    /// preopened read-write at guest path [`CommandInput::mount`] (`/` by default; no other host
+    /// path), the stdio of `input`, and its limits. Returns when the guest has ended, however it ended.
     ///
     /// Blocks the calling thread for the whole command. From async code, call it inside
     /// `tokio::task::spawn_blocking` (or on a thread of your own), never directly in an async
@@ -255,9 +351,10 @@ impl Runtime {
         workspace: &Path,
     ) -> Result<CommandOutput, RunError> {
         let started = Instant::now();
-        input.validate(self)?;
+        let mount = input.validate(self)?;
         let CommandInput {
             argv,
+            mount: _,
             cwd,
             env,
             stdin,
@@ -284,15 +381,29 @@ impl Runtime {
             .stderr(stderr.clone())
             .monotonic_clock(RunClock { base: started });
         builder
-            .preopened_dir(workspace, WORKSPACE_GUEST_PATH, FsPerms::ReadWrite)
+            .preopened_dir(workspace, &mount, FsPerms::ReadWrite)
             .map_err(|err| RunError::Workspace {
                 path: workspace.to_owned(),
                 source: boxed(err),
             })?;
+        // Above a mount below `/`: its ancestors, empty and read-only (see `ancestors.rs`).
+        let mut ancestors = 0;
+        if let Some(empty) = crate::ancestors::empty_dir() {
+            for ancestor in crate::ancestors::of(&mount) {
+                builder
+                    .preopened_dir(empty, &ancestor, FsPerms::ReadOnly)
+                    .map_err(|err| RunError::Workspace {
+                        path: empty.clone(),
+                        source: boxed(err),
+                    })?;
+                ancestors += 1;
+            }
+        }
         let mut wasi = builder.build_p1();
         let capacity = usize::try_from(limits.open_files)
             .unwrap_or(usize::MAX)
-            .saturating_add(BASE_HANDLES);
+            .saturating_add(BASE_HANDLES)
+            .saturating_add(ancestors);
         wasi.ctx().table.set_max_capacity(capacity);
 
         let mut store = Store::new(

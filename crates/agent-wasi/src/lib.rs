@@ -8,7 +8,9 @@
 //! compiled once, kept on disk under a key that includes the engine's compatibility hash, and
 //! linked once (an `InstancePre`), so a command only instantiates, in tens of microseconds.
 //! [`Runtime::run`] runs one `Command(argv)`: the guest sees `argv` and `env` as given (nothing
-//! of the host's), the workspace at `/` and no other path, `PWD` as its working directory, and
+//! of the host's), the workspace at its mount (`/` by default, or its own host path:
+//! [`CommandInput::with_mount`], [`host_mount`]) and no other host path, `PWD` as its working
+//! directory, and
 //! the stdin/stdout/stderr of the [`CommandInput`]. A guest that fails, traps or exceeds a limit
 //! still gives a [`CommandOutput`]: its exit status says what happened (a limit has its own,
 //! [`EXIT_WALL_TIME`] and the other `EXIT_*` constants); [`RunError`] is for host-side failures.
@@ -60,6 +62,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod ancestors;
 mod cache;
 mod command;
 mod error;
@@ -72,7 +75,7 @@ pub mod shell;
 mod stdio;
 pub mod toolbox;
 
-pub use command::{CommandInput, CommandMeta, CommandOutput, WORKSPACE_GUEST_PATH};
+pub use command::{CommandInput, CommandMeta, CommandOutput, WORKSPACE_GUEST_PATH, host_mount};
 pub use error::{BoxError, PrepareError, RunError, RuntimeError};
 pub use limits::{
     DEFAULT_MEMORY_BYTES, DEFAULT_OPEN_FILES, DEFAULT_OUTPUT_LIMIT, DEFAULT_TABLE_ELEMENTS,

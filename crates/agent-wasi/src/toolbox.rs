@@ -294,8 +294,10 @@ impl Toolbox {
         limits
     }
 
-    /// Runs one command, `Command(argv)`: `argv[0]` is looked up in the bundles. stdout and
-    /// stderr are captured up to `output_limit` bytes each.
+    /// Runs one command, `Command(argv)`: `argv[0]` is looked up in the bundles. The workspace
+    /// is mounted at `/` and `cwd` is a guest path under it; stdout and stderr are captured up
+    /// to `output_limit` bytes each. [`Toolbox::exec_input`] mounts it elsewhere (at its own
+    /// host path, say).
     ///
     /// # Errors
     /// Host-side failures only ([`crate::RunError`] as text); a command not found is exit 127
@@ -309,9 +311,38 @@ impl Toolbox {
         output_limit: usize,
         workspace: &Path,
     ) -> Result<ExecOutput, crate::RunError> {
+        let mut input = CommandInput::new(argv)
+            .with_cwd(cwd)
+            .with_stdin(stdin)
+            .with_stdout(Output::Capture {
+                limit: output_limit,
+            })
+            .with_stderr(Output::Capture {
+                limit: output_limit,
+            });
+        input.env = env;
+        self.exec_input(input, workspace)
+    }
+
+    /// Runs the command `input` describes (`argv`, mount, working directory, environment,
+    /// stdio), `argv[0]` looked up in the bundles, on the host directory `workspace`. The
+    /// toolbox decides the rest: `input.limits` and `input.net` are replaced by its limits
+    /// (tightened by the manifest's) and its network grant. [`ExecOutput::stdout`] and
+    /// [`ExecOutput::stderr`] hold what an [`Output::Capture`] kept (empty for other outputs); a
+    /// "not found" or "cannot run" message goes to the command's stderr, whatever it is.
+    ///
+    /// # Errors
+    /// As [`Toolbox::exec`]; [`crate::RunError::InvalidInput`] for a mount or working directory
+    /// that is not a guest path inside the workspace.
+    pub fn exec_input(
+        &self,
+        mut input: CommandInput,
+        workspace: &Path,
+    ) -> Result<ExecOutput, crate::RunError> {
+        let argv = input.argv.clone();
         let name = argv.first().cloned().unwrap_or_default();
         let started = Instant::now();
-        let refuse = |code: i32, message: String, bundle: String| {
+        let refuse = |code: i32, message: String, bundle: String, stderr: Output| {
             let record = CommandRecord {
                 argv: argv.clone(),
                 exit_code: code,
@@ -324,12 +355,27 @@ impl Toolbox {
                 net_requests: Vec::new(),
             };
             audit(&record);
+            let (stderr, stderr_truncated) = match stderr {
+                Output::Capture { limit } => {
+                    let mut bytes = message.into_bytes();
+                    let truncated = bytes.len() > limit;
+                    bytes.truncate(limit);
+                    (bytes, truncated)
+                }
+                Output::Writer(mut writer) => {
+                    let _ignored = writer
+                        .write_all(message.as_bytes())
+                        .and_then(|()| writer.flush());
+                    (Vec::new(), false)
+                }
+                Output::Null => (Vec::new(), false),
+            };
             ExecOutput {
                 exit_code: code,
                 stdout: Vec::new(),
-                stderr: message.into_bytes(),
+                stderr,
                 stdout_truncated: false,
-                stderr_truncated: false,
+                stderr_truncated,
                 meta: None,
                 record,
             }
@@ -345,6 +391,7 @@ impl Toolbox {
                 EXIT_NOT_FOUND,
                 format!("{name}: command not found{hint}\n"),
                 String::new(),
+                input.stderr,
             ));
         }
         let tool = match self.tool(&name) {
@@ -354,23 +401,12 @@ impl Toolbox {
                     EXIT_CANNOT_RUN,
                     format!("{name}: cannot run: {e}\n"),
                     String::new(),
+                    input.stderr,
                 ));
             }
         };
-        let input = CommandInput {
-            argv: argv.clone(),
-            cwd: cwd.to_string(),
-            env,
-            stdin,
-            stdout: Output::Capture {
-                limit: output_limit,
-            },
-            stderr: Output::Capture {
-                limit: output_limit,
-            },
-            limits: self.limits_for(&tool),
-            net: self.net.clone(),
-        };
+        input.limits = self.limits_for(&tool);
+        input.net = self.net.clone();
         let output: CommandOutput = self.runtime.run(&tool.module, input, workspace)?;
         let record = CommandRecord {
             argv,
@@ -496,6 +532,7 @@ impl StageRunner for Recording<'_> {
         let started = Instant::now();
         let Stage {
             argv,
+            mount,
             cwd,
             env,
             stdin,
@@ -536,6 +573,7 @@ impl StageRunner for Recording<'_> {
         let err_count = Arc::new(AtomicU64::new(0));
         let input = CommandInput {
             argv: argv.clone(),
+            mount,
             cwd,
             env,
             stdin: Input::Reader(stdin),

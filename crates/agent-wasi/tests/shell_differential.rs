@@ -7,6 +7,10 @@
 //! exit status and the resulting file trees must match; stderr wording may differ. Later the
 //! same corpus runs with the WASI runner and the project's wasm coreutils.
 //!
+//! Both copies are made at the same absolute path, one after the other, and the shell mounts
+//! its copy at that path (its default, the workspace's real path), so a script may print
+//! absolute paths (`pwd`, `$PWD`, `/path/*.txt`): bash and the shell must print the same ones.
+//!
 //! Every script of `fixtures/shell/unsupported.txt` must be refused before anything runs, with
 //! the construct named.
 
@@ -66,8 +70,8 @@ fn entries(name: &str) -> Vec<String> {
 }
 
 /// Runs each stage as a host process: `/usr/bin/NAME` (or `/bin/NAME`) for the names in
-/// [`COMMANDS`], in the stage's directory mapped under `root`, with the stage's environment,
-/// its streams pumped by threads.
+/// [`COMMANDS`], in the stage's directory (a guest path under the stage's mount) mapped under
+/// `root`, with the stage's environment, its streams pumped by threads.
 struct NativeStageRunner {
     root: PathBuf,
     stages: AtomicUsize,
@@ -115,6 +119,7 @@ impl StageRunner for NativeStageRunner {
         self.stages.fetch_add(1, Ordering::Relaxed);
         let Stage {
             argv,
+            mount,
             cwd,
             env,
             stdin,
@@ -133,7 +138,13 @@ impl StageRunner for NativeStageRunner {
             .args(&argv[1..])
             .env_clear()
             .envs(env)
-            .current_dir(self.root.join(cwd.trim_start_matches('/')))
+            .current_dir(
+                self.root.join(
+                    Path::new(&cwd)
+                        .strip_prefix(&mount)
+                        .expect("the shell keeps the working directory under the mount"),
+                ),
+            )
             .stdin(Stdio::piped());
         // One pipe for both outputs when they lead to the same place, so their order holds.
         let merged = if stderr_is_stdout {
@@ -252,6 +263,15 @@ fn workspace() -> tempfile::TempDir {
     dir
 }
 
+/// A fresh copy of the fixture tree at `at` (its real path), replacing whatever is there.
+fn copy_at(at: &Path) {
+    if at.exists() {
+        std::fs::remove_dir_all(at).unwrap();
+    }
+    std::fs::create_dir(at).unwrap();
+    copy_tree(&fixtures().join("tree"), at);
+}
+
 struct Run {
     stdout: Vec<u8>,
     stderr: Vec<u8>,
@@ -355,11 +375,16 @@ fn corpus_matches_bash_with(run_ours: &dyn Fn(&str, &Path) -> Result<Run, ShellE
         scripts.len()
     );
     let mut failures = Vec::new();
+    // One path for both runs (bash's first, then the shell's on a fresh copy), so absolute
+    // paths in the output agree; canonical, as the shell's default mount and bash's `pwd` are.
+    let base = tempfile::tempdir().unwrap();
+    let dir = base.path().canonicalize().unwrap().join("ws");
     for script in &scripts {
-        let theirs_dir = workspace();
-        let ours_dir = workspace();
-        let theirs = run_bash(script, theirs_dir.path());
-        let ours = match run_ours(script, ours_dir.path()) {
+        copy_at(&dir);
+        let theirs = run_bash(script, &dir);
+        let theirs_tree = snapshot(&dir);
+        copy_at(&dir);
+        let ours = match run_ours(script, &dir) {
             Ok(run) => run,
             Err(e) => {
                 failures.push(format!("{script:?}: refused: {e}"));
@@ -380,7 +405,7 @@ fn corpus_matches_bash_with(run_ours: &dyn Fn(&str, &Path) -> Result<Run, ShellE
                 theirs.status, ours.status
             ));
         }
-        let (a, b) = (snapshot(theirs_dir.path()), snapshot(ours_dir.path()));
+        let (a, b) = (theirs_tree, snapshot(&dir));
         if a != b {
             let differ: Vec<_> = a
                 .keys()

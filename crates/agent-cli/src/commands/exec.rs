@@ -10,7 +10,7 @@ use agent_sandbox::settings::NetworkSettings;
 use agent_sandbox::urls::{UrlPolicy, normalize_domain_entry};
 use agent_wasi::shell::ShellContext;
 use agent_wasi::toolbox::Toolbox;
-use agent_wasi::{Input, Limits, NetGrant, Runtime, RuntimeConfig};
+use agent_wasi::{CommandInput, Input, Limits, NetGrant, Output, Runtime, RuntimeConfig};
 use anyhow::{Context, Result, bail};
 use serde_json::json;
 
@@ -132,18 +132,25 @@ fn exit_code(code: i32) -> Exit {
 pub fn exec(args: WasiExecArgs) -> Result<Exit> {
     let s = setup(&args.wasi)?;
     let stdin = piped_stdin()?;
-    let out = s.toolbox.exec(
-        args.argv.clone(),
-        "/",
-        s.env,
-        if stdin.is_empty() {
+    // The guest sees the workspace at its real path, as `agent shell` and the Bash tool do, so
+    // the paths it prints are the host's.
+    let mount = agent_wasi::host_mount(&s.workspace)
+        .with_context(|| format!("cannot mount the workspace {}", s.workspace.display()))?;
+    let mut input = CommandInput::new(args.argv.clone())
+        .with_mount(mount)
+        .with_stdin(if stdin.is_empty() {
             Input::Null
         } else {
             Input::Bytes(stdin)
-        },
-        s.output_limit,
-        &s.workspace,
-    )?;
+        })
+        .with_stdout(Output::Capture {
+            limit: s.output_limit,
+        })
+        .with_stderr(Output::Capture {
+            limit: s.output_limit,
+        });
+    input.env = s.env;
+    let out = s.toolbox.exec_input(input, &s.workspace)?;
     if args.wasi.json {
         output::stdout_line(
             &json!({
@@ -171,6 +178,7 @@ pub fn shell(args: ShellArgs) -> Result<Exit> {
     // Refuse unsupported syntax before opening anything.
     agent_wasi::shell::Plan::parse(&args.script)?;
     let s = setup(&args.wasi)?;
+    // ShellContext's default mount: the workspace at its real path (`pwd` prints it).
     let ctx = ShellContext::new(&s.workspace)
         .with_env(s.env)
         .with_stdin(piped_stdin()?)

@@ -161,9 +161,12 @@ fn cd(args: &[String], state: &mut State, fds: &mut Fds, ws: &Workspace) -> i32 
     if target.is_empty() {
         return 0;
     }
-    let Ok(path) = GuestPath::resolve(&state.cwd, &target) else {
-        fds.diagnose(&format!("cd: {target}: Permission denied"));
-        return 1;
+    let path = match GuestPath::resolve(&state.cwd, &target) {
+        Ok(path) => path,
+        Err(e) => {
+            fds.diagnose(&format!("cd: {target}: {}", e.reason()));
+            return 1;
+        }
     };
     match ws.is_dir(&path) {
         Ok(true) => {}

@@ -210,8 +210,8 @@ impl Cond {
     }
 }
 
-/// A path operand inside the workspace (`None`: it names something outside, which does not
-/// exist for the script).
+/// A path operand inside the workspace (`None`: it names something outside, above the root or
+/// outside the mount, which does not exist for the script).
 fn path(operand: &str, env: &Expander<'_>) -> Option<GuestPath> {
     if operand.is_empty() {
         return None;

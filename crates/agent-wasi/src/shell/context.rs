@@ -4,6 +4,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
+use super::error::ShellError;
+
 /// The default cap on each of the script's stdout and stderr (1 MiB). The agent's tool layer
 /// applies its own, smaller inline limit; this one only bounds the shell's memory.
 pub const DEFAULT_OUTPUT_LIMIT: usize = 1 << 20;
@@ -12,10 +14,17 @@ pub const DEFAULT_OUTPUT_LIMIT: usize = 1 << 20;
 #[derive(Clone, Debug)]
 pub struct ShellContext {
     /// The workspace root on the host. Every path the script names (redirects, globs, `cd`)
-    /// resolves inside it; the guest sees it as `/`.
+    /// resolves inside it.
     pub workspace: PathBuf,
-    /// The initial working directory, as a guest path (`/`, `/src`).
-    pub cwd: String,
+    /// The guest path the workspace root appears at, for the shell and every command it runs;
+    /// `None` (the default): the workspace's canonical host path ([`crate::host_mount`]), so
+    /// `pwd`, `$PWD` and the paths commands print are the host's own. `Some("/")` shows it as
+    /// `/`. An absolute path outside the mount names nothing (`outside the workspace`).
+    pub mount: Option<String>,
+    /// The initial working directory, as a guest path: the mount or a directory below it
+    /// (`/home/me/proj/src`; `/src` with the workspace at `/`). `None` (the default): the
+    /// workspace root.
+    pub cwd: Option<String>,
     /// The initial environment; every variable in it is exported.
     pub env: Vec<(String, String)>,
     /// The script's standard input, shared by the commands that read it.
@@ -30,13 +39,15 @@ pub struct ShellContext {
 }
 
 impl ShellContext {
-    /// A context on the host directory `workspace` with the defaults: working directory `/`
-    /// (the workspace root), an empty environment (no `HOME`, so `cd` alone fails as in bash),
-    /// empty stdin, [`DEFAULT_OUTPUT_LIMIT`] for stdout and stderr, no cancellation.
+    /// A context on the host directory `workspace` with the defaults: the workspace mounted at
+    /// its own canonical host path, the working directory at its root, an empty environment
+    /// (no `HOME`, so `cd` alone fails as in bash), empty stdin, [`DEFAULT_OUTPUT_LIMIT`] for
+    /// stdout and stderr, no cancellation.
     pub fn new(workspace: impl Into<PathBuf>) -> Self {
         Self {
             workspace: workspace.into(),
-            cwd: "/".to_owned(),
+            mount: None,
+            cwd: None,
             env: Vec::new(),
             stdin: Vec::new(),
             stdout_limit: DEFAULT_OUTPUT_LIMIT,
@@ -45,11 +56,43 @@ impl ShellContext {
         }
     }
 
-    /// Sets the initial working directory (a guest path). Default `/`.
+    /// Mounts the workspace at the guest path `mount` (absolute; `/` for the workspace as the
+    /// guest's whole file system) instead of its canonical host path.
+    #[must_use]
+    pub fn with_mount(mut self, mount: impl Into<String>) -> Self {
+        self.mount = Some(mount.into());
+        self
+    }
+
+    /// Sets the initial working directory (a guest path under the mount). Default: the
+    /// workspace root.
     #[must_use]
     pub fn with_cwd(mut self, cwd: impl Into<String>) -> Self {
-        self.cwd = cwd.into();
+        self.cwd = Some(cwd.into());
         self
+    }
+
+    /// The guest path the workspace appears at: [`ShellContext::mount`] normalized, or the
+    /// workspace's canonical host path. This is what the script's `pwd` prints at the root;
+    /// give it as `HOME` to make `cd` alone go there.
+    ///
+    /// # Errors
+    /// [`ShellError::Mount`] when the mount given is not an absolute path without `.` and
+    /// `..`; [`ShellError::Workspace`] when the workspace's real path cannot be found or is not
+    /// UTF-8.
+    pub fn mount_path(&self) -> Result<String, ShellError> {
+        match &self.mount {
+            Some(mount) => {
+                crate::command::normalize_mount(mount).map_err(|reason| ShellError::Mount {
+                    mount: mount.clone(),
+                    reason,
+                })
+            }
+            None => crate::host_mount(&self.workspace).map_err(|source| ShellError::Workspace {
+                path: self.workspace.clone(),
+                source,
+            }),
+        }
     }
 
     /// Sets the initial environment. Default empty.

@@ -77,11 +77,24 @@ pub enum ShellError {
     /// Occurs when the context's working directory is not a directory inside the workspace.
     #[error(
         "the shell's working directory {cwd:?} is not a directory inside the workspace ({reason}); \
-         give a guest path such as \"/\" or \"/src\""
+         give the workspace's mount or a directory below it, such as {mount:?}"
     )]
     Cwd {
         /// The guest path given.
         cwd: String,
+        /// What is wrong with it.
+        reason: String,
+        /// Where the workspace is mounted.
+        mount: String,
+    },
+    /// Occurs when the context's mount (`ShellContext::with_mount`) cannot be a guest path.
+    #[error(
+        "cannot mount the workspace at {mount:?}: {reason}; give an absolute path without `.` \
+         or `..`, such as \"/\" or the workspace's own path"
+    )]
+    Mount {
+        /// The mount given.
+        mount: String,
         /// What is wrong with it.
         reason: String,
     },
@@ -109,7 +122,7 @@ fn hint(construct: &str) -> Option<&'static str> {
     } else if construct.starts_with("brace expansion") {
         "write each word out"
     } else if construct.starts_with("tilde expansion") {
-        "write the path from the workspace root (/) or relative to the working directory"
+        "write $HOME or the full path instead (`pwd` prints where the workspace is)"
     } else if construct.starts_with("background job") {
         "commands run one at a time; drop the `&`"
     } else if construct.starts_with("parameter expansion operator")

@@ -27,7 +27,7 @@ use super::plan::{
 use super::stage::StageRunner;
 use super::stream::{Capture, Fds, SharedInput, Sink, Source};
 use super::vars::Vars;
-use super::workspace::{GuestPath, Workspace, strerror};
+use super::workspace::{GuestPath, Mount, PathError, Workspace, lexical, strerror};
 
 /// The exit status of a script stopped by its cancellation flag (as bash after SIGINT).
 pub(crate) const CANCELLED_STATUS: i32 = 130;
@@ -127,20 +127,36 @@ pub(crate) fn run(
         path: ctx.workspace.clone(),
         source,
     })?;
-    let cwd_error = |reason: &str| ShellError::Cwd {
-        cwd: ctx.cwd.clone(),
-        reason: reason.to_owned(),
+    let mount_path = ctx.mount_path()?;
+    let mount = Mount::new(&mount_path).map_err(|reason| ShellError::Mount {
+        mount: mount_path.clone(),
+        reason,
+    })?;
+    let root = GuestPath::root(&mount);
+    let cwd = match &ctx.cwd {
+        None => root,
+        Some(given) => {
+            let cwd_error = |reason: &str| ShellError::Cwd {
+                cwd: given.clone(),
+                reason: reason.to_owned(),
+                mount: mount_path.clone(),
+            };
+            if !given.starts_with('/') {
+                return Err(cwd_error("it is not absolute"));
+            }
+            let cwd = GuestPath::resolve(&root, given).map_err(|e| {
+                cwd_error(match e {
+                    PathError::Escape => "it climbs above the workspace root",
+                    PathError::Outside => "it is outside the workspace",
+                })
+            })?;
+            match ws.is_dir(&cwd) {
+                Ok(true) => cwd,
+                Ok(false) => return Err(cwd_error("not a directory")),
+                Err(e) => return Err(cwd_error(&strerror(&e))),
+            }
+        }
     };
-    if !ctx.cwd.starts_with('/') {
-        return Err(cwd_error("it is not absolute"));
-    }
-    let cwd = GuestPath::resolve(&GuestPath::root(), &ctx.cwd)
-        .map_err(|_| cwd_error("it climbs above the workspace root"))?;
-    match ws.is_dir(&cwd) {
-        Ok(true) => {}
-        Ok(false) => return Err(cwd_error("not a directory")),
-        Err(e) => return Err(cwd_error(&strerror(&e))),
-    }
     let mut vars = Vars::default();
     let too_large = |_| ShellError::Environment {
         limit: super::vars::MAX_VARIABLE_BYTES,
@@ -750,18 +766,18 @@ impl Interpreter<'_> {
     ) -> Result<(), Failed> {
         match redirect {
             Redirect::Read { target } => {
-                let (name, path) = self.target(target, expander)?;
-                match Device::of(&path) {
-                    Some(Device::Null) => fds.stdin = Source::Empty,
-                    Some(Device::Stdin) => {}
-                    Some(device @ (Device::Stdout | Device::Stderr)) => {
+                let (name, target) = self.target(target, expander)?;
+                match target {
+                    Target::Device(Device::Null) => fds.stdin = Source::Empty,
+                    Target::Device(Device::Stdin) => {}
+                    Target::Device(device @ (Device::Stdout | Device::Stderr)) => {
                         return Err(format!(
                             "{name}: reading the shell's {} is not supported",
                             device.name()
                         )
                         .into());
                     }
-                    None => {
+                    Target::File(path) => {
                         let file = self
                             .ws
                             .open_read(&path)
@@ -798,18 +814,18 @@ impl Interpreter<'_> {
     fn sink(
         &self,
         name: &str,
-        path: &GuestPath,
+        target: &Target,
         append: bool,
         fds: &Fds,
     ) -> Result<(Sink, Option<Fd>), String> {
-        match Device::of(path) {
-            Some(Device::Null) => Ok((Sink::Null, None)),
-            Some(Device::Stdout) => Ok((duplicate(fds, Fd::Stdout)?, Some(Fd::Stdout))),
-            Some(Device::Stderr) => Ok((duplicate(fds, Fd::Stderr)?, Some(Fd::Stderr))),
-            Some(Device::Stdin) => Err(format!(
+        match target {
+            Target::Device(Device::Null) => Ok((Sink::Null, None)),
+            Target::Device(Device::Stdout) => Ok((duplicate(fds, Fd::Stdout)?, Some(Fd::Stdout))),
+            Target::Device(Device::Stderr) => Ok((duplicate(fds, Fd::Stderr)?, Some(Fd::Stderr))),
+            Target::Device(Device::Stdin) => Err(format!(
                 "{name}: writing the shell's stdin is not supported"
             )),
-            None => self
+            Target::File(path) => self
                 .ws
                 .open_write(path, append)
                 .map(|file| (Sink::File(file), None))
@@ -845,8 +861,9 @@ impl Interpreter<'_> {
         })
     }
 
-    /// Expands a redirect target to one path inside the workspace.
-    fn target(&self, word: &Word, expander: &Expander<'_>) -> Result<(String, GuestPath), Failed> {
+    /// Expands a redirect target to one of the shell's devices or one path inside the
+    /// workspace.
+    fn target(&self, word: &Word, expander: &Expander<'_>) -> Result<(String, Target), Failed> {
         let fields = expander.fields(word)?;
         let [name] = fields.as_slice() else {
             return Err(format!("{}: ambiguous redirect", word.source).into());
@@ -854,9 +871,12 @@ impl Interpreter<'_> {
         if name.is_empty() {
             return Err(": No such file or directory".to_owned().into());
         }
+        if let Some(device) = Device::named(expander.cwd, name) {
+            return Ok((name.clone(), Target::Device(device)));
+        }
         let path = GuestPath::resolve(expander.cwd, name)
-            .map_err(|_| format!("{name}: Permission denied"))?;
-        Ok((name.clone(), path))
+            .map_err(|e| format!("{name}: {}", e.reason()))?;
+        Ok((name.clone(), Target::File(path)))
     }
 }
 
@@ -883,6 +903,12 @@ fn duplicate(fds: &Fds, fd: Fd) -> Result<Sink, String> {
     .map_err(|e| format!("redirection error: cannot duplicate fd: {}", strerror(&e)))
 }
 
+/// What a redirect names: one of the shell's devices, or a file in the workspace.
+enum Target {
+    Device(Device),
+    File(GuestPath),
+}
+
 /// The device files the shell provides itself.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Device {
@@ -893,8 +919,10 @@ enum Device {
 }
 
 impl Device {
-    fn of(path: &GuestPath) -> Option<Self> {
-        match path.guest().as_str() {
+    /// The device `name` names from `cwd` (`/dev/null`, or `null` in `/dev`), whatever the
+    /// workspace's mount: the devices are the shell's, not the workspace's.
+    fn named(cwd: &GuestPath, name: &str) -> Option<Self> {
+        match lexical(cwd, name).as_str() {
             "/dev/null" => Some(Self::Null),
             "/dev/stdin" => Some(Self::Stdin),
             "/dev/stdout" => Some(Self::Stdout),

@@ -461,7 +461,7 @@ mod tests {
         for (k, val) in vars {
             v.set(k, (*val).to_owned()).unwrap();
         }
-        let cwd = GuestPath::root();
+        let cwd = GuestPath::root(&crate::shell::workspace::Mount::root());
         let e = Expander {
             vars: &v,
             status: 3,

@@ -4,7 +4,9 @@
 //!
 //! Directories are listed through the workspace handle: a pattern whose `..` segments climb
 //! above the root matches nothing, and a symlink that leads out of the workspace is not
-//! descended into.
+//! descended into. An absolute pattern starts at the guest's `/`: with the workspace mounted at
+//! `/home/me/proj`, `/home/me/proj/*.txt` lists the workspace's root, and a pattern character
+//! above the mount (`/home/*/proj`) matches nothing, since nothing outside may be listed.
 
 use super::workspace::{GuestPath, Workspace};
 
@@ -229,8 +231,19 @@ pub(crate) fn pattern_matches(bytes: &[u8], active: &[bool], subject: &[u8]) -> 
     }
 }
 
+/// Where a pattern's walk is: a directory of the workspace, or (for an absolute pattern with the
+/// workspace mounted below `/`) one of the mount's ancestors, by its depth from `/`. An
+/// ancestor holds nothing the script may list: the walk goes on only through the segment that
+/// leads to the mount.
+#[derive(Clone, Debug)]
+enum Place {
+    Inside(GuestPath),
+    Above(usize),
+}
+
 /// Expands the pattern `bytes` (with its `active` mask) from the directory `cwd`. `Ok(None)`
-/// when nothing matches (the caller keeps the word as written).
+/// when nothing matches (the caller keeps the word as written). An absolute pattern is read
+/// from the guest's `/`: it matches only below the workspace's mount.
 pub(crate) fn expand(
     ws: &Workspace,
     cwd: &GuestPath,
@@ -238,12 +251,30 @@ pub(crate) fn expand(
     active: &[bool],
 ) -> Result<Option<Vec<String>>, TooManyMatches> {
     let absolute = bytes.first() == Some(&b'/');
-    let start = if absolute {
-        (GuestPath::root(), Vec::from(&b"/"[..]))
+    let root = GuestPath::root(cwd.mount());
+    let mount = cwd.mount().segments();
+    let start = if !absolute {
+        (Place::Inside(cwd.clone()), Vec::new())
+    } else if mount.is_empty() {
+        (Place::Inside(root.clone()), Vec::from(&b"/"[..]))
     } else {
-        (cwd.clone(), Vec::new())
+        (Place::Above(0), Vec::from(&b"/"[..]))
     };
-    let mut entries: Vec<(Option<GuestPath>, Vec<u8>)> = vec![(Some(start.0), start.1)];
+    // A step through the mount's ancestors: the next segment of the way, `.` or `..`.
+    let above = |depth: usize, name: &str| -> Option<Place> {
+        let depth = match name {
+            "." => depth,
+            ".." => depth.checked_sub(1)?,
+            n if mount.get(depth).is_some_and(|m| m == n) => depth + 1,
+            _ => return None,
+        };
+        Some(if depth == mount.len() {
+            Place::Inside(root.clone())
+        } else {
+            Place::Above(depth)
+        })
+    };
+    let mut entries: Vec<(Option<Place>, Vec<u8>)> = vec![(Some(start.0), start.1)];
     let body = if absolute { 1 } else { 0 };
     let mut components = Vec::new();
     let mut from = body;
@@ -260,37 +291,54 @@ pub(crate) fn expand(
         let is_last = k == last;
         let separator = if k == 0 { &b""[..] } else { &b"/"[..] };
         let mut next = Vec::new();
-        for (path, shown) in entries {
+        for (place, shown) in entries {
             let mut shown = shown;
             shown.extend_from_slice(separator);
             if comp.is_empty() {
-                // `a//b` or a trailing `/`: the path so far must be a directory.
-                let is_dir = path.as_ref().is_some_and(|p| ws.is_dir(p).unwrap_or(false));
+                // `a//b` or a trailing `/`: the path so far must be a directory (a mount's
+                // ancestor is one).
+                let is_dir = match &place {
+                    Some(Place::Inside(p)) => ws.is_dir(p).unwrap_or(false),
+                    Some(Place::Above(_)) => true,
+                    None => false,
+                };
                 if is_dir || !is_last {
-                    next.push((path, shown));
+                    next.push((place, shown));
                 }
                 continue;
             }
             match compile(comp, &active[lo..hi]) {
                 None => {
                     shown.extend_from_slice(comp);
-                    // A literal segment: resolved lexically; `..` above the root ends the walk.
+                    // A literal segment: resolved lexically, as `GuestPath::resolve` does: `..`
+                    // above the root ends the walk, except in an absolute pattern, which may
+                    // leave the mount and come back (`/ws/../ws/*`).
                     let name = String::from_utf8_lossy(comp);
-                    let path = path.and_then(|p| match name.as_ref() {
-                        "." => Some(p),
-                        ".." => p.parent().ok(),
-                        n => Some(p.join(n)),
+                    let place = place.and_then(|place| match place {
+                        Place::Inside(p) => match name.as_ref() {
+                            "." => Some(Place::Inside(p)),
+                            ".." if absolute && p.is_root() && !mount.is_empty() => {
+                                Some(Place::Above(mount.len() - 1))
+                            }
+                            ".." => p.parent().ok().map(Place::Inside),
+                            n => Some(Place::Inside(p.join(n))),
+                        },
+                        Place::Above(depth) => above(depth, &name),
                     });
-                    if path.is_none() {
+                    let Some(place) = place else { continue };
+                    if is_last
+                        && let Place::Inside(p) = &place
+                        && !ws.exists(p)
+                    {
                         continue;
                     }
-                    if is_last && !path.as_ref().is_some_and(|p| ws.exists(p)) {
-                        continue;
-                    }
-                    next.push((path, shown));
+                    next.push((Some(place), shown));
                 }
                 Some(toks) => {
-                    let Some(dir) = path else { continue };
+                    // Outside the workspace nothing is listed.
+                    let Some(Place::Inside(dir)) = place else {
+                        continue;
+                    };
                     let mut names = ws.names(&dir);
                     names.sort_unstable();
                     for name in names {
@@ -307,7 +355,7 @@ pub(crate) fn expand(
                         }
                         let mut s = shown.clone();
                         s.extend_from_slice(n);
-                        next.push((Some(child), s));
+                        next.push((Some(Place::Inside(child)), s));
                         if next.len() > MAX_GLOB_MATCHES {
                             return Err(TooManyMatches);
                         }
@@ -332,6 +380,7 @@ pub(crate) fn expand(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::shell::workspace::Mount;
 
     fn pat(p: &str) -> Vec<Tok> {
         compile(p.as_bytes(), &vec![true; p.len()]).unwrap()
@@ -399,8 +448,55 @@ mod tests {
     }
 
     fn glob(ws: &Workspace, cwd: &str, p: &str) -> Option<Vec<String>> {
-        let cwd = GuestPath::resolve(&GuestPath::root(), cwd).unwrap();
+        glob_at(ws, "/", cwd, p)
+    }
+
+    fn glob_at(ws: &Workspace, mount: &str, cwd: &str, p: &str) -> Option<Vec<String>> {
+        let root = GuestPath::root(&Mount::new(mount).unwrap());
+        let cwd = GuestPath::resolve(&root, cwd).unwrap();
         expand(ws, &cwd, p.as_bytes(), &vec![true; p.len()]).unwrap()
+    }
+
+    #[test]
+    fn absolute_patterns_with_a_mount() {
+        let dir = tree();
+        let ws = Workspace::open(dir.path()).unwrap();
+        let v = |s: &[&str]| Some(s.iter().map(|x| (*x).to_owned()).collect::<Vec<_>>());
+        let m = "/abs/ws";
+        assert_eq!(
+            glob_at(&ws, m, m, "/abs/ws/*.txt"),
+            v(&["/abs/ws/b.txt", "/abs/ws/c.txt"])
+        );
+        assert_eq!(
+            glob_at(&ws, m, "/abs/ws/sub", "/abs/ws/sub/*/*.txt"),
+            v(&["/abs/ws/sub/deep/d.txt"])
+        );
+        assert_eq!(
+            glob_at(&ws, m, m, "/abs//ws/./a*/"),
+            v(&["/abs//ws/./a-b/", "/abs//ws/./a/"])
+        );
+        // Out of the mount and back, as paths resolve.
+        assert_eq!(
+            glob_at(&ws, m, m, "/abs/ws/../ws/b*"),
+            v(&["/abs/ws/../ws/b.txt"])
+        );
+        // Relative patterns are as at `/`.
+        assert_eq!(
+            glob_at(&ws, m, "/abs/ws/sub", "../*.txt"),
+            v(&["../b.txt", "../c.txt"])
+        );
+        assert_eq!(glob_at(&ws, m, m, "../*"), None);
+        // Nothing outside is listed: the guest's `/`, an ancestor, a sibling of the mount.
+        for outside in [
+            "/*",
+            "/abs/*",
+            "/*/ws/*.txt",
+            "/abs/w*/b.txt",
+            "/abs/other/*",
+            "/*.txt",
+        ] {
+            assert_eq!(glob_at(&ws, m, m, outside), None, "{outside}");
+        }
     }
 
     #[test]

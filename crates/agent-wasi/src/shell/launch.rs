@@ -112,6 +112,7 @@ impl Interpreter<'_> {
         tracing::debug!(command = %name, args = argv.len() - 1, cwd = %launch.cwd.guest(), "shell: running a stage");
         self.runner.run_stage(Stage {
             stderr_is_stdout: fds.merged,
+            mount: launch.cwd.mount().path(),
             cwd: launch.cwd.guest(),
             env: launch.env.clone(),
             argv,
@@ -141,7 +142,7 @@ impl Interpreter<'_> {
                     Ok(false) => Err(failed("Not a directory".to_owned())),
                     Err(e) => Err(failed(strerror(&e))),
                 },
-                Err(_) => Err(failed("Permission denied".to_owned())),
+                Err(e) => Err(failed(e.reason().to_owned())),
             };
             match target {
                 Ok(path) => inner.cwd = path,
@@ -284,11 +285,8 @@ impl Interpreter<'_> {
             if call.in_dir {
                 match GuestPath::resolve(&launch.cwd, dir) {
                     Ok(path) => place.cwd = path,
-                    Err(_) => {
-                        say(
-                            &mut fds.stderr,
-                            &[format!("find: '{dir}': Permission denied")],
-                        );
+                    Err(e) => {
+                        say(&mut fds.stderr, &[format!("find: '{dir}': {}", e.reason())]);
                         status = 1;
                         continue;
                     }
@@ -327,7 +325,7 @@ impl Interpreter<'_> {
         let cwd = &launch.cwd;
         let open = |path: &str| -> Result<Box<dyn std::io::Read + '_>, String> {
             let resolved = GuestPath::resolve(cwd, path)
-                .map_err(|_| format!("Cannot open input file '{path}': Permission denied"))?;
+                .map_err(|e| format!("Cannot open input file '{path}': {}", e.reason()))?;
             self.ws
                 .open_read(&resolved)
                 .map(|f| Box::new(f) as Box<dyn std::io::Read>)

@@ -20,9 +20,12 @@
 //!
 //! The script runs with bash's semantics for that subset: exit statuses (127 for a command not
 //! found, 1 for a failed redirect), word splitting on `$IFS`, glob sorting as with `LC_ALL=C`.
-//! Every path it names resolves inside the workspace (the guest's `/`); one that climbs out is
-//! refused with `Permission denied`. External commands go to the [`StageRunner`]; the stages of
-//! a pipeline run concurrently, connected by bounded in-memory pipes.
+//! The workspace appears at a mount: by default its own canonical host path, so `pwd` and the
+//! paths commands print are the ones the host's tools use (`ShellContext::with_mount("/")`
+//! shows it as `/`). Every path the script names resolves inside it; one that climbs above its
+//! root is refused with `Permission denied`, an absolute one elsewhere with `outside the
+//! workspace`. External commands go to the [`StageRunner`]; the stages of a pipeline run
+//! concurrently, connected by bounded in-memory pipes.
 //!
 //! ```
 //! use agent_wasi::shell::{run_script, ShellContext, Stage, StageRunner};
@@ -91,8 +94,8 @@ pub use stage::{Stage, StageRunner};
 ///
 /// # Errors
 /// [`ShellError::Parse`] or [`ShellError::Unsupported`] when the script is refused (nothing
-/// runs); [`ShellError::Workspace`] or [`ShellError::Cwd`] when the context is unusable.
-/// Failures of the commands themselves are exit statuses, not errors.
+/// runs); [`ShellError::Workspace`], [`ShellError::Mount`] or [`ShellError::Cwd`] when the
+/// context is unusable. Failures of the commands themselves are exit statuses, not errors.
 pub fn run_script(
     script: &str,
     ctx: &ShellContext,
@@ -105,8 +108,10 @@ impl Plan {
     /// Runs the plan.
     ///
     /// # Errors
-    /// [`ShellError::Workspace`] when the workspace root cannot be opened, [`ShellError::Cwd`]
-    /// when the context's working directory is not a directory inside it.
+    /// [`ShellError::Workspace`] when the workspace root cannot be opened (or, for the default
+    /// mount, its real path found), [`ShellError::Mount`] when the context's mount is not an
+    /// absolute path, [`ShellError::Cwd`] when the context's working directory is not a
+    /// directory inside the workspace.
     pub fn run(
         &self,
         ctx: &ShellContext,

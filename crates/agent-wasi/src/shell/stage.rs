@@ -38,8 +38,12 @@ pub trait StageRunner: Send + Sync {
 pub struct Stage {
     /// The command name as typed after expansion, then its arguments.
     pub argv: Vec<String>,
-    /// The working directory as a guest path: `/` is the workspace root, `/sub` a directory in
-    /// it.
+    /// The guest path the workspace root appears at (`/`, or its own host path such as
+    /// `/home/me/proj`): where a WASI runner preopens it, and how a host runner maps guest paths
+    /// back to the workspace.
+    pub mount: String,
+    /// The working directory as a guest path: the mount or a directory below it
+    /// (`/home/me/proj/sub`; `/sub` with the workspace at `/`).
     pub cwd: String,
     /// The environment: the shell's exported variables plus the command's own assignments
     /// (`A=1 cmd`), sorted by name.
@@ -65,6 +69,7 @@ impl fmt::Debug for Stage {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Stage")
             .field("argv", &self.argv)
+            .field("mount", &self.mount)
             .field("cwd", &self.cwd)
             .field("env", &self.env)
             .field("stderr_is_stdout", &self.stderr_is_stdout)

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use super::*;
 
 /// Fake commands: `yes`, `head [-n N|-N]`, `cat` (stdin only), `args` (prints `<arg>` per
-/// line), `env` (prints `K=V` lines), `status N`, `err TEXT` (to stderr), `cwd`.
+/// line), `env` (prints `K=V` lines), `status N`, `err TEXT` (to stderr), `cwd`, `mount`.
 #[derive(Default)]
 struct Fake {
     ran: Mutex<Vec<Vec<String>>>,
@@ -24,7 +24,7 @@ impl StageRunner for Fake {
     fn has_command(&self, name: &str) -> bool {
         matches!(
             name,
-            "yes" | "head" | "cat" | "args" | "env" | "status" | "err" | "cwd"
+            "yes" | "head" | "cat" | "args" | "env" | "status" | "err" | "cwd" | "mount"
         )
     }
 
@@ -77,6 +77,10 @@ impl StageRunner for Fake {
                 writeln!(stage.stdout, "{}", stage.cwd).unwrap();
                 0
             }
+            "mount" => {
+                writeln!(stage.stdout, "{}", stage.mount).unwrap();
+                0
+            }
             other => panic!("unexpected command {other}"),
         }
     }
@@ -96,8 +100,25 @@ impl Ws {
         Self { dir }
     }
 
+    /// The workspace at `/` (the tests of mounts elsewhere use [`Ws::mounted`]).
     fn ctx(&self) -> ShellContext {
+        ShellContext::new(self.dir.path()).with_mount("/")
+    }
+
+    /// The default context: the workspace at its own real path.
+    fn mounted(&self) -> ShellContext {
         ShellContext::new(self.dir.path())
+    }
+
+    /// The workspace's real path, where [`Ws::mounted`] shows it.
+    fn real(&self) -> String {
+        self.dir
+            .path()
+            .canonicalize()
+            .unwrap()
+            .to_str()
+            .unwrap()
+            .to_owned()
     }
 
     fn read(&self, path: &str) -> String {
@@ -233,6 +254,147 @@ fn cd_and_pwd() {
         &Fake::default(),
     );
     assert_eq!(in_sub.unwrap().stdout, b"/sub\n/\n");
+}
+
+/// Runs `script` with the workspace at its real path, every occurrence of `@` in the script
+/// replaced by that path; stdout and stderr with the path put back as `@`.
+fn at_real(ws: &Ws, script: &str) -> (String, String, i32) {
+    let real = ws.real();
+    let o = run_script(&script.replace('@', &real), &ws.mounted(), &Fake::default()).unwrap();
+    let text = |b: Vec<u8>| String::from_utf8(b).unwrap().replace(&real, "@");
+    (text(o.stdout), text(o.stderr), o.exit_code)
+}
+
+#[test]
+fn by_default_the_workspace_is_at_its_real_path() {
+    let ws = Ws::new();
+    for (script, want) in [
+        ("pwd; echo $PWD; cwd; mount", "@\n@\n@\n@\n"),
+        (
+            "cd sub; pwd; cwd; echo $PWD $OLDPWD",
+            "@/sub\n@/sub\n@/sub @\n",
+        ),
+        ("cd @/sub && pwd; cd @ && pwd", "@/sub\n@\n"),
+        ("cd sub; cd ..; pwd; cd -", "@\n@/sub\n"),
+        ("args @/*.txt", "<@/a.txt>\n<@/b.txt>\n"),
+        (
+            "args @/s*/ @//./sub/../*.txt",
+            "<@/sub/>\n<@//./sub/../a.txt>\n<@//./sub/../b.txt>\n",
+        ),
+        ("cd sub; args ../*.txt", "<../a.txt>\n<../b.txt>\n"),
+        // Nothing above the mount is listed: the pattern stays as written.
+        ("args /*", "</*>\n"),
+        ("echo abs > @/sub/o.txt; cat < @/sub/o.txt", "abs\n"),
+        (
+            "[[ -f @/a.txt && -d @/sub && ! -e /etc/passwd && ! -d / ]] && echo yes",
+            "yes\n",
+        ),
+        ("[[ -n $PWD ]] && echo \"[${PWD#@}]\"", "[]\n"),
+        ("echo x > /dev/null; cat < /dev/null; echo $?", "0\n"),
+    ] {
+        let (stdout, stderr, _) = at_real(&ws, script);
+        assert_eq!(stdout, want, "{script}: {stderr}");
+    }
+    assert_eq!(ws.read("sub/o.txt"), "abs\n");
+    // HOME at the mount: `cd` alone goes there.
+    let home = ws
+        .mounted()
+        .with_env([("HOME", ws.real())])
+        .with_cwd(format!("{}/sub", ws.real()));
+    let o = run_script("pwd; cd; pwd", &home, &Fake::default()).unwrap();
+    assert_eq!(
+        String::from_utf8(o.stdout)
+            .unwrap()
+            .replace(&ws.real(), "@"),
+        "@/sub\n@\n"
+    );
+    assert_eq!(o.cwd, ws.real());
+}
+
+#[test]
+fn paths_outside_the_mount_are_refused() {
+    let ws = Ws::new();
+    for (script, stderr) in [
+        ("cd /", "bash: cd: /: outside the workspace\n"),
+        ("cd /etc", "bash: cd: /etc: outside the workspace\n"),
+        ("cd @/..", "bash: cd: @/..: outside the workspace\n"),
+        ("cd ..", "bash: cd: ..: Permission denied\n"),
+        (
+            "cat < /etc/passwd",
+            "bash: /etc/passwd: outside the workspace\n",
+        ),
+        ("echo x > /tmp/x", "bash: /tmp/x: outside the workspace\n"),
+        ("echo x > ../x", "bash: ../x: Permission denied\n"),
+        ("HOME=/ ; cd", "bash: cd: /: outside the workspace\n"),
+        (
+            "xargs -a /etc/passwd args",
+            "xargs: Cannot open input file '/etc/passwd': outside the workspace\n",
+        ),
+    ] {
+        let (stdout, got, status) = at_real(&ws, script);
+        assert_eq!((got.as_str(), status), (stderr, 1), "{script}: {stdout}");
+    }
+    let (_, got, status) = at_real(&ws, "env -C / cwd");
+    assert_eq!(
+        (got.as_str(), status),
+        (
+            "env: cannot change directory to '/': outside the workspace\n",
+            125
+        )
+    );
+    assert!(!std::path::Path::new("/tmp/x").exists() || ws.real().starts_with("/tmp/x"));
+    // A shell that failed to leave stays where it was.
+    assert_eq!(at_real(&ws, "cd /; cd ..; pwd").0, "@\n");
+    // `env -C` inside the mount works with absolute paths.
+    assert_eq!(at_real(&ws, "env -C @/sub cwd").0, "@/sub\n");
+}
+
+#[test]
+fn any_mount_can_be_chosen() {
+    let ws = Ws::new();
+    let ctx = ws
+        .ctx()
+        .with_mount("/work/proj/")
+        .with_cwd("/work/proj/sub");
+    let o = run_script(
+        "pwd; mount; cd /work/proj; args /work/proj/*.txt; echo hi > /work/proj/sub/h; cd /work; echo $?",
+        &ctx,
+        &Fake::default(),
+    )
+    .unwrap();
+    assert_eq!(
+        String::from_utf8(o.stdout).unwrap(),
+        "/work/proj/sub\n/work/proj\n</work/proj/a.txt>\n</work/proj/b.txt>\n1\n"
+    );
+    assert_eq!(o.stderr, b"bash: cd: /work: outside the workspace\n");
+    assert_eq!(ws.read("sub/h"), "hi\n");
+    assert_eq!(o.cwd, "/work/proj");
+    assert_eq!(ctx.mount_path().unwrap(), "/work/proj");
+    assert_eq!(ws.mounted().mount_path().unwrap(), ws.real());
+}
+
+#[test]
+fn bad_mounts_are_errors() {
+    let ws = Ws::new();
+    let fake = Fake::default();
+    for mount in ["rel/path", "", "/a/../b", "/a/./b"] {
+        let e = run_script("true", &ws.ctx().with_mount(mount), &fake).unwrap_err();
+        assert!(matches!(e, ShellError::Mount { .. }), "{mount}: {e}");
+        assert!(e.to_string().contains("absolute path"), "{e}");
+    }
+    // The working directory must be under the mount: `/` is not when it is elsewhere.
+    for cwd in ["/", "/sub", "/work", "/work/proj/nope", "/work/proj/../x"] {
+        let e = run_script(
+            "true",
+            &ws.ctx().with_mount("/work/proj").with_cwd(cwd),
+            &fake,
+        )
+        .unwrap_err();
+        assert!(matches!(e, ShellError::Cwd { .. }), "{cwd}: {e}");
+    }
+    let e = run_script("true", &ws.mounted().with_cwd("/"), &fake).unwrap_err();
+    assert!(e.to_string().contains("outside the workspace"), "{e}");
+    assert!(fake.ran().is_empty());
 }
 
 #[test]

@@ -1,60 +1,152 @@
-//! The shell's view of the workspace: guest paths (`/` is the workspace root) resolved
-//! lexically and kept inside it, and every file operation done through a capability handle on
-//! the root (`cap_std`, `openat2(RESOLVE_BENEATH)` on Linux), so a symlink cannot lead out.
+//! The shell's view of the workspace: guest paths resolved lexically and kept inside it, and
+//! every file operation done through a capability handle on the root (`cap_std`,
+//! `openat2(RESOLVE_BENEATH)` on Linux), so a symlink cannot lead out.
+//!
+//! The workspace root appears at its [`Mount`]: `/`, or an absolute path such as the
+//! workspace's own host path (`/home/me/proj`). Guest paths are absolute paths in that space:
+//! `/home/me/proj/src` is the workspace's `src`, `/etc/passwd` is outside it.
 
 use std::fs::File;
 use std::io;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use cap_std::ambient_authority;
 use cap_std::fs::{Dir, OpenOptions};
 
-/// A path inside the workspace after lexical resolution: its components from the root.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub(crate) struct GuestPath {
-    components: Vec<String>,
+/// Where the workspace root appears in the guest's path space: `/` or a longer absolute path,
+/// as its segments.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct Mount {
+    segments: Vec<String>,
 }
 
-/// The path climbs above the workspace root (`../x` from `/`).
-#[derive(Debug, PartialEq, Eq)]
-pub(crate) struct Escape;
-
-impl GuestPath {
-    /// The root, `/`.
-    pub fn root() -> Self {
-        Self::default()
+impl Mount {
+    /// The mount at `path`, an absolute path without `.` or `..` segments (checked by
+    /// `crate::command::normalize_mount`); the error says what is wrong with it.
+    pub fn new(path: &str) -> Result<Arc<Self>, String> {
+        let normal = crate::command::normalize_mount(path)?;
+        Ok(Arc::new(Self {
+            segments: normal
+                .split('/')
+                .filter(|s| !s.is_empty())
+                .map(str::to_owned)
+                .collect(),
+        }))
     }
 
-    /// Resolves `path` against the directory `cwd`: an absolute `path` starts at the root,
-    /// `.` and empty segments are dropped, `..` removes the previous segment. Climbing above
-    /// the root is an [`Escape`], never clamped.
-    pub fn resolve(cwd: &Self, path: &str) -> Result<Self, Escape> {
-        let mut components = if path.starts_with('/') {
-            Vec::new()
-        } else {
-            cwd.components.clone()
-        };
-        for segment in path.split('/') {
-            match segment {
-                "" | "." => {}
-                ".." => {
-                    components.pop().ok_or(Escape)?;
-                }
-                name => components.push(name.to_owned()),
-            }
-        }
-        Ok(Self { components })
+    /// The workspace at `/`.
+    #[cfg(test)]
+    pub fn root() -> Arc<Self> {
+        Arc::new(Self {
+            segments: Vec::new(),
+        })
     }
 
-    /// The path as the guest sees it: `/`, `/src`, `/src/lib`.
-    pub fn guest(&self) -> String {
-        if self.components.is_empty() {
+    /// The mount's segments from `/` (none for `/`).
+    pub fn segments(&self) -> &[String] {
+        &self.segments
+    }
+
+    /// The mount as a guest path: `/`, `/home/me/proj`.
+    pub fn path(&self) -> String {
+        if self.segments.is_empty() {
             return "/".to_owned();
         }
         let mut out = String::new();
-        for c in &self.components {
+        for s in &self.segments {
+            out.push('/');
+            out.push_str(s);
+        }
+        out
+    }
+}
+
+/// A path inside the workspace after lexical resolution: its mount, and its components below
+/// the workspace root.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct GuestPath {
+    mount: Arc<Mount>,
+    components: Vec<String>,
+}
+
+/// Why a path names nothing in the workspace.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum PathError {
+    /// `..` climbs above the workspace root (`../x` from the root).
+    Escape,
+    /// An absolute path that is not the mount or below it (`/etc/passwd` with the workspace at
+    /// `/home/me/proj`).
+    Outside,
+}
+
+impl PathError {
+    /// The reason a command prints: `Permission denied` for a climb above the root (as
+    /// before mounts existed), `outside the workspace` for an absolute path elsewhere.
+    pub fn reason(self) -> &'static str {
+        match self {
+            Self::Escape => "Permission denied",
+            Self::Outside => "outside the workspace",
+        }
+    }
+}
+
+impl GuestPath {
+    /// The workspace root, at `mount`.
+    pub fn root(mount: &Arc<Mount>) -> Self {
+        Self {
+            mount: Arc::clone(mount),
+            components: Vec::new(),
+        }
+    }
+
+    /// Resolves `path` against the directory `cwd`, lexically: `.` and empty segments are
+    /// dropped, `..` removes the previous segment. A relative `path` starts at `cwd` and may
+    /// not climb above the workspace root ([`PathError::Escape`], never clamped). An absolute
+    /// `path` is read from the guest's `/` and must end at the mount or below it
+    /// ([`PathError::Outside`]; `..` above `/` is an [`PathError::Escape`]).
+    pub fn resolve(cwd: &Self, path: &str) -> Result<Self, PathError> {
+        if !path.starts_with('/') {
+            let mut components = cwd.components.clone();
+            push_segments(&mut components, path)?;
+            return Ok(Self {
+                mount: Arc::clone(&cwd.mount),
+                components,
+            });
+        }
+        let mut absolute = Vec::new();
+        push_segments(&mut absolute, path)?;
+        let mount = cwd.mount.segments();
+        if !absolute.starts_with(mount) {
+            return Err(PathError::Outside);
+        }
+        absolute.drain(..mount.len());
+        Ok(Self {
+            mount: Arc::clone(&cwd.mount),
+            components: absolute,
+        })
+    }
+
+    /// The mount this path lives under.
+    pub fn mount(&self) -> &Arc<Mount> {
+        &self.mount
+    }
+
+    /// Whether this is the workspace root.
+    pub fn is_root(&self) -> bool {
+        self.components.is_empty()
+    }
+
+    /// The path as the guest sees it: the mount, then the components (`/`, `/src` with the
+    /// workspace at `/`; `/home/me/proj`, `/home/me/proj/src` with it there).
+    pub fn guest(&self) -> String {
+        let mut out = String::new();
+        for c in self.mount.segments.iter().chain(&self.components) {
             out.push('/');
             out.push_str(c);
+        }
+        if out.is_empty() {
+            out.push('/');
         }
         out
     }
@@ -71,15 +163,66 @@ impl GuestPath {
     pub fn join(&self, name: &str) -> Self {
         let mut components = self.components.clone();
         components.push(name.to_owned());
-        Self { components }
+        Self {
+            mount: Arc::clone(&self.mount),
+            components,
+        }
     }
 
-    /// The path one segment up, or [`Escape`] at the root.
-    pub fn parent(&self) -> Result<Self, Escape> {
+    /// The path one segment up, or [`PathError::Escape`] at the root.
+    pub fn parent(&self) -> Result<Self, PathError> {
         let mut components = self.components.clone();
-        components.pop().ok_or(Escape)?;
-        Ok(Self { components })
+        components.pop().ok_or(PathError::Escape)?;
+        Ok(Self {
+            mount: Arc::clone(&self.mount),
+            components,
+        })
     }
+}
+
+/// Applies the segments of `path` to `components`: `.` and empty ones dropped, `..` removing
+/// the last (an [`PathError::Escape`] when there is none).
+fn push_segments(components: &mut Vec<String>, path: &str) -> Result<(), PathError> {
+    for segment in path.split('/') {
+        match segment {
+            "" | "." => {}
+            ".." => {
+                components.pop().ok_or(PathError::Escape)?;
+            }
+            name => components.push(name.to_owned()),
+        }
+    }
+    Ok(())
+}
+
+/// `path` made absolute against `cwd` and resolved lexically from the guest's `/` (`..` at `/`
+/// stays there), whatever the mount: for names that mean the same everywhere, such as
+/// `/dev/null`.
+pub(crate) fn lexical(cwd: &GuestPath, path: &str) -> String {
+    let mut segments: Vec<&str> = Vec::new();
+    let base = if path.starts_with('/') {
+        String::new()
+    } else {
+        cwd.guest()
+    };
+    for segment in base.split('/').chain(path.split('/')) {
+        match segment {
+            "" | "." => {}
+            ".." => {
+                segments.pop();
+            }
+            name => segments.push(name),
+        }
+    }
+    let mut out = String::new();
+    for s in segments {
+        out.push('/');
+        out.push_str(s);
+    }
+    if out.is_empty() {
+        out.push('/');
+    }
+    out
 }
 
 /// A handle on the workspace root.
@@ -191,9 +334,14 @@ pub(crate) fn strerror(e: &io::Error) -> String {
 mod tests {
     use super::*;
 
-    fn resolve(cwd: &str, path: &str) -> Result<String, Escape> {
-        let cwd = GuestPath::resolve(&GuestPath::root(), cwd)?;
+    fn resolve_at(mount: &str, cwd: &str, path: &str) -> Result<String, PathError> {
+        let mount = Mount::new(mount).unwrap();
+        let cwd = GuestPath::resolve(&GuestPath::root(&mount), cwd)?;
         GuestPath::resolve(&cwd, path).map(|p| p.guest())
+    }
+
+    fn resolve(cwd: &str, path: &str) -> Result<String, PathError> {
+        resolve_at("/", cwd, path)
     }
 
     #[test]
@@ -202,14 +350,90 @@ mod tests {
         assert_eq!(resolve("/a", "../b/./c//"), Ok("/b/c".to_owned()));
         assert_eq!(resolve("/a", "/etc/x"), Ok("/etc/x".to_owned()));
         assert_eq!(resolve("/a", ".."), Ok("/".to_owned()));
-        assert_eq!(resolve("/", "../x"), Err(Escape));
-        assert_eq!(resolve("/a", "../../x"), Err(Escape));
-        assert_eq!(resolve("/", "/.."), Err(Escape));
+        assert_eq!(resolve("/", "../x"), Err(PathError::Escape));
+        assert_eq!(resolve("/a", "../../x"), Err(PathError::Escape));
+        assert_eq!(resolve("/", "/.."), Err(PathError::Escape));
+        let root = GuestPath::root(&Mount::root());
         assert_eq!(
-            GuestPath::resolve(&GuestPath::root(), "a/b").map(|p| p.relative()),
+            GuestPath::resolve(&root, "a/b").map(|p| p.relative()),
             Ok(PathBuf::from("a/b"))
         );
-        assert_eq!(GuestPath::root().relative(), PathBuf::from("."));
+        assert_eq!(root.relative(), PathBuf::from("."));
+    }
+
+    #[test]
+    fn with_a_mount_absolute_paths_must_lead_below_it() {
+        let ws = "/abs/ws";
+        // Inside: the mount itself, below it, relative paths, and detours that come back.
+        assert_eq!(resolve_at(ws, ws, "."), Ok("/abs/ws".to_owned()));
+        assert_eq!(resolve_at(ws, ws, "x"), Ok("/abs/ws/x".to_owned()));
+        assert_eq!(
+            resolve_at(ws, ws, "/abs/ws/src"),
+            Ok("/abs/ws/src".to_owned())
+        );
+        assert_eq!(
+            resolve_at(ws, "/abs/ws/src", ".."),
+            Ok("/abs/ws".to_owned())
+        );
+        assert_eq!(
+            resolve_at(ws, "/abs/ws/src", "/abs/ws//src/./a/../b"),
+            Ok("/abs/ws/src/b".to_owned())
+        );
+        assert_eq!(
+            resolve_at(ws, ws, "/abs/x/../ws/y"),
+            Ok("/abs/ws/y".to_owned())
+        );
+        // `..` above the root stays an escape, as at `/`.
+        assert_eq!(resolve_at(ws, ws, ".."), Err(PathError::Escape));
+        assert_eq!(
+            resolve_at(ws, "/abs/ws/src", "../../x"),
+            Err(PathError::Escape)
+        );
+        assert_eq!(resolve_at(ws, ws, "/../.."), Err(PathError::Escape));
+        // Absolute paths elsewhere are outside: `/`, a parent, a sibling, a prefix that is not
+        // a whole segment, a climb out of the mount.
+        for outside in [
+            "/",
+            "/etc/passwd",
+            "/abs",
+            "/abs/other",
+            "/abs/wsx",
+            "/abs/ws/..",
+        ] {
+            assert_eq!(
+                resolve_at(ws, ws, outside),
+                Err(PathError::Outside),
+                "{outside}"
+            );
+        }
+        // A working directory outside the mount cannot be had either.
+        assert_eq!(resolve_at(ws, "/tmp", "x"), Err(PathError::Outside));
+        // What the host sees is relative to the workspace root, whatever the mount.
+        let mount = Mount::new("/abs/ws/").unwrap();
+        assert_eq!(mount.path(), "/abs/ws");
+        let p = GuestPath::resolve(&GuestPath::root(&mount), "/abs/ws/a/b").unwrap();
+        assert_eq!(p.relative(), PathBuf::from("a/b"));
+        assert_eq!(p.parent().unwrap().parent().unwrap().guest(), "/abs/ws");
+        assert!(p.parent().unwrap().parent().unwrap().is_root());
+        assert_eq!(GuestPath::root(&mount).parent(), Err(PathError::Escape));
+        assert_eq!(PathError::Outside.reason(), "outside the workspace");
+    }
+
+    #[test]
+    fn mounts_must_be_absolute_and_plain() {
+        for bad in ["", "abs", "/abs/../x", "/abs/./x", "/a\0b"] {
+            assert!(Mount::new(bad).is_err(), "{bad:?}");
+        }
+        assert_eq!(Mount::new("//").unwrap().path(), "/");
+    }
+
+    #[test]
+    fn lexical_paths_ignore_the_mount() {
+        let mount = Mount::new("/abs/ws").unwrap();
+        let root = GuestPath::root(&mount);
+        assert_eq!(lexical(&root, "/dev/null"), "/dev/null");
+        assert_eq!(lexical(&root, "../../../dev/./null"), "/dev/null");
+        assert_eq!(lexical(&root, "x"), "/abs/ws/x");
     }
 
     #[test]
@@ -232,7 +456,7 @@ mod tests {
         #[cfg(unix)]
         std::os::unix::fs::symlink(outside.path(), ws.path().join("out")).unwrap();
         let w = Workspace::open(ws.path()).unwrap();
-        let path = GuestPath::resolve(&GuestPath::root(), "out/secret").unwrap();
+        let path = GuestPath::resolve(&GuestPath::root(&Mount::root()), "out/secret").unwrap();
         #[cfg(unix)]
         {
             let e = w.open_read(&path).unwrap_err();
