@@ -56,6 +56,14 @@ const GROUPS: &[Group] = &[
         footer: "The modules are the project's core-utils bundle from `target/bundles/registry` (`echo` and the other hot trivial commands in the 84 KB `coreutils-lite.wasm`, the rest in the 8.1 MB `coreutils.wasm`), installed and verified, run through `Toolbox` (the Bash tool's `wasi` backend). `wasmtime_cli_echo` is measured only when `WASMTIME_CLI` names a wasmtime 48 CLI (`cargo install wasmtime-cli@48.0.8 --locked`, about 11 minutes; never in CI). See docs/wasi.md.",
     },
     Group {
+        name: "wasi_route",
+        package: "agent-wasi",
+        bench: "route",
+        heading: "Routing a Bash script: WASI shell or host bash (`crates/agent-wasi/benches/route.rs`)",
+        rows: WASI_ROUTE_ROWS,
+        footer: "`Toolbox::route` compiles the script as `Toolbox::shell` would (agent-core's parse, brush-parser's, the plan compiler) and checks every command name against the installed core-utils bundle; it runs nothing. See docs/shell.md (Routing).",
+    },
+    Group {
         name: "bundles",
         package: "agent-bundles",
         bench: "bundles",
@@ -336,6 +344,30 @@ const RUNNER_ROWS: &[Row] = &[
         target: None,
         items: None,
         what: "the same with the on-demand allocator, vs. pooling (why pooling is the default)",
+    },
+];
+
+const WASI_ROUTE_ROWS: &[Row] = &[
+    Row {
+        figure: "route_pipeline",
+        baseline: "core_parse_pipeline",
+        target: None,
+        items: None,
+        what: "`Toolbox::route` of a typical agent command (`grep -rn .. | sort | head && find . -name '*.rs' -exec wc -l {} + | tail -1; ls \"$PWD\"/*.toml | xargs -n1 basename`: 9 command names, two launchers) vs. `agent_core::shell::parse` of the same script, the parse the permission checker runs on every Bash call",
+    },
+    Row {
+        figure: "route_and_chain_20",
+        baseline: "core_parse_and_chain_20",
+        target: None,
+        items: None,
+        what: "`Toolbox::route` of a 20-command `&&` script vs. `agent_core::shell::parse` of it",
+    },
+    Row {
+        figure: "route_host_python",
+        baseline: "spawn_bin_true",
+        target: None,
+        items: None,
+        what: "`Toolbox::route` of a script it sends to the host (`cd tools && python3 gen.py .. | tee gen.log`) vs. spawning `/bin/true` (the least running it on the host costs)",
     },
 ];
 

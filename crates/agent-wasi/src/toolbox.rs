@@ -16,6 +16,10 @@
 //! Commands have no network unless the toolbox was given a grant ([`Toolbox::with_network`]);
 //! with one, every command it runs may fetch what the grant allows (`agent_net`, see
 //! [`crate::net`]), each request audited.
+//!
+//! [`Toolbox::route`] decides, without running anything, whether a script is for
+//! [`Toolbox::shell`] ([`Route::Wasi`]) or for the host's bash ([`Route::Host`], with the
+//! reason); [`Toolbox::commands`] lists the names it counts as bundle commands.
 
 use std::collections::HashMap;
 use std::io::Write;
@@ -29,6 +33,7 @@ use agent_bundles::store::{BundleError, BundleStore, Resolver};
 use agent_bundles::trust::TrustStore;
 use serde::Serialize;
 
+pub use crate::shell::Route;
 use crate::shell::{ShellContext, ShellError, ShellOutput, Stage, StageRunner, run_script};
 use crate::{
     CommandInput, CommandOutput, Input, LimitKind, Limits, NetAudit, NetGrant, Output,
@@ -207,9 +212,20 @@ impl Toolbox {
         &self.runtime
     }
 
-    /// Every command name available, in resolution order.
+    /// Every command name the installed bundles provide, in resolution order (for a tool's
+    /// description: with the shell's built-ins, what [`Toolbox::route`] sends to the WASI
+    /// shell).
     pub fn commands(&self) -> Vec<String> {
         self.resolver.commands()
+    }
+
+    /// Where `script` should run: [`Route::Wasi`] when [`Toolbox::shell`] can run all of it
+    /// (the syntax inside the portable subset, every program it can start a built-in or a
+    /// command of these bundles, with a name the script's text tells), else [`Route::Host`]
+    /// with the reason. Compiles the script as [`Toolbox::shell`] would and runs nothing: a
+    /// parse and a walk of the plan, with no I/O (see [`crate::shell::route`]).
+    pub fn route(&self, script: &str) -> Route {
+        crate::shell::route(script, &|name| self.has(name))
     }
 
     /// Whether a bundle provides `name` (a bare name: no `/`).

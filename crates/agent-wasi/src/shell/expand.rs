@@ -437,6 +437,7 @@ mod tests {
             source: String::new(),
             parts,
             assignment_like: false,
+            braced: false,
         }
     }
 

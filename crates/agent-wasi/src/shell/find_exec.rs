@@ -88,6 +88,8 @@ pub(crate) struct FindExec {
     pub find_args: Vec<String>,
     /// The command and its arguments, `{}` where the path goes.
     pub command: Vec<String>,
+    /// Where the command starts in find's arguments.
+    pub command_at: usize,
     /// `{} +`: many paths per invocation.
     pub batch: bool,
     /// `-execdir`: run in the file's directory.
@@ -172,6 +174,7 @@ pub(crate) fn parse(args: &[String]) -> FindCall {
     FindCall::Exec(FindExec {
         find_args,
         command,
+        command_at: at + 1,
         batch,
         in_dir: which == "-execdir",
     })

@@ -18,6 +18,10 @@
 //! process substitution and background jobs are refused. `docs/shell.md` has the full grammar,
 //! the refused constructs and every decision.
 //!
+//! [`route`] (and [`Plan::route`]) answers, without running anything, whether this shell can run
+//! a script at all: the syntax inside the subset, and every program it can start a built-in or
+//! a bundle command whose name the text tells ([`Route`]).
+//!
 //! The script runs with bash's semantics for that subset: exit statuses (127 for a command not
 //! found, 1 for a failed redirect), word splitting on `$IFS`, glob sorting as with `LC_ALL=C`.
 //! The workspace appears at a mount: by default its own canonical host path, so `pwd` and the
@@ -77,6 +81,7 @@ mod parse;
 mod pipe;
 mod plan;
 mod read;
+mod route;
 mod stage;
 mod stream;
 mod timeout;
@@ -88,6 +93,7 @@ mod xargs;
 pub use context::{DEFAULT_OUTPUT_LIMIT, ShellContext, ShellOutput};
 pub use error::{Position, ShellError};
 pub use plan::Plan;
+pub use route::{Route, route};
 pub use stage::{Stage, StageRunner};
 
 /// Parses `script` and runs it.

@@ -428,10 +428,13 @@ impl Compiler<'_> {
                 start,
             )
         })?;
+        let braced = raws.len() > 1;
         raws.iter()
             .map(|raw| {
                 let origin = WordOrigin { raw, start };
-                word::compile(origin, self.opts, WordKind::Plain)
+                let mut word = word::compile(origin, self.opts, WordKind::Plain)?;
+                word.braced = braced;
+                Ok(word)
             })
             .collect()
     }
@@ -649,6 +652,7 @@ mod tests {
                 quoted: false,
             }],
             assignment_like: false,
+            braced: false,
         }
     }
 

@@ -179,6 +179,8 @@ pub(crate) struct Word {
     /// `NAME=value` argument of a literal `export`: expanded like an assignment (no field
     /// splitting, no globbing), as bash does for declaration builtins.
     pub assignment_like: bool,
+    /// One of several words a brace expansion made from one written word (`{ls,cat}`).
+    pub braced: bool,
 }
 
 impl Word {

@@ -98,6 +98,7 @@ pub(crate) fn compile(
         source: raw.to_owned(),
         parts: acc.parts,
         assignment_like: kind != WordKind::Plain,
+        braced: false,
     })
 }
 

@@ -70,9 +70,37 @@ const SPEC: Spec = Spec {
     long: LONG,
 };
 
+/// What `xargs ARGS...` runs, as far as its arguments say (for the router, `route.rs`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct XargsCommand {
+    /// Where the command starts in the arguments; their length when none is given (xargs then
+    /// runs `echo`).
+    pub at: usize,
+    /// The command and its initial arguments (`echo` when none is given).
+    pub command: Vec<String>,
+    /// The `-I` / `-i` replace string, replaced in every initial argument, the command's name
+    /// included.
+    pub replace: Option<String>,
+}
+
+/// Parses xargs' arguments without running anything; the error is the lines xargs would
+/// print (it then exits 1).
+pub(crate) fn command(args: &[String]) -> Result<XargsCommand, Vec<String>> {
+    let (options, at, command) = parse_options(args)?;
+    Ok(XargsCommand {
+        at,
+        command,
+        replace: match options.grouping {
+            Grouping::Replace(r) if !r.is_empty() => Some(r),
+            _ => None,
+        },
+    })
+}
+
 /// Parses xargs' options (GNU getopt with `+`: options end at the first operand); the rest is
-/// the command and its initial arguments.
-fn parse_options(args: &[String]) -> Result<(Options, Vec<String>), Vec<String>> {
+/// the command and its initial arguments, starting at the index returned (the arguments'
+/// length when there are none and the command is `echo`).
+fn parse_options(args: &[String]) -> Result<(Options, usize, Vec<String>), Vec<String>> {
     let mut o = Options {
         separator: Separator::Blanks,
         grouping: Grouping::Args(None),
@@ -83,12 +111,14 @@ fn parse_options(args: &[String]) -> Result<(Options, Vec<String>), Vec<String>>
         eof: None,
         arg_file: None,
     };
-    let at = SPEC.parse(args, |name, value| apply(&mut o, name, value))?;
-    let mut command: Vec<String> = args[at.min(args.len())..].to_vec();
+    let at = SPEC
+        .parse(args, |name, value| apply(&mut o, name, value))?
+        .min(args.len());
+    let mut command: Vec<String> = args[at..].to_vec();
     if command.is_empty() {
         command.push("echo".to_owned());
     }
-    Ok((o, command))
+    Ok((o, at, command))
 }
 
 /// Short options: the letter, the long name they act as, and their argument.
@@ -377,7 +407,7 @@ pub(crate) fn xargs(args: &[String], io: Io<'_>) -> i32 {
     let mut say = |line: &str| {
         let _ignored = stderr.write_all(format!("{line}\n").as_bytes());
     };
-    let (options, command) = match parse_options(args) {
+    let (options, _, command) = match parse_options(args) {
         Ok(parsed) => parsed,
         Err(lines) => {
             for line in lines {

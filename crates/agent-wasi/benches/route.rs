@@ -1,0 +1,104 @@
+//! The routing decision (`Toolbox::route`: WASI shell or the host's bash) with the real
+//! core-utils bundle's command names, each figure beside a baseline measured in the same run:
+//!
+//! - `route_pipeline` / `route_and_chain_20`: `Toolbox::route` of a typical agent command (a
+//!   pipeline with `find -exec` and `xargs`) and of a 20-command `&&` script: agent-core's
+//!   parse, brush-parser's, the plan compiler, then the walk over every command name, each
+//!   looked up in the installed bundles; vs `core_parse_pipeline` / `core_parse_and_chain_20`,
+//!   `agent_core::shell::parse` of the same script (the parse the permission checker runs on
+//!   every Bash call anyway).
+//! - `route_host_python`: a script that goes to the host (`python3` is not a bundle command);
+//!   vs `spawn_bin_true`, spawning `/bin/true` with `std::process::Command::output` (the least
+//!   a host route costs).
+//!
+//! Needs `target/bundles/registry` (`cargo xtask bundles`).
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "bench code: a panic is a failure report"
+)]
+
+use std::hint::black_box;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Arc;
+use std::time::Duration;
+
+use agent_bundles::registry::Registry;
+use agent_bundles::store::BundleStore;
+use agent_bundles::trust::TrustStore;
+use agent_wasi::toolbox::{Route, Toolbox};
+use agent_wasi::{Runtime, RuntimeConfig};
+use criterion::{Criterion, criterion_group, criterion_main};
+
+const PIPELINE: &str = "grep -rn 'TODO' src | sort | head -20 && \
+    find . -name '*.rs' -exec wc -l {} + | tail -1; ls -la \"$PWD\"/*.toml | xargs -n1 basename";
+
+const AND_CHAIN: &str = "echo start > log.txt && true && test -f log.txt && cat log.txt && \
+    echo two >> log.txt && wc -l log.txt && [ -d sub ] && ls sub && echo three >> log.txt && \
+    head -n 1 log.txt && tail -n 1 log.txt && printf '%s\\n' x && basename a/b.txt && \
+    dirname a/b.txt && seq 1 3 && sort log.txt && uniq log.txt && cut -c1-2 log.txt && \
+    tr a-z A-Z < log.txt && grep -c t log.txt";
+
+const HOST: &str = "cd tools && python3 gen.py --out ../build | tee gen.log";
+
+fn registry() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target"))
+        .join("bundles/registry")
+}
+
+fn toolbox(dir: &Path) -> Toolbox {
+    let store = BundleStore::new(dir.join("bundles"));
+    let trust = TrustStore::load(&dir.join("trusted.json")).unwrap();
+    let registry = Registry::open(&registry().to_string_lossy())
+        .expect("run `cargo xtask bundles` first: target/bundles/registry is missing");
+    store
+        .install(&registry, &trust, "core-utils", None)
+        .unwrap();
+    let runtime = Runtime::new(RuntimeConfig::default()).unwrap();
+    Toolbox::open(Arc::new(runtime), &store, trust, &[]).unwrap()
+}
+
+fn bench(c: &mut Criterion) {
+    let dir = tempfile::tempdir().unwrap();
+    let tb = toolbox(dir.path());
+    assert_eq!(tb.route(PIPELINE), Route::Wasi);
+    assert_eq!(tb.route(AND_CHAIN), Route::Wasi);
+    assert_eq!(
+        tb.route(HOST),
+        Route::Host {
+            reason: "`python3` is not a bundle command".to_owned()
+        }
+    );
+
+    let mut group = c.benchmark_group("wasi_route");
+    group.measurement_time(Duration::from_secs(5));
+    group.bench_function("route_pipeline", |b| {
+        b.iter(|| black_box(tb.route(black_box(PIPELINE))));
+    });
+    group.bench_function("core_parse_pipeline", |b| {
+        b.iter(|| black_box(agent_core::shell::parse(black_box(PIPELINE)).unwrap()));
+    });
+    group.bench_function("route_and_chain_20", |b| {
+        b.iter(|| black_box(tb.route(black_box(AND_CHAIN))));
+    });
+    group.bench_function("core_parse_and_chain_20", |b| {
+        b.iter(|| black_box(agent_core::shell::parse(black_box(AND_CHAIN)).unwrap()));
+    });
+    group.bench_function("route_host_python", |b| {
+        b.iter(|| black_box(tb.route(black_box(HOST))));
+    });
+    group.bench_function("spawn_bin_true", |b| {
+        b.iter(|| {
+            let out = Command::new("/bin/true").output().unwrap();
+            assert!(out.status.success());
+        });
+    });
+    group.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
