@@ -197,9 +197,14 @@ fn exec_passes_status_and_output_through_and_reports_json() {
     assert_eq!(v["stdout"], "3 notes.md\n");
     assert_eq!(v["bundle"], "core-utils@0.1.0");
     assert_eq!(v["moduleSha256"].as_str().unwrap().len(), 64);
-    // The host is out of reach: `/` is the workspace.
+    // The host is out of reach: the workspace is mounted at its own path, and above it there
+    // is nothing but the (empty) directories that lead to it.
     let run = e.agent(&["exec", "--", "ls", "/"], None);
+    assert_eq!(run.stdout, "");
+    let run = e.agent(&["exec", "--", "ls", &e.ws.to_string_lossy()], None);
     assert_eq!(run.stdout, "notes.md\nsrc\n");
+    let run = e.agent(&["exec", "--", "cat", "/etc/passwd"], None);
+    assert_ne!(run.code, 0);
     let run = e.agent(&["exec", "--", "cat", "../../etc/passwd"], None);
     assert_ne!(run.code, 0);
     // A wall-time limit ends the command with 124.
@@ -449,4 +454,196 @@ fn shell_json_records_carry_the_network_requests() {
     assert_eq!(fetch["netRequests"][0]["error"], "refused", "{v}");
     let wc = commands.iter().find(|c| c["argv"][0] == "wc").unwrap();
     assert!(wc.get("netRequests").is_none(), "{wc}");
+}
+
+impl Env {
+    /// [`Env::agent`] with `PATH` set to `path` (so `bwrap` can be made unfindable).
+    fn agent_with_path(&self, args: &[&str], path: &str) -> Run {
+        let out = Command::new(env!("CARGO_BIN_EXE_agent"))
+            .args(args)
+            .env("HOME", &self.home)
+            .env("AGENT_HOME", self.home.join(".agent"))
+            .env("AGENT_WASI_CACHE", target_dir().join("wasi-test-cache"))
+            .env("PATH", path)
+            .current_dir(&self.ws)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        Run {
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8(out.stdout).unwrap(),
+            stderr: String::from_utf8(out.stderr).unwrap(),
+        }
+    }
+
+    /// `agent tool Bash` on the workspace with `command`, the extra `args`, and `PATH`.
+    fn bash(&self, command: &str, args: &[&str], path: &str) -> (Run, Value) {
+        let input = json!({ "command": command }).to_string();
+        let ws = self.ws.to_string_lossy().into_owned();
+        let mut all = vec!["tool", "Bash", "--input", &input, "--workspace", &ws];
+        all.extend_from_slice(args);
+        let run = self.agent_with_path(&all, path);
+        let v = serde_json::from_str(&run.stdout).unwrap_or(Value::Null);
+        (run, v)
+    }
+
+    fn settings(&self, name: &str, value: &Value) -> String {
+        let p = self.home.join(name);
+        std::fs::write(&p, value.to_string()).unwrap();
+        p.to_string_lossy().into_owned()
+    }
+}
+
+fn bwrap_runs() -> bool {
+    use agent_sandbox::outer::OuterSandbox as _;
+    match agent_sandbox::outer::BwrapBackend::new(None).probe() {
+        Ok(()) => true,
+        Err(e) => {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "bubblewrap cannot run here ({e}); .ci/run installs it"
+            );
+            eprintln!("skipped: bubblewrap cannot run here ({e})");
+            false
+        }
+    }
+}
+
+const PATH: &str = "/usr/local/bin:/usr/bin:/bin";
+
+/// Default settings, a bundle installed: each script goes where it can run, the result says
+/// which, paths agree with the host's, and a host command cannot reach past the workspace.
+#[test]
+fn the_bash_tool_routes_each_script_and_contains_host_commands() {
+    let Some(e) = env() else { return };
+    if !bwrap_runs() {
+        return;
+    }
+    // Read-only and bundle-only: the WASI shell, at the workspace's real path.
+    let (run, v) = e.bash("pwd; ls src; realpath notes.md", &[], PATH);
+    assert_eq!(run.code, 0, "{} {}", run.stdout, run.stderr);
+    let ws = e.ws.display();
+    assert_eq!(v["output"]["backend"], "wasi", "{v}");
+    assert_eq!(
+        v["output"]["stdout"],
+        format!("{ws}\na.txt\n{ws}/notes.md\n"),
+        "{v}"
+    );
+    // A program the bundle does not have: the host's bash in the OS sandbox.
+    let allow = e.settings(
+        "allow-python.json",
+        &json!({"permissions": {"allow": ["Bash(python3 *)"]}}),
+    );
+    let (run, v) = e.bash(
+        "python3 -c 'import os; print(6 * 7, os.getcwd())'",
+        &["--settings", &allow],
+        PATH,
+    );
+    assert_eq!(run.code, 0, "{} {}", run.stdout, run.stderr);
+    assert_eq!(v["output"]["backend"], "sandbox", "{v}");
+    assert_eq!(v["output"]["stdout"], format!("42 {ws}\n"), "{v}");
+    assert!(
+        v["output"]["notes"][0]
+            .as_str()
+            .is_some_and(|n| n.contains("python3")),
+        "{v}"
+    );
+    // Nothing it writes outside the workspace stays: not the folder around it, not $HOME,
+    // not a toolchain cache; and the environment holds no secret.
+    let outside = e.ws.parent().unwrap().join("outside.txt");
+    let home_file = e.home.join("planted.txt");
+    let script = format!(
+        "import os\nfor p in [{:?}, {:?}, os.path.expanduser('~/.cargo/registry/x')]:\n    try:\n        open(p, 'w').write('x')\n    except OSError as e:\n        print('refused', type(e).__name__)\nprint(sorted(k for k in os.environ if 'SECRET' in k))",
+        outside.display().to_string(),
+        home_file.display().to_string()
+    );
+    let cmd = format!("python3 -c \"{}\"", script.replace('"', "\\\""));
+    let out = Command::new(env!("CARGO_BIN_EXE_agent"))
+        .args([
+            "tool",
+            "Bash",
+            "--input",
+            &json!({ "command": cmd }).to_string(),
+            "--workspace",
+            &e.ws.to_string_lossy(),
+            "--settings",
+            &allow,
+        ])
+        .env("HOME", &e.home)
+        .env("AGENT_HOME", e.home.join(".agent"))
+        .env("AGENT_WASI_CACHE", target_dir().join("wasi-test-cache"))
+        .env("MY_SECRET_TOKEN", "s3cr3t")
+        .current_dir(&e.ws)
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["output"]["backend"], "sandbox", "{v}");
+    let stdout = v["output"]["stdout"].as_str().unwrap();
+    assert!(stdout.ends_with("[]\n"), "{v}");
+    assert!(
+        !outside.exists(),
+        "a sandboxed command wrote next to the workspace"
+    );
+    assert!(!home_file.exists(), "a sandboxed command wrote into $HOME");
+}
+
+/// An untrusted project cannot loosen Bash: its `sandbox.enabled: true` approves nothing and
+/// its `bash.backend: "native"` is ignored, with a warning naming each.
+#[test]
+fn an_untrusted_project_cannot_loosen_bash() {
+    let Some(e) = env() else { return };
+    std::fs::create_dir_all(e.ws.join(".agent")).unwrap();
+    std::fs::write(
+        e.ws.join(".agent/settings.json"),
+        json!({"sandbox": {"enabled": true, "autoAllowBashIfSandboxed": true}, "bash": {"backend": "native"}})
+            .to_string(),
+    )
+    .unwrap();
+    let (run, v) = e.bash("echo pwned > pwned.txt", &[], PATH);
+    assert_ne!(run.code, 0, "{}", run.stdout);
+    assert_eq!(v["decision"], "deny", "{v}");
+    assert!(!e.ws.join("pwned.txt").exists());
+    for key in ["sandbox.autoAllowBashIfSandboxed", "bash.backend"] {
+        assert!(run.stderr.contains(key), "{key} not named: {}", run.stderr);
+    }
+}
+
+/// Where no OS sandbox can run, a host command is never run silently: it asks every time (no
+/// prompter here: denied, even in bypassPermissions), unless the user's own settings say
+/// `sandbox.failIfUnavailable: false`; a project cannot say it for them.
+#[test]
+fn without_an_os_sandbox_a_host_command_asks_every_time() {
+    let Some(e) = env() else { return };
+    // No bwrap on this PATH: the OS sandbox cannot start.
+    let no_bwrap = "/nonexistent";
+    let cmd = "/bin/true";
+    let (run, v) = e.bash(cmd, &["--mode", "bypassPermissions"], no_bwrap);
+    assert_ne!(run.code, 0);
+    assert_eq!(v["decision"], "deny", "{v}");
+    assert_eq!(v["step"], "prompt", "{v}");
+    assert!(
+        v["reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("WITHOUT the OS sandbox")),
+        "{v}"
+    );
+    // A trusted project saying failIfUnavailable: false changes nothing.
+    std::fs::create_dir_all(e.ws.join(".agent")).unwrap();
+    std::fs::write(
+        e.ws.join(".agent/settings.json"),
+        json!({"sandbox": {"failIfUnavailable": false}}).to_string(),
+    )
+    .unwrap();
+    let (_, v) = e.bash(cmd, &["--mode", "bypassPermissions", "--trust"], no_bwrap);
+    assert_eq!(v["decision"], "deny", "{v}");
+    // The user's own settings do.
+    std::fs::create_dir_all(e.home.join(".agent")).unwrap();
+    std::fs::write(
+        e.home.join(".agent/settings.json"),
+        json!({"sandbox": {"failIfUnavailable": false}}).to_string(),
+    )
+    .unwrap();
+    let (run, v) = e.bash(cmd, &["--mode", "bypassPermissions"], no_bwrap);
+    assert_eq!(run.code, 0, "{} {}", run.stdout, run.stderr);
+    assert_eq!(v["output"]["backend"], "host", "{v}");
 }

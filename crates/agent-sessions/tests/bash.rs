@@ -17,7 +17,7 @@ use agent_sandbox::caps::OutputCaps;
 use agent_sandbox::outer::backend_named;
 use agent_sandbox::profile::ProfileTree;
 use agent_sandbox::settings::SandboxSettings;
-use agent_sessions::tools::{Bash, NativeBackend};
+use agent_sessions::tools::{Bash, NativeBackend, Unsandboxed};
 use serde_json::{Value, json};
 
 fn tree() -> ProfileTree {
@@ -25,7 +25,7 @@ fn tree() -> ProfileTree {
 }
 
 fn bash(outer: &str, sandbox: SandboxSettings, spill: &Path) -> Bash {
-    let backend = NativeBackend::new(backend_named(outer).unwrap(), tree(), true);
+    let backend = NativeBackend::new(backend_named(outer).unwrap(), tree(), Unsandboxed::Allowed);
     Bash::new(Arc::new(backend), sandbox).with_caps(OutputCaps {
         spill_dir: spill.to_path_buf(),
         ..OutputCaps::default()
@@ -155,7 +155,7 @@ fn inside_bubblewrap_only_the_workspace_is_writable() {
     let (_t, ws, spill) = dirs();
     let outside = ws.parent().unwrap().join("outside");
     std::fs::create_dir_all(&outside).unwrap();
-    let backend = NativeBackend::new(backend_named("bwrap").unwrap(), tree(), false);
+    let backend = NativeBackend::new(backend_named("bwrap").unwrap(), tree(), Unsandboxed::Refuse);
     assert_eq!(backend.outer_name(), "bwrap");
     let tool = Bash::new(Arc::new(backend), SandboxSettings::default()).with_caps(OutputCaps {
         spill_dir: spill,
@@ -174,7 +174,7 @@ fn inside_bubblewrap_only_the_workspace_is_writable() {
 #[test]
 fn spilled_output_lands_in_the_workspace_where_read_can_page_through_it() {
     let (_t, ws, _spill) = dirs();
-    let backend = NativeBackend::new(backend_named("none").unwrap(), tree(), true);
+    let backend = NativeBackend::new(backend_named("none").unwrap(), tree(), Unsandboxed::Allowed);
     let tool = Bash::new(Arc::new(backend), SandboxSettings::default());
     let out = run(&tool, &ws, json!({"command": "seq 1 20000"})).unwrap();
     let file = out.output["stdoutFile"].as_str().unwrap().to_owned();
@@ -231,4 +231,77 @@ fn a_background_command_returns_at_once_and_writes_its_result() {
     )
     .unwrap_err();
     assert_eq!(err.error_type(), "sandbox_denied");
+}
+
+/// Every place the OS sandbox mounts (each bind of the profiles, the home directory, `/tmp`, the
+/// folder around the workspace, the toolchain caches), tried for writing by one command: only
+/// the workspace keeps what was written.
+#[test]
+fn nothing_but_the_workspace_keeps_a_write() {
+    use agent_sandbox::profile::bwrap;
+    use agent_sandbox::profile::env::EnvPlan;
+    use agent_sandbox::profile::host::SystemHost;
+    use agent_sandbox::profile::selection::{Plan, Selection, Workdir};
+
+    let probe = backend_named("bwrap").unwrap();
+    if let Err(e) = probe.probe() {
+        eprintln!("bubblewrap cannot run here ({e}); this test is skipped");
+        return;
+    }
+    let (_t, ws, spill) = dirs();
+    let real = ws.parent().unwrap().to_path_buf();
+    let selection = Selection {
+        workdir: Workdir::Path(ws.clone()),
+        command: Some("bash".into()),
+        ..Selection::default()
+    };
+    let plan = Plan::resolve(&tree(), &selection, &SystemHost).unwrap();
+    let rendered = bwrap::render(&plan, &EnvPlan::default());
+    let home = std::env::var("HOME").unwrap();
+    let mut targets: Vec<std::path::PathBuf> = rendered
+        .mounts
+        .iter()
+        .filter(|m| m.path != ws && m.path.as_os_str() != "/dev" && m.path.as_os_str() != "/proc")
+        .map(|m| m.path.clone())
+        .collect();
+    targets.extend([
+        std::path::PathBuf::from(&home),
+        real,
+        std::path::PathBuf::from("/tmp"),
+        std::path::PathBuf::from(&home).join(".cargo/registry"),
+        std::path::PathBuf::from(&home).join(".cargo"),
+    ]);
+    let name = format!("probe-{}", std::process::id());
+    let mut script = format!("echo in > {name}; ");
+    for t in &targets {
+        let p = if t.is_dir() || !t.exists() {
+            t.join(&name)
+        } else {
+            t.clone()
+        };
+        script.push_str(&format!("(echo x > '{}') 2>/dev/null; ", p.display()));
+    }
+    script.push_str("echo done");
+    let backend = NativeBackend::new(backend_named("bwrap").unwrap(), tree(), Unsandboxed::Refuse);
+    let tool = Bash::new(Arc::new(backend), SandboxSettings::default()).with_caps(OutputCaps {
+        spill_dir: spill,
+        ..OutputCaps::default()
+    });
+    let out = run(&tool, &ws, json!({"command": script})).unwrap();
+    assert_eq!(out.output["stdout"], "done\n", "{}", out.output);
+    assert_eq!(out.output["backend"], "sandbox", "{}", out.output);
+    assert!(ws.join(&name).exists(), "the workspace write was lost");
+    for t in &targets {
+        let p = if t.is_dir() || !t.exists() {
+            t.join(&name)
+        } else {
+            t.clone()
+        };
+        if p.starts_with(&ws) {
+            continue;
+        }
+        // A file the command targeted directly must be unchanged; a new one must not exist.
+        let written = std::fs::read_to_string(&p).is_ok_and(|c| c == "x\n");
+        assert!(!written, "{} kept the sandboxed write", p.display());
+    }
 }

@@ -195,6 +195,7 @@ pub fn run(args: DemoArgs) -> Result<Exit> {
             }
         }
     });
+    let (tools, policies) = tools(&loaded.settings, &loaded.home)?;
     let mut options = AgentOptions::new("scripted-demo").max_turns(10);
     options.transcript_dir = Some(agent_home()?.join("transcripts"));
     let runtime = runtime()?;
@@ -203,11 +204,12 @@ pub fn run(args: DemoArgs) -> Result<Exit> {
             Arc::new(SessionStore::open(StoreOptions::new(StoreOptions::default_root()?)).await?);
         let mut agent = Agent::builder(provider, Arc::clone(&store), &shadow)
             .options(options)
-            .permissions(
+            .permissions(policies.into_iter().fold(
                 PermissionEngine::builder(&shadow, &loaded.home).settings(&loaded.settings),
-            )
+                |b, p| b.policy(p),
+            ))
             .hooks(hooks)
-            .tools(tools(&loaded.settings, &loaded.home)?)
+            .tools(tools)
             .prompter(Arc::new(prompter))
             .start()
             .await?;

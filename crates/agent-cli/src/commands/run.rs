@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use agent_core::events::{Event, EventPayload};
 use agent_core::hooks::HooksConfig;
-use agent_core::permissions::{PermissionEngine, PermissionMode, Settings};
+use agent_core::permissions::{PermissionEngine, PermissionMode, PermissionPolicy, Settings};
 use agent_core::tools::Tool;
 use agent_providers::{Provider, ProviderConfig, ProviderKind};
 use agent_sessions::agent::{Agent, AgentEvent, AgentOptions, ModelHooks, RunResult};
@@ -164,13 +164,20 @@ pub(crate) fn workspace(
     }
 }
 
-/// Every tool `agent run` offers: the built-ins, Bash as the settings configure it, WebFetch.
-pub(crate) fn tools(settings: &Settings, home: &Path) -> Result<Vec<Arc<dyn Tool>>> {
+/// The tools of a run and the permission policies they need.
+pub(crate) type Toolset = (Vec<Arc<dyn Tool>>, Vec<Box<dyn PermissionPolicy>>);
+
+/// Every tool `agent run` offers: the built-ins, Bash as the settings configure it, WebFetch;
+/// and the permission policies they need (Bash's: ask before a command runs on the host
+/// without the OS sandbox).
+pub(crate) fn tools(settings: &Settings, home: &Path) -> Result<Toolset> {
     let mut tools = builtin_tools(&ToolState::new());
-    tools.push(Arc::new(super::tool::bash_tool(settings, home)?));
+    let bash = super::tool::bash_tool(settings, home)?;
+    let policies: Vec<Box<dyn PermissionPolicy>> = vec![Box::new(bash.host_policy())];
+    tools.push(Arc::new(bash));
     let sandbox = agent_sandbox::settings::SandboxSettings::from_settings(settings, home)?;
     tools.push(Arc::new(WebFetch::new(&sandbox.network)));
-    Ok(tools)
+    Ok((tools, policies))
 }
 
 /// The MCP servers `agent run` starts: `mcpServers` of every settings file that may grant
@@ -284,6 +291,10 @@ pub fn run(mut args: RunArgs) -> Result<Exit> {
     )?);
     let mut permissions =
         PermissionEngine::builder(&shadow, &loaded.home).settings(&loaded.settings);
+    let (tools, policies) = tools(&loaded.settings, &loaded.home)?;
+    for p in policies {
+        permissions = permissions.policy(p);
+    }
     for d in &args.add_dirs {
         permissions = permissions.add_dir(absolute(d.clone())?);
     }
@@ -307,7 +318,7 @@ pub fn run(mut args: RunArgs) -> Result<Exit> {
         .options(options)
         .permissions(permissions)
         .hooks(hooks)
-        .tools(tools(&loaded.settings, &loaded.home)?);
+        .tools(tools);
     if let Some(m) = mode {
         builder = builder.mode(m);
     }

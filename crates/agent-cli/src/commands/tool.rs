@@ -48,6 +48,12 @@ pub fn run(mut args: ToolArgs) -> Result<Exit> {
     for d in args.add_dirs {
         builder = builder.add_dir(absolute(d)?);
     }
+    let mut bash = None;
+    if args.name == "Bash" {
+        let tool = Arc::new(bash_tool(&loaded.settings, &loaded.home)?);
+        builder = builder.policy(Box::new(tool.host_policy()));
+        bash = Some(tool);
+    }
     let engine = builder.build()?;
     let config = HooksConfig::from_settings(&loaded.settings)?;
     let registry = hook_registry(&config, &loaded.project_dir, &loaded.home)?;
@@ -79,11 +85,8 @@ pub fn run(mut args: ToolArgs) -> Result<Exit> {
         None => ToolState::new(),
     };
     let mut tools = builtin_tools(&state);
-    let mut bash = None;
-    if args.name == "Bash" {
-        let tool = Arc::new(bash_tool(&loaded.settings, &loaded.home)?);
-        bash = Some(Arc::clone(&tool));
-        tools.push(tool);
+    if let Some(tool) = &bash {
+        tools.push(Arc::clone(tool) as Arc<dyn agent_core::tools::Tool>);
     }
     if args.name == "WebFetch" {
         let sandbox = agent_sandbox::settings::SandboxSettings::from_settings(
@@ -123,46 +126,53 @@ pub fn run(mut args: ToolArgs) -> Result<Exit> {
 }
 
 /// The Bash tool as the settings configure it: `"bash": {"backend": "auto" | "wasi" | "native"}`
-/// (the last settings file that says wins). `auto`, the default, is the WASI shell when a bundle
-/// is installed in `$AGENT_HOME/bundles` (commands run in-process, confined to the workspace),
-/// else the host's bash under the outer sandbox. `wasi` requires the bundles; `native` never uses
-/// them. Commands are checked against the `sandbox` block first either way, and the native
-/// backend runs inside the OS sandbox (bwrap on Linux, sandbox-exec on macOS) when
-/// `sandbox.enabled` is true.
+/// (the last settings file that says wins; an untrusted project may only say `"wasi"`).
+/// `auto`, the default, routes each script: to the WASI shell when a bundle is installed in
+/// `$AGENT_HOME/bundles` and every program the script runs is a bundle command or a builtin,
+/// else to the host's bash inside the OS sandbox (bwrap on Linux, sandbox-exec on macOS), which
+/// is on unless the settings turn it off. `wasi` runs only what the WASI shell can; `native`
+/// always uses the host's bash. Where no OS sandbox can run, a host command asks every time
+/// (the returned tool's [`agent_sessions::tools::Bash::host_policy`] must be installed in the
+/// permission engine), unless the user's own settings say `sandbox.failIfUnavailable: false`.
 pub(crate) fn bash_tool(
     settings: &agent_core::permissions::Settings,
     home: &std::path::Path,
 ) -> Result<agent_sessions::tools::Bash> {
+    use agent_core::permissions::Scope;
     use agent_sandbox::outer::backend_named;
     use agent_sandbox::settings::SandboxSettings;
-    use agent_sessions::tools::{Bash, BashBackend, NativeBackend, WasiBackend};
+    use agent_sessions::tools::{
+        Bash, BashBackend, Choice, NativeBackend, RoutedBackend, Unsandboxed, WasiBackend,
+    };
 
-    let mut backend = "auto".to_owned();
+    let mut choice = Choice::Auto;
     for file in &settings.files {
         let Some(b) = file.value.get("bash").and_then(|b| b.get("backend")) else {
             continue;
         };
-        match b.as_str() {
-            Some(name @ ("auto" | "native" | "wasi")) => backend = name.to_owned(),
+        choice = match b.as_str() {
+            Some("auto") => Choice::Auto,
+            Some("native") => Choice::HostOnly,
+            Some("wasi") => Choice::WasiOnly,
             _ => bail!(
                 "{}: bash.backend is {b}; use \"auto\", \"wasi\" or \"native\"",
                 file.path.display()
             ),
-        }
+        };
     }
     let sandbox = SandboxSettings::from_settings(settings, home)?;
-    let toolbox = if backend == "native" {
+    let toolbox = if choice == Choice::HostOnly {
         None
     } else {
         match super::exec::open_toolbox(None, &[], agent_wasi::Limits::default()) {
             Ok(t) => Some(t),
-            Err(e) if backend == "wasi" => {
+            Err(e) if choice == Choice::WasiOnly => {
                 return Err(e.context("bash.backend is \"wasi\""));
             }
             Err(_) => None,
         }
     };
-    let runner: Arc<dyn BashBackend> = if let Some(toolbox) = toolbox {
+    let wasi = toolbox.map(|toolbox| {
         // The `fetch` command reaches the network only for the domains the settings allow
         // (`sandbox.network.allowedDomains`, minus `deniedDomains`), never a private address;
         // with no list, Bash has no network (WebFetch, under its permission rules, does).
@@ -170,22 +180,30 @@ pub(crate) fn bash_tool(
             Some(grant) => toolbox.with_network(grant),
             None => toolbox,
         };
-        Arc::new(WasiBackend::new(Arc::new(toolbox)))
+        WasiBackend::new(Arc::new(toolbox))
+    });
+    let outer_name = if settings.os_sandbox_off().is_some() {
+        "none"
+    } else if cfg!(target_os = "macos") {
+        "sandbox-exec"
     } else {
-        let outer_name = if !settings.sandbox_enabled {
-            "none"
-        } else if cfg!(target_os = "macos") {
-            "sandbox-exec"
-        } else {
-            "bwrap"
-        };
-        let outer = backend_named(outer_name).map_err(anyhow::Error::msg)?;
-        Arc::new(NativeBackend::new(
-            outer,
-            crate::profiles::embedded()?,
-            sandbox.fails_if_unavailable(),
-        ))
+        "bwrap"
     };
+    let outer = backend_named(outer_name).map_err(anyhow::Error::msg)?;
+    // `failIfUnavailable: false` counts only from the user's own files (the trust table drops
+    // it from project files): then an unsandboxed host command runs without asking.
+    let user_allows_unsandboxed = settings.files.iter().rev().find_map(|f| {
+        matches!(f.scope, Scope::User | Scope::Cli)
+            .then(|| f.value.get("sandbox")?.get("failIfUnavailable")?.as_bool())
+            .flatten()
+    }) == Some(false);
+    let unsandboxed = if user_allows_unsandboxed {
+        Unsandboxed::Allowed
+    } else {
+        Unsandboxed::AfterApproval
+    };
+    let host = NativeBackend::new(outer, crate::profiles::embedded()?, unsandboxed);
+    let runner: Arc<dyn BashBackend> = Arc::new(RoutedBackend::new(wasi, host, choice));
     Ok(Bash::new(runner, sandbox))
 }
 

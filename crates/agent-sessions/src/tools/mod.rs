@@ -44,7 +44,9 @@ use agent_core::tools::Tool;
 
 #[cfg(feature = "wasi")]
 pub use bash::WasiBackend;
-pub use bash::{Bash, BashBackend, NativeBackend};
+pub use bash::{
+    Bash, BashBackend, Choice, HostCommandPolicy, NativeBackend, RoutedBackend, Unsandboxed,
+};
 pub use edit::{Edit, MultiEdit};
 pub use glob::Glob;
 pub use grep::Grep;

@@ -34,6 +34,13 @@ pub struct BashOutcome {
     /// One audit record per command the backend ran (argv, exit status, duration, bytes),
     /// when it knows them (the WASI backend does); they go into the tool's result.
     pub commands: Vec<serde_json::Value>,
+    /// What ran the script: `wasi` (the in-process WASI shell), `sandbox` (the host's bash
+    /// inside the OS sandbox) or `host` (the host's bash without an OS sandbox, after the
+    /// user approved exactly that).
+    pub backend: String,
+    /// Why the script went where it went, when it was routed (`python3` is not a bundle
+    /// command, ...), and what enforced it.
+    pub notes: Vec<String>,
 }
 
 /// Runs Bash commands.
@@ -47,4 +54,18 @@ pub trait BashBackend: Send + Sync {
     /// # Errors
     /// A [`ToolError`] when the command could not be started (the sandbox is unavailable, ...).
     fn run(&self, request: &BashRequest) -> Result<BashOutcome, ToolError>;
+
+    /// A warning when `command` would run on the host **without** the OS sandbox (none can
+    /// run here, or the settings turned it off), `None` when it would run contained (in the
+    /// WASI shell, or in the OS sandbox). The Bash tool's [`super::HostCommandPolicy`] asks
+    /// the user every time this says so.
+    fn unsandboxed(&self, command: &str) -> Option<String> {
+        let _ = command;
+        None
+    }
+
+    /// What the model should know about where its commands run, for the tool's description.
+    fn describe(&self) -> String {
+        String::new()
+    }
 }

@@ -8,6 +8,8 @@
 
 mod backend;
 mod native;
+mod policy;
+mod route;
 #[cfg(feature = "wasi")]
 mod wasi;
 
@@ -23,7 +25,9 @@ use agent_sandbox::settings::SandboxSettings;
 use serde_json::{Value, json};
 
 pub use backend::{BashBackend, BashOutcome, BashRequest};
-pub use native::{DEFAULT_TIMEOUT, MAX_TIMEOUT, NativeBackend};
+pub use native::{DEFAULT_TIMEOUT, MAX_TIMEOUT, NativeBackend, Unsandboxed};
+pub use policy::HostCommandPolicy;
+pub use route::{Choice, Route, RoutedBackend};
 #[cfg(feature = "wasi")]
 pub use wasi::WasiBackend;
 
@@ -32,6 +36,7 @@ use super::input::{object, opt_bool, opt_usize, str_field};
 /// The `Bash` tool.
 pub struct Bash {
     backend: Arc<dyn BashBackend>,
+    description: String,
     sandbox: SandboxSettings,
     caps: Option<OutputCaps>,
     background: Arc<Mutex<Vec<JoinHandle<()>>>>,
@@ -54,7 +59,17 @@ impl Bash {
     /// A Bash tool running commands through `backend`, checked against `sandbox` (its
     /// allowed/denied commands and paths) first.
     pub fn new(backend: Arc<dyn BashBackend>, sandbox: SandboxSettings) -> Self {
+        let mut description = "Runs a shell command in the workspace (timeout in ms, default 120000, at most 600000). \
+             Output over 10 KB is cut; the whole of it is saved to a file named in the result. \
+             Paths are the workspace's real absolute paths, the same the other tools take."
+            .to_owned();
+        let more = backend.describe();
+        if !more.is_empty() {
+            description.push(' ');
+            description.push_str(&more);
+        }
         Self {
+            description,
             backend,
             sandbox,
             caps: None,
@@ -92,6 +107,7 @@ impl Bash {
                 Ok(o) => json!({
                     "status": "completed",
                     "command": request.command,
+                    "backend": o.backend,
                     "exitCode": o.exit_code,
                     "stdout": o.stdout,
                     "stderr": o.stderr,
@@ -131,6 +147,14 @@ impl Bash {
     pub fn backend_name(&self) -> &'static str {
         self.backend.name()
     }
+
+    /// The policy that makes the permission engine ask before a command runs on the host
+    /// without the OS sandbox; install it in the engine (`PermissionEngineBuilder::policy`)
+    /// whenever the backend may run commands unsandboxed after approval
+    /// ([`Unsandboxed::AfterApproval`]).
+    pub fn host_policy(&self) -> HostCommandPolicy {
+        HostCommandPolicy::new(Arc::clone(&self.backend))
+    }
 }
 
 #[async_trait::async_trait]
@@ -140,8 +164,7 @@ impl Tool for Bash {
     }
 
     fn description(&self) -> &str {
-        "Runs a shell command in the workspace (timeout in ms, default 120000, at most 600000). \
-         Output over 10 KB is cut; the whole of it is saved to a file named in the result."
+        &self.description
     }
 
     fn input_schema(&self) -> Value {
@@ -218,7 +241,11 @@ impl Tool for Bash {
             "interrupted": outcome.interrupted,
             "isImage": false,
             "exitCode": outcome.exit_code,
+            "backend": outcome.backend,
         });
+        if !outcome.notes.is_empty() {
+            out["notes"] = json!(outcome.notes);
+        }
         if let Some(p) = &stdout.spilled {
             out["stdoutFile"] = json!(p);
         }

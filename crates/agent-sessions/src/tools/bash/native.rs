@@ -1,7 +1,14 @@
-//! The native backend: the host's `bash` (or `sh`) runs the command in the workspace, through
-//! agent-sandbox's outer sandbox (`none`, `bwrap` or `sandbox-exec`), which enforces the wall
-//! time (killing the whole process group), CPU, memory and output limits, and, with `bwrap`,
-//! a read-only system, a writable workspace only and no network unless a profile grants it.
+//! The native backend: the host's `bash` (or `sh`) runs the command in the workspace, inside
+//! agent-sandbox's OS sandbox (`bwrap` on Linux, `sandbox-exec` on macOS), which enforces the
+//! wall time (killing everything the command started), CPU, memory and output limits, a
+//! read-only system, the workspace as the only persistent writable place, a private `/tmp`,
+//! the home directory hidden (toolchain homes bound back read-only), no network, and an
+//! allowlisted environment.
+//!
+//! Where no OS sandbox can run (or the user's settings turned it off), what happens is the
+//! backend's [`Unsandboxed`] rule: refuse (the default), run after the user approved that
+//! very command ([`super::HostCommandPolicy`] makes the permission engine ask every time), or
+//! run (the user's own `sandbox.failIfUnavailable: false`).
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -15,11 +22,25 @@ use agent_sandbox::profile::selection::{Plan, Selection, Workdir};
 
 use super::backend::{BashBackend, BashOutcome, BashRequest};
 
+/// What the native backend does when the OS sandbox cannot contain a command.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Unsandboxed {
+    /// Refuse to run it (deny by default).
+    Refuse,
+    /// Run it: the caller's permission engine asked the user about this very command
+    /// ([`super::HostCommandPolicy`] installed).
+    AfterApproval,
+    /// Run it without asking: the user's own settings say `sandbox.failIfUnavailable: false`.
+    Allowed,
+}
+
 /// The host shell under an outer sandbox.
 pub struct NativeBackend {
     outer: Box<dyn OuterSandbox>,
+    /// Why the OS sandbox cannot contain commands here, if it cannot (decided once).
+    uncontained: Option<String>,
     tree: ProfileTree,
-    fail_if_unavailable: bool,
+    unsandboxed: Unsandboxed,
     shell: PathBuf,
     output_bytes: u64,
 }
@@ -35,18 +56,24 @@ impl std::fmt::Debug for NativeBackend {
 
 impl NativeBackend {
     /// Runs commands through `outer` with the policy assembled from `tree` (the workspace as
-    /// the workdir). `fail_if_unavailable` false lets a command run without the OS sandbox
-    /// when `outer` cannot run here (settings `sandbox.failIfUnavailable`).
-    pub fn new(outer: Box<dyn OuterSandbox>, tree: ProfileTree, fail_if_unavailable: bool) -> Self {
+    /// the workdir); `unsandboxed` says what happens where `outer` cannot run (it is probed
+    /// once, here) or is the `none` backend (the settings turned the OS sandbox off).
+    pub fn new(outer: Box<dyn OuterSandbox>, tree: ProfileTree, unsandboxed: Unsandboxed) -> Self {
         let shell = ["/bin/bash", "/usr/bin/bash", "/bin/sh"]
             .iter()
             .map(PathBuf::from)
             .find(|p| p.is_file())
             .unwrap_or_else(|| PathBuf::from("/bin/sh"));
+        let uncontained = if outer.name() == "none" {
+            Some("the OS sandbox is turned off (sandbox.enabled: false)".to_owned())
+        } else {
+            outer.probe().err().map(|u| u.to_string())
+        };
         Self {
             outer,
+            uncontained,
             tree,
-            fail_if_unavailable,
+            unsandboxed,
             shell,
             output_bytes: 4 << 20,
         }
@@ -55,6 +82,11 @@ impl NativeBackend {
     /// The outer sandbox's name.
     pub fn outer_name(&self) -> &'static str {
         self.outer.name()
+    }
+
+    /// Why commands would run without the OS sandbox here, if they would.
+    pub fn uncontained(&self) -> Option<&str> {
+        self.uncontained.as_deref()
     }
 
     fn plan(&self, cwd: &Path) -> Result<Plan, ToolError> {
@@ -73,6 +105,27 @@ impl BashBackend for NativeBackend {
         "native"
     }
 
+    fn unsandboxed(&self, _command: &str) -> Option<String> {
+        match (&self.uncontained, self.unsandboxed) {
+            (Some(why), Unsandboxed::Refuse | Unsandboxed::AfterApproval) => Some(format!(
+                "this command would run on the host WITHOUT the OS sandbox ({why}): it could read and write anything you can, outside the workspace too; approve only if you trust it (set sandbox.failIfUnavailable to false in your own settings to stop asking)"
+            )),
+            _ => None,
+        }
+    }
+
+    fn describe(&self) -> String {
+        match &self.uncontained {
+            None => format!(
+                "Host commands run in the host's bash inside the OS sandbox ({}): the workspace is the only writable place that persists, /tmp is private, the home directory is hidden (toolchains are readable), there is no network, and the environment holds only PATH, HOME, the locale and toolchain variables.",
+                self.outer.name()
+            ),
+            Some(why) => format!(
+                "Host commands run in the host's bash WITHOUT an OS sandbox ({why}); each one needs the user's approval."
+            ),
+        }
+    }
+
     fn run(&self, request: &BashRequest) -> Result<BashOutcome, ToolError> {
         let plan = self.plan(&request.cwd)?;
         let limits = Limits {
@@ -89,12 +142,23 @@ impl BashBackend for NativeBackend {
                 request.command.clone(),
             ],
             limits,
-            fail_if_unavailable: self.fail_if_unavailable,
+            fail_if_unavailable: true,
         };
-        let out = outer::run(self.outer.as_ref(), &exec).map_err(|e| match e {
-            ExecError::Unavailable(u) => ToolError::Sandbox(format!(
-                "{u} (or set sandbox.failIfUnavailable to false to run without the OS sandbox)"
-            )),
+        let none = agent_sandbox::outer::NoneBackend;
+        let (outer, backend): (&dyn OuterSandbox, &str) = match (
+            &self.uncontained,
+            self.unsandboxed,
+        ) {
+            (None, _) => (self.outer.as_ref(), "sandbox"),
+            (Some(why), Unsandboxed::Refuse) => {
+                return Err(ToolError::Sandbox(format!(
+                    "{why}; host commands do not run without it (the user can set sandbox.failIfUnavailable to false in their own settings)"
+                )));
+            }
+            (Some(_), Unsandboxed::AfterApproval | Unsandboxed::Allowed) => (&none, "host"),
+        };
+        let out = outer::run(outer, &exec).map_err(|e| match e {
+            ExecError::Unavailable(u) => ToolError::Sandbox(u.to_string()),
             other => ToolError::Execution(other.to_string()),
         })?;
         let (interrupted, stopped_by) = match &out.audit.ending {
@@ -122,6 +186,16 @@ impl BashBackend for NativeBackend {
             interrupted,
             stopped_by,
             commands: Vec::new(),
+            backend: backend.to_owned(),
+            notes: match &self.uncontained {
+                None => vec![format!(
+                    "contained by the OS sandbox ({}): {} mounts, network {}",
+                    out.audit.backend,
+                    out.audit.mounts.len(),
+                    if out.audit.network { "on" } else { "off" }
+                )],
+                Some(why) => vec![format!("ran WITHOUT the OS sandbox: {why}")],
+            },
         })
     }
 }

@@ -1,6 +1,7 @@
 //! The `wasi` backend: the command runs as agent-wasi's `Shell(script)` inside this process,
-//! each external command a verified module from the installed bundles, the workspace seen as `/`
-//! and nothing else reachable. Same semantics on every host; no host process per command.
+//! each external command a verified module from the installed bundles, the workspace mounted at
+//! its own absolute path (so paths agree with the other tools) and nothing else reachable. Same
+//! semantics on every host; no host process per command.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -28,6 +29,15 @@ impl WasiBackend {
     pub fn new(toolbox: Arc<Toolbox>) -> Self {
         Self { toolbox }
     }
+
+    /// `Ok` when the WASI shell can run all of `command` (every program a bundle command or a
+    /// builtin, the syntax inside the portable subset), else why not.
+    pub fn route(&self, command: &str) -> Result<(), String> {
+        match self.toolbox.route(command) {
+            agent_wasi::toolbox::Route::Wasi => Ok(()),
+            agent_wasi::toolbox::Route::Host { reason } => Err(reason),
+        }
+    }
 }
 
 impl BashBackend for WasiBackend {
@@ -35,10 +45,25 @@ impl BashBackend for WasiBackend {
         "wasi"
     }
 
+    fn describe(&self) -> String {
+        format!(
+            "Scripts whose every program is a shell builtin or one of these bundle commands run in-process in a portable WASI shell (pipelines, redirects, && || ;, if/for/while/case, globs, $((..)); no $(..), subshells, here-documents or functions): {}.",
+            self.toolbox.commands().join(" ")
+        )
+    }
+
     fn run(&self, request: &BashRequest) -> Result<BashOutcome, ToolError> {
         let cancel = Arc::new(AtomicBool::new(false));
+        // The workspace at its own real path, so every path agrees with the other tools'.
+        let mount = agent_wasi::host_mount(&request.cwd).map_err(|e| {
+            ToolError::Execution(format!(
+                "cannot mount the workspace {} in the WASI shell: {e}",
+                request.cwd.display()
+            ))
+        })?;
         let ctx = ShellContext::new(&request.cwd)
-            .with_env([("HOME", "/"), ("PWD", "/")])
+            .with_mount(mount.clone())
+            .with_env([("HOME", mount.as_str())])
             .with_output_limits(OUTPUT_LIMIT, OUTPUT_LIMIT)
             .with_cancel(Arc::clone(&cancel));
         // The whole script has the request's time: each command is limited by the toolbox,
@@ -101,6 +126,8 @@ impl BashBackend for WasiBackend {
             interrupted,
             stopped_by,
             commands: run.commands.iter().map(|c| json!(c)).collect(),
+            backend: "wasi".to_owned(),
+            notes: Vec::new(),
         })
     }
 }

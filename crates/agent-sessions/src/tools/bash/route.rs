@@ -1,0 +1,145 @@
+//! Routing each Bash script to what can run it: the WASI shell when every program it runs is
+//! a bundle command or a shell builtin and its syntax is inside the portable subset (agent-wasi
+//! decides, with the same compile the shell runs: [`agent_wasi::toolbox::Toolbox::route`]),
+//! otherwise the host's bash inside the OS sandbox ([`NativeBackend`]). Both sit behind the same
+//! permission gate and command checker; the result says which ran and why.
+
+use agent_core::tools::ToolError;
+
+use super::backend::{BashBackend, BashOutcome, BashRequest};
+use super::native::NativeBackend;
+#[cfg(feature = "wasi")]
+use super::wasi::WasiBackend;
+
+/// Where scripts may run (`bash.backend` in the settings).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Choice {
+    /// Each script where it can run: the WASI shell when it can, else the OS sandbox.
+    Auto,
+    /// Only the WASI shell: a script it cannot run is refused, naming why.
+    WasiOnly,
+    /// Only the host's bash (inside the OS sandbox).
+    HostOnly,
+}
+
+/// The Bash backend that routes each script (see the module docs).
+pub struct RoutedBackend {
+    #[cfg(feature = "wasi")]
+    wasi: Option<WasiBackend>,
+    host: NativeBackend,
+    choice: Choice,
+}
+
+impl std::fmt::Debug for RoutedBackend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RoutedBackend")
+            .field("choice", &self.choice)
+            .field("host", &self.host)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Where one script goes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Route {
+    /// The in-process WASI shell.
+    Wasi,
+    /// The host's bash, for this reason.
+    Host(String),
+    /// Nowhere: the settings allow only the WASI shell and it cannot run this.
+    Refused(String),
+}
+
+impl RoutedBackend {
+    /// Routes between `wasi` (when a bundle is installed) and `host`, as `choice` says.
+    #[cfg(feature = "wasi")]
+    pub fn new(wasi: Option<WasiBackend>, host: NativeBackend, choice: Choice) -> Self {
+        Self { wasi, host, choice }
+    }
+
+    /// Runs everything on `host` (no WASI shell in this build).
+    #[cfg(not(feature = "wasi"))]
+    pub fn new(host: NativeBackend, choice: Choice) -> Self {
+        Self { host, choice }
+    }
+
+    /// Where `command` would run.
+    pub fn route(&self, command: &str) -> Route {
+        if self.choice == Choice::HostOnly {
+            return Route::Host("bash.backend is \"native\"".into());
+        }
+        #[cfg(feature = "wasi")]
+        let wasi = match &self.wasi {
+            Some(w) => w.route(command),
+            None => Err(
+                "no bundle is installed (`cargo xtask bundles`, or `agent bundles install`)"
+                    .to_owned(),
+            ),
+        };
+        #[cfg(not(feature = "wasi"))]
+        let wasi: Result<(), String> = {
+            let _ = command;
+            Err("this build has no WASI shell".to_owned())
+        };
+        match (wasi, self.choice) {
+            (Ok(()), _) => Route::Wasi,
+            (Err(why), Choice::WasiOnly) => Route::Refused(format!(
+                "{why}; bash.backend is \"wasi\", so only the WASI shell may run commands"
+            )),
+            (Err(why), _) => Route::Host(why),
+        }
+    }
+}
+
+impl BashBackend for RoutedBackend {
+    fn name(&self) -> &'static str {
+        match self.choice {
+            Choice::Auto => "auto",
+            Choice::WasiOnly => "wasi",
+            Choice::HostOnly => "native",
+        }
+    }
+
+    fn run(&self, request: &BashRequest) -> Result<BashOutcome, ToolError> {
+        match self.route(&request.command) {
+            #[cfg(feature = "wasi")]
+            Route::Wasi => match &self.wasi {
+                Some(w) => w.run(request),
+                None => Err(ToolError::Execution("no WASI shell".into())),
+            },
+            #[cfg(not(feature = "wasi"))]
+            Route::Wasi => Err(ToolError::Execution("no WASI shell".into())),
+            Route::Refused(why) => Err(ToolError::Sandbox(why)),
+            Route::Host(why) => {
+                let mut out = self.host.run(request)?;
+                out.notes.insert(0, format!("routed to the host: {why}"));
+                Ok(out)
+            }
+        }
+    }
+
+    fn unsandboxed(&self, command: &str) -> Option<String> {
+        match self.route(command) {
+            Route::Host(_) => self.host.unsandboxed(command),
+            Route::Wasi | Route::Refused(_) => None,
+        }
+    }
+
+    fn describe(&self) -> String {
+        let mut out = String::new();
+        #[cfg(feature = "wasi")]
+        if let Some(w) = &self.wasi
+            && self.choice != Choice::HostOnly
+        {
+            out.push_str(&w.describe());
+            out.push(' ');
+        }
+        match self.choice {
+            Choice::WasiOnly => out.push_str(
+                "Only those run: a script that needs another program is refused (bash.backend is \"wasi\").",
+            ),
+            Choice::Auto | Choice::HostOnly => out.push_str(&self.host.describe()),
+        }
+        out
+    }
+}
