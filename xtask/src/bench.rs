@@ -96,6 +96,14 @@ const GROUPS: &[Group] = &[
         footer: "See docs/sandbox.md (Performance).",
     },
     Group {
+        name: "outer",
+        package: "agent-sandbox",
+        bench: "outer",
+        heading: "A host command in the OS sandbox (`crates/agent-sandbox/benches/outer.rs`)",
+        rows: OUTER_ROWS,
+        footer: "The policy is the one the Bash tool uses for a host command (the repository's profile tree, the workspace as the workdir, the command `bash`: 40-odd mounts, no network, an allowlisted environment), run by `outer::run` with its limits trampoline, output capture and containment runner. A script the WASI shell can run never pays it (see the routing figures). See docs/sandbox.md.",
+    },
+    Group {
         name: "sessions",
         package: "agent-sessions",
         bench: "sessions",
@@ -236,6 +244,23 @@ const EXEC_ROWS: &[Row] = &[Row {
     items: None,
     what: "`agent sandbox exec --backend bwrap -- true` (the agent process, policy assembly, the limits trampoline, bubblewrap's namespaces and mounts) vs. spawning `true` directly",
 }];
+
+const OUTER_ROWS: &[Row] = &[
+    Row {
+        figure: "host_sandboxed",
+        baseline: "host_bare",
+        target: None,
+        items: None,
+        what: "`bash -c true` through the OS sandbox (bubblewrap) as the Bash tool runs a host command vs. the same command spawned bare (`std::process::Command`)",
+    },
+    Row {
+        figure: "host_runner_none",
+        baseline: "host_bare",
+        target: None,
+        items: None,
+        what: "`bash -c true` through the same runner without an OS sandbox (limits trampoline, capture, process containment) vs. bare: the runner's own share",
+    },
+];
 
 const SANDBOX_ROWS: &[Row] = &[
     Row {
