@@ -24,14 +24,14 @@ const DEV_KEY_ID: &str = "agent-dev-local";
 /// The guest's target.
 const TARGET: &str = "wasm32-wasip1";
 
-fn root() -> Result<PathBuf> {
+pub(crate) fn root() -> Result<PathBuf> {
     Ok(Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()
         .context("xtask has no parent directory")?
         .to_path_buf())
 }
 
-fn target_dir(root: &Path) -> PathBuf {
+pub(crate) fn target_dir(root: &Path) -> PathBuf {
     std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| root.join("target"))

@@ -8,6 +8,9 @@
 //! - `cargo xtask bundles`: builds `guest/` for wasm32-wasip1 and lays out the signed
 //!   core-utils registry in `target/bundles/registry` (see `bundles.rs`).
 //! - `cargo xtask bench`: runs the criterion benches and writes `docs/benchmarks.md`.
+//! - `cargo xtask demo`: the README's main job: the signed core-utils bundle built and
+//!   installed as `cargo xtask bundles` does when it is not installed yet, then `agent demo`
+//!   with it, so the demo's Bash step runs in the WASI shell (see `demo.rs`).
 
 #![allow(
     clippy::print_stderr,
@@ -17,6 +20,7 @@
 
 mod bench;
 mod bundles;
+mod demo;
 mod layering;
 
 use std::process::Command;
@@ -30,8 +34,9 @@ fn main() -> std::process::ExitCode {
         Some("layering") => layering::check(),
         Some("bench") => bench::run(&args[1..]),
         Some("bundles") => bundles::run_bundles(&args[1..]),
+        Some("demo") => demo::run(&args[1..]),
         _ => Err(anyhow::anyhow!(
-            "usage: cargo xtask <ci | layering | bundles [--key FILE] | bench [--quick] [--only GROUP]>"
+            "usage: cargo xtask <ci | layering | bundles [--key FILE] | bench [--quick] [--only GROUP] | demo [-- AGENT-DEMO-ARGS]>"
         )),
     };
     match result {

@@ -1,10 +1,12 @@
 //! `agent keys ...` and `agent bundles ...` as a user drives them: a key, a signed registry,
-//! install, which, tampering, and each verb's exit codes.
+//! install, which, tampering, official and third-party clashes, pins, each verb's exit codes;
+//! and which Bash backend `agent demo` reports, with and without the core-utils bundle.
 
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
-    reason = "test code: a panic is a failure report"
+    clippy::print_stderr,
+    reason = "test code: a panic is a failure report; a skip says why"
 )]
 
 use std::path::{Path, PathBuf};
@@ -719,5 +721,71 @@ fn installing_an_official_bundle_over_a_third_party_one_says_which_wins() {
         ),
         "{}",
         core.stderr
+    );
+}
+
+/// The built core-utils registry (`cargo xtask bundles`), or `None` when it is not built (CI
+/// builds it before the tests, so there it must exist).
+fn core_utils_registry() -> Option<PathBuf> {
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target"));
+    let registry = target.join("bundles/registry");
+    if registry.join("index.json").exists() {
+        return Some(registry);
+    }
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "{} is missing: `cargo xtask ci` builds it before the tests",
+        registry.display()
+    );
+    None
+}
+
+#[test]
+fn the_demo_says_which_bash_backend_ran_and_uses_the_wasi_bundle_when_installed() {
+    let e = env();
+    // No bundle: not the WASI shell (the host's bash in the OS sandbox, or, where none can
+    // run, declined by the demo's policy), and the demo says which.
+    let demo = e.agent(&["demo", "--json", "--dir", &e.path("demo-1")]);
+    assert_eq!(demo.code, 0, "{}", demo.stderr);
+    let bash = &demo.json()["bash"];
+    assert!(
+        ["sandbox", "host", "not-run"].contains(&bash["backend"].as_str().unwrap()),
+        "{bash}"
+    );
+    assert_eq!(bash["commands"], serde_json::json!([]), "{bash}");
+    let Some(registry) = core_utils_registry() else {
+        eprintln!("skipped the WASI half: run `cargo xtask bundles` first");
+        return;
+    };
+    let installed = e.agent(&[
+        "bundles",
+        "install",
+        "core-utils",
+        "--registry",
+        &registry.to_string_lossy(),
+    ]);
+    assert_eq!(installed.code, 0, "{}", installed.stderr);
+    // With it: the read-only grep runs in the WASI shell, from the bundle.
+    let demo = e.agent(&["demo", "--json", "--dir", &e.path("demo-2")]);
+    assert_eq!(demo.code, 0, "{}", demo.stderr);
+    let bash = &demo.json()["bash"];
+    assert_eq!(bash["backend"], "wasi", "{bash}");
+    assert_eq!(bash["commands"][0]["command"], "grep", "{bash}");
+    assert!(
+        bash["commands"][0]["bundle"]
+            .as_str()
+            .unwrap()
+            .starts_with("core-utils@"),
+        "{bash}"
+    );
+    let text = e.agent(&["demo", "--dir", &e.path("demo-3")]);
+    assert_eq!(text.code, 0, "{}", text.stderr);
+    assert!(
+        text.stdout
+            .contains("Bash backend: wasi. The read-only command ran in the WASI shell"),
+        "{}",
+        text.stdout
     );
 }

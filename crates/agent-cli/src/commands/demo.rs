@@ -4,11 +4,17 @@
 //! shadow workspace; the scripted model (agent-providers' `ScriptedProvider`, through the same
 //! `Provider` trait as the real ones) asks for Glob and Grep (run together: both read-only),
 //! Read, an Edit (which asks; the demo's policy answers "allow once" for edits inside the
-//! workspace), a read-only Bash command (run natively under the command checker) and a
-//! `curl | sh` that the demo settings' deny rule refuses. Two command hooks run (a
-//! UserPromptSubmit hook whose output reaches the model, a PostToolUse hook on Edit). The
-//! session is logged in the normal session store, and the change set of the shadow is shown;
-//! the demo project itself is never changed.
+//! workspace), a read-only Bash command and a `curl | sh` that the demo settings' deny rule
+//! refuses. Two command hooks run (a UserPromptSubmit hook whose output reaches the model, a
+//! PostToolUse hook on Edit). The session is logged in the normal session store, and the change
+//! set of the shadow is shown; the demo project itself is never changed.
+//!
+//! The Bash tool is built as `agent run` builds it (`bash.backend` "auto"): with a bundle
+//! installed in `$AGENT_HOME/bundles` (`cargo xtask demo` installs the signed core-utils
+//! bundle first), the read-only command runs in the WASI shell, in-process, each program a
+//! verified module; without one it runs in the host's bash under the command checker. The demo
+//! reports which ran, from the call's logged result ([`bash_report`]): the WASI shell's result
+//! lists every command it ran with its bundle, the host's bash lists none.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -63,6 +69,135 @@ fn demo_settings() -> serde_json::Value {
     })
 }
 
+/// The tool-use id of the demo's read-only Bash call.
+const BASH_STEP: &str = "toolu_demo_5";
+
+/// Which Bash backend ran a call, read from its logged `tool.result`.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct BashReport {
+    /// What the result says ran it: `wasi` (the in-process WASI shell), `sandbox` (the host's
+    /// bash inside the OS sandbox), `host` (the host's bash, approved without one); `not-run`
+    /// when the call was refused or failed before a backend ran, `none` when no result was
+    /// logged.
+    pub backend: String,
+    /// The commands the WASI shell ran, as `argv[0]`, each with its bundle (`name@version`).
+    pub commands: Vec<(String, String)>,
+    /// Why the script went where it went (the result's `notes`), or why it did not run.
+    pub notes: Vec<String>,
+}
+
+impl BashReport {
+    fn to_json(&self) -> serde_json::Value {
+        json!({
+            "backend": self.backend,
+            "commands": self.commands.iter().map(|(c, b)| json!({"command": c, "bundle": b})).collect::<Vec<_>>(),
+            "notes": self.notes,
+        })
+    }
+
+    /// One paragraph for the terminal.
+    fn sentence(&self) -> String {
+        let notes = if self.notes.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", self.notes.join("; "))
+        };
+        let install = "`cargo xtask demo` installs the core-utils bundle first; docs/bundles.md says how without the source tree";
+        match self.backend.as_str() {
+            "wasi" => {
+                let mut bundles: Vec<&str> =
+                    self.commands.iter().map(|(_, b)| b.as_str()).collect();
+                bundles.dedup();
+                let programs: Vec<&str> = self.commands.iter().map(|(c, _)| c.as_str()).collect();
+                format!(
+                    "Bash backend: wasi. The read-only command ran in the WASI shell, in this process, confined to the shadow: {} from the signed bundle {}.",
+                    programs.join(", "),
+                    bundles.join(", ")
+                )
+            }
+            "sandbox" | "host" => format!(
+                "Bash backend: {}. The read-only command ran in the host's bash{}, not in the WASI shell{notes}. With a WASI bundle it runs in-process: {install}.",
+                self.backend,
+                if self.backend == "sandbox" {
+                    " inside the OS sandbox"
+                } else {
+                    ", without an OS sandbox"
+                },
+            ),
+            "not-run" => format!(
+                "Bash backend: none. The read-only command did not run{notes}. With a WASI bundle it runs in-process: {install}."
+            ),
+            _ => {
+                "Bash backend: unknown (the read-only Bash call left no result in the log).".into()
+            }
+        }
+    }
+}
+
+/// What the logged result of the Bash call `tool_use_id` says about the backend that ran it:
+/// its `backend` field, else (a result written before the field existed) `wasi` when it lists
+/// the commands the WASI shell ran.
+pub(crate) fn bash_report(logged: &[agent_core::events::Event], tool_use_id: &str) -> BashReport {
+    use agent_core::events::EventPayload;
+    let result = logged.iter().find_map(|e| match &e.payload {
+        EventPayload::ToolResult(r) if r.tool_use_id == tool_use_id => Some(r),
+        _ => None,
+    });
+    let Some(result) = result else {
+        return BashReport {
+            backend: "none".into(),
+            commands: Vec::new(),
+            notes: Vec::new(),
+        };
+    };
+    let commands: Vec<(String, String)> = result
+        .output
+        .get("commands")
+        .and_then(|c| c.as_array())
+        .map(|list| {
+            list.iter()
+                .map(|c| {
+                    (
+                        c.pointer("/argv/0")
+                            .and_then(|a| a.as_str())
+                            .unwrap_or_default()
+                            .to_owned(),
+                        c.get("bundle")
+                            .and_then(|b| b.as_str())
+                            .unwrap_or_default()
+                            .to_owned(),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut notes: Vec<String> = result
+        .output
+        .get("notes")
+        .and_then(|n| n.as_array())
+        .map(|n| {
+            n.iter()
+                .filter_map(|x| x.as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default();
+    let backend = match result.output.get("backend").and_then(|b| b.as_str()) {
+        Some(b) => b.to_owned(),
+        None if !commands.is_empty() => "wasi".into(),
+        None => {
+            if let Some(why) = &result.error_message {
+                notes.push(why.clone());
+            }
+            "not-run".into()
+        }
+    };
+    BashReport {
+        backend,
+        commands,
+        notes,
+    }
+}
+
 /// What the scripted model says, turn by turn.
 fn script() -> Vec<ScriptedTurn> {
     vec![
@@ -92,7 +227,7 @@ fn script() -> Vec<ScriptedTurn> {
         ScriptedTurn::tools(
             Some("Checking the result."),
             vec![(
-                "toolu_demo_5",
+                BASH_STEP,
                 "Bash",
                 json!({"command": "grep -n 'return' src/calc.py", "description": "Show the return lines"}),
             )],
@@ -232,6 +367,7 @@ pub fn run(args: DemoArgs) -> Result<Exit> {
         agent.close().await?;
         anyhow::Ok((result, logged, id, set))
     })?;
+    let bash = bash_report(&logged, BASH_STEP);
     if args.json {
         let mut counts = serde_json::Map::new();
         for e in &logged {
@@ -251,10 +387,12 @@ pub fn run(args: DemoArgs) -> Result<Exit> {
                 "shadow": shadow,
                 "changes": set.changes,
                 "diff": ws.diff(None)?.into_iter().map(|(_, d)| d).collect::<Vec<_>>(),
+                "bash": bash.to_json(),
             })
             .to_string(),
         );
     } else {
+        output::stdout_line(&format!("\n{}", bash.sentence()));
         output::stdout_line("\nThe change set (the demo project itself is unchanged):");
         super::workspace::print_set(&set);
         for (_, text) in ws.diff(None)? {
@@ -266,4 +404,94 @@ pub fn run(args: DemoArgs) -> Result<Exit> {
         ));
     }
     Ok(Exit::Success)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, reason = "tests")]
+
+    use agent_core::events::{Event, EventPayload, ToolResultEvent};
+
+    use super::*;
+
+    fn result(id: &str, output: serde_json::Value) -> Event {
+        Event::new(
+            1,
+            None,
+            EventPayload::ToolResult(ToolResultEvent {
+                tool_use_id: id.into(),
+                output,
+                is_error: false,
+                error_type: None,
+                error_message: None,
+            }),
+        )
+    }
+
+    #[test]
+    fn the_bash_report_reads_the_backend_from_the_logged_result() {
+        let wasi = result(
+            BASH_STEP,
+            json!({"stdout": "2:    return a + b\n", "exitCode": 0, "backend": "wasi", "commands": [
+                {"argv": ["grep", "-n", "return", "src/calc.py"], "exitCode": 0,
+                 "bundle": "core-utils@0.1.0"}]}),
+        );
+        let report = bash_report(&[result("other", json!({})), wasi], BASH_STEP);
+        assert_eq!(
+            report,
+            BashReport {
+                backend: "wasi".into(),
+                commands: vec![("grep".into(), "core-utils@0.1.0".into())],
+                notes: vec![],
+            }
+        );
+        assert!(
+            report.sentence().contains(
+                "ran in the WASI shell, in this process, confined to the shadow: grep from the signed bundle core-utils@0.1.0"
+            ),
+            "{}",
+            report.sentence()
+        );
+        assert_eq!(
+            report.to_json()["commands"][0]["bundle"],
+            "core-utils@0.1.0"
+        );
+        // A result without the field: the command list decides.
+        let old = result(
+            BASH_STEP,
+            json!({"commands": [{"argv": ["grep"], "bundle": "core-utils@0.1.0"}]}),
+        );
+        assert_eq!(bash_report(&[old], BASH_STEP).backend, "wasi");
+        let sandbox = bash_report(
+            &[result(
+                BASH_STEP,
+                json!({"stdout": "", "exitCode": 0, "backend": "sandbox",
+                       "notes": ["grep is not a bundle command"]}),
+            )],
+            BASH_STEP,
+        );
+        assert_eq!(sandbox.backend, "sandbox");
+        let text = sandbox.sentence();
+        assert!(
+            text.starts_with("Bash backend: sandbox. The read-only command ran in the host's bash inside the OS sandbox, not in the WASI shell (grep is not a bundle command). With a WASI bundle")
+                && text.contains("`cargo xtask demo`"),
+            "{text}"
+        );
+        let mut refused = result(BASH_STEP, json!("error"));
+        if let EventPayload::ToolResult(r) = &mut refused.payload {
+            r.is_error = true;
+            r.error_message = Some("Permission denied".into());
+        }
+        let refused = bash_report(&[refused], BASH_STEP);
+        assert_eq!(
+            (refused.backend.as_str(), refused.notes.as_slice()),
+            ("not-run", &["Permission denied".to_string()][..])
+        );
+        assert!(
+            refused
+                .sentence()
+                .contains("did not run (Permission denied)")
+        );
+        assert_eq!(bash_report(&[], BASH_STEP).backend, "none");
+    }
 }
