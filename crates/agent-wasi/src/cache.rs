@@ -332,23 +332,12 @@ fn check_dir(_dir: &Path) -> Result<(), RuntimeError> {
     Ok(())
 }
 
-/// The process's effective user id, from libc (which std links anyway; no crate needed).
+/// The process's effective user id (rustix, already in the workspace: no FFI of our own).
 #[cfg(unix)]
-#[allow(
-    unsafe_code,
-    reason = "declaring geteuid(2); the declaration is `safe fn`, so no call site is unsafe"
-)]
 mod sys {
-    // SAFETY: `geteuid` takes no arguments, touches no memory of ours and cannot fail (POSIX:
-    // "shall always be successful"); `uid_t` is a 32-bit unsigned integer on every Unix Rust
-    // supports (Linux, the BSDs, macOS, illumos).
-    unsafe extern "C" {
-        safe fn geteuid() -> u32;
-    }
-
     /// This process's effective user id.
     pub(super) fn euid() -> u32 {
-        geteuid()
+        rustix::process::geteuid().as_raw()
     }
 }
 
