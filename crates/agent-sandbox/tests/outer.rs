@@ -451,3 +451,42 @@ fn detached_descendants_end_with_the_command() {
         );
     }
 }
+
+/// Zombie children of this process whose command is `comm`.
+fn zombie_children(comm: &str) -> Vec<i32> {
+    let me = std::process::id().to_string();
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            continue;
+        };
+        let Some((head, rest)) = stat.rsplit_once(") ") else {
+            continue;
+        };
+        let fields: Vec<&str> = rest.split(' ').collect();
+        if fields.first() == Some(&"Z")
+            && fields.get(1) == Some(&me.as_str())
+            && head.ends_with(&format!("({comm}"))
+        {
+            out.extend(head.split(' ').next().and_then(|p| p.parse::<i32>().ok()));
+        }
+    }
+    out
+}
+
+/// The runtime is a child subreaper while contained runs are active; a sandboxed command must
+/// not leave bubblewrap's processes behind as zombies for it (one per command, before
+/// `--as-pid-1`).
+#[test]
+fn sandboxed_commands_leave_no_zombie_behind() {
+    let Some(b) = bwrap() else { return };
+    let work = tempfile::tempdir().unwrap();
+    // A long-lived run keeps the subreaper flag on, as an MCP server does for a session.
+    let _session = agent_core::process::ProcessTree::begin();
+    for _ in 0..5 {
+        let out = sh(&b, work.path(), "true");
+        assert_eq!(out.code(), Some(0), "{:?}", out.audit);
+    }
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    assert_eq!(zombie_children("bwrap"), Vec::<i32>::new());
+}

@@ -67,7 +67,7 @@ impl BwrapBackend {
                 // A real start: bwrap may be installed where namespaces are not allowed
                 // (containers, hardened kernels).
                 let out = Command::new(&program)
-                    .args(["--ro-bind", "/", "/", "--dev", "/dev", "--unshare-pid", "--unshare-net"])
+                    .args(["--ro-bind", "/", "/", "--dev", "/dev", "--unshare-pid", "--as-pid-1", "--unshare-net"])
                     .args(["--die-with-parent", "--", "true"])
                     .stdin(Stdio::null())
                     .output()

@@ -44,8 +44,13 @@ pub struct BwrapCommand {
 pub fn render(plan: &Plan, env: &EnvPlan) -> BwrapCommand {
     let mut b = Builder::default();
     b.push(&["--die-with-parent", "--new-session", "--cap-drop", "ALL"]);
+    // `--as-pid-1`: the command is the namespace's first process, so bubblewrap reaps it itself;
+    // with bubblewrap's own init inside, the outer bwrap exits before that init is reaped, and
+    // the init is left a zombie for the runtime (a child subreaper while any contained run is
+    // active) to collect: one leaked process per command.
     b.push(&[
         "--unshare-pid",
+        "--as-pid-1",
         "--unshare-ipc",
         "--unshare-uts",
         "--unshare-cgroup-try",
