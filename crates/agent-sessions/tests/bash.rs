@@ -17,7 +17,7 @@ use agent_sandbox::caps::OutputCaps;
 use agent_sandbox::outer::backend_named;
 use agent_sandbox::profile::ProfileTree;
 use agent_sandbox::settings::SandboxSettings;
-use agent_sessions::tools::{Bash, NativeBackend, Unsandboxed};
+use agent_sessions::tools::{Bash, BashBackend as _, NativeBackend, Unsandboxed};
 use serde_json::{Value, json};
 
 fn tree() -> ProfileTree {
@@ -304,4 +304,48 @@ fn nothing_but_the_workspace_keeps_a_write() {
         let written = std::fs::read_to_string(&p).is_ok_and(|c| c == "x\n");
         assert!(!written, "{} kept the sandboxed write", p.display());
     }
+}
+
+/// Without an OS sandbox (here: turned off), the backend's rule decides: refuse (nothing to
+/// ask), run after the user approved it (the policy asks every time), or run (the user's own
+/// `failIfUnavailable: false`); what ran says `host`.
+#[test]
+fn without_the_os_sandbox_the_unsandboxed_rule_decides() {
+    let (_t, ws, spill) = dirs();
+    let make = |rule| NativeBackend::new(backend_named("none").unwrap(), tree(), rule);
+    let tool = |backend: NativeBackend| {
+        Bash::new(Arc::new(backend), SandboxSettings::default()).with_caps(OutputCaps {
+            spill_dir: spill.clone(),
+            ..OutputCaps::default()
+        })
+    };
+    let refuse = make(Unsandboxed::Refuse);
+    assert_eq!(refuse.unsandboxed("true"), None);
+    let err = run(&tool(refuse), &ws, json!({"command": "true"})).unwrap_err();
+    assert_eq!(err.error_type(), "sandbox_denied", "{err}");
+    let asked = make(Unsandboxed::AfterApproval);
+    assert!(
+        asked
+            .unsandboxed("true")
+            .is_some_and(|w| w.contains("WITHOUT the OS sandbox")),
+    );
+    let policy = tool(make(Unsandboxed::AfterApproval)).host_policy();
+    let call = agent_core::permissions::ToolCall::new("Bash", json!({"command": "true"}));
+    use agent_core::permissions::PermissionPolicy as _;
+    assert!(matches!(
+        policy.evaluate(&call),
+        Some(agent_core::permissions::PolicyVerdict::Ask(_))
+    ));
+    let out = run(&tool(asked), &ws, json!({"command": "echo ran"})).unwrap();
+    assert_eq!(out.output["backend"], "host", "{}", out.output);
+    let allowed = make(Unsandboxed::Allowed);
+    assert_eq!(allowed.unsandboxed("true"), None);
+    let out = run(&tool(allowed), &ws, json!({"command": "echo ran"})).unwrap();
+    assert_eq!(
+        (
+            out.output["backend"].as_str(),
+            out.output["stdout"].as_str()
+        ),
+        (Some("host"), Some("ran\n"))
+    );
 }

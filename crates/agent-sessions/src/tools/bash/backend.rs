@@ -56,9 +56,10 @@ pub trait BashBackend: Send + Sync {
     fn run(&self, request: &BashRequest) -> Result<BashOutcome, ToolError>;
 
     /// A warning when `command` would run on the host **without** the OS sandbox (none can
-    /// run here, or the settings turned it off), `None` when it would run contained (in the
-    /// WASI shell, or in the OS sandbox). The Bash tool's [`super::HostCommandPolicy`] asks
-    /// the user every time this says so.
+    /// run here, or the settings turned it off) once approved, `None` when it would run
+    /// contained (in the WASI shell, or in the OS sandbox) or not at all (a backend that
+    /// refuses unsandboxed commands). The Bash tool's [`super::HostCommandPolicy`] asks the
+    /// user every time this says so.
     fn unsandboxed(&self, command: &str) -> Option<String> {
         let _ = command;
         None

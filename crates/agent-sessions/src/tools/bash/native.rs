@@ -107,7 +107,8 @@ impl BashBackend for NativeBackend {
 
     fn unsandboxed(&self, _command: &str) -> Option<String> {
         match (&self.uncontained, self.unsandboxed) {
-            (Some(why), Unsandboxed::Refuse | Unsandboxed::AfterApproval) => Some(format!(
+            // Refuse: nothing to ask about, the run refuses and says why.
+            (Some(why), Unsandboxed::AfterApproval) => Some(format!(
                 "this command would run on the host WITHOUT the OS sandbox ({why}): it could read and write anything you can, outside the workspace too; approve only if you trust it (set sandbox.failIfUnavailable to false in your own settings to stop asking)"
             )),
             _ => None,
