@@ -349,3 +349,31 @@ fn without_the_os_sandbox_the_unsandboxed_rule_decides() {
         (Some("host"), Some("ran\n"))
     );
 }
+
+/// Listed domains are not reachable from host commands, and the model is told so.
+#[test]
+fn host_commands_say_listed_domains_are_not_theirs() {
+    if let Err(e) = backend_named("bwrap").unwrap().probe() {
+        eprintln!("bubblewrap cannot run here ({e}); this test is skipped");
+        return;
+    }
+    let (_t, ws, spill) = dirs();
+    let backend = NativeBackend::new(backend_named("bwrap").unwrap(), tree(), Unsandboxed::Refuse)
+        .with_domains_listed(true);
+    assert!(
+        backend.describe().contains("allowedDomains"),
+        "{}",
+        backend.describe()
+    );
+    let tool = Bash::new(Arc::new(backend), SandboxSettings::default()).with_caps(OutputCaps {
+        spill_dir: spill,
+        ..OutputCaps::default()
+    });
+    assert!(tool.description().contains("allowedDomains"));
+    let out = run(&tool, &ws, json!({"command": "true"})).unwrap();
+    let notes = out.output["notes"].to_string();
+    assert!(
+        notes.contains("no network even for sandbox.network.allowedDomains"),
+        "{notes}"
+    );
+}

@@ -202,7 +202,13 @@ pub(crate) fn bash_tool(
     } else {
         Unsandboxed::AfterApproval
     };
-    let host = NativeBackend::new(outer, crate::profiles::embedded()?, unsandboxed);
+    let domains_listed = sandbox
+        .network
+        .allowed_domains
+        .as_ref()
+        .is_some_and(|d| !d.is_empty());
+    let host = NativeBackend::new(outer, crate::profiles::embedded()?, unsandboxed)
+        .with_domains_listed(domains_listed);
     let runner: Arc<dyn BashBackend> = Arc::new(RoutedBackend::new(wasi, host, choice));
     Ok(Bash::new(runner, sandbox))
 }

@@ -43,6 +43,9 @@ pub struct NativeBackend {
     unsandboxed: Unsandboxed,
     shell: PathBuf,
     output_bytes: u64,
+    /// Set when the settings list domains a command may reach: the OS sandbox cannot hold a
+    /// host process to a domain list, so host commands stay offline and say so.
+    offline_note: Option<String>,
 }
 
 impl std::fmt::Debug for NativeBackend {
@@ -76,7 +79,20 @@ impl NativeBackend {
             unsandboxed,
             shell,
             output_bytes: 4 << 20,
+            offline_note: None,
         }
+    }
+
+    /// Says, in the tool's description and in every host command's result, that the domains
+    /// the settings allow (`sandbox.network.allowedDomains`) are not reachable from host
+    /// commands: the OS sandbox has no filter that could hold a host process to a domain list,
+    /// so host commands run without a network (the WASI shell's `fetch` and WebFetch reach
+    /// those domains).
+    pub fn with_domains_listed(mut self, listed: bool) -> Self {
+        self.offline_note = listed.then(|| {
+            "host commands have no network even for sandbox.network.allowedDomains (the OS sandbox cannot limit a host process to a domain list); the WASI shell's `fetch` and WebFetch reach those domains".to_owned()
+        });
+        self
     }
 
     /// The outer sandbox's name.
@@ -118,8 +134,14 @@ impl BashBackend for NativeBackend {
     fn describe(&self) -> String {
         match &self.uncontained {
             None => format!(
-                "Host commands run in the host's bash inside the OS sandbox ({}): the workspace is the only writable place that persists, /tmp is private, the home directory is hidden (toolchains are readable), there is no network, and the environment holds only PATH, HOME, the locale and toolchain variables.",
-                self.outer.name()
+                "Host commands run in the host's bash inside the OS sandbox ({}): the workspace is the only writable place that persists, /tmp is private, the home directory is hidden (toolchains are readable), there is no network{}, and the environment holds only PATH, HOME, the locale and toolchain variables.",
+                self.outer.name(),
+                self.offline_note
+                    .as_ref()
+                    .map_or_else(String::new, |n| format!(" ({n})"))
+            ),
+            Some(why) if self.unsandboxed == Unsandboxed::Allowed => format!(
+                "Host commands run in the host's bash WITHOUT an OS sandbox ({why}), as the user's settings allow."
             ),
             Some(why) => format!(
                 "Host commands run in the host's bash WITHOUT an OS sandbox ({why}); each one needs the user's approval."
@@ -196,7 +218,14 @@ impl BashBackend for NativeBackend {
                     if out.audit.network { "on" } else { "off" }
                 )],
                 Some(why) => vec![format!("ran WITHOUT the OS sandbox: {why}")],
-            },
+            }
+            .into_iter()
+            .chain(
+                self.offline_note
+                    .clone()
+                    .filter(|_| self.uncontained.is_none()),
+            )
+            .collect(),
         })
     }
 }
