@@ -43,6 +43,13 @@ pub const MAX_PAREN_DEPTH: usize = 8;
 /// a 1 MiB stack (tested), leaving room on the 2 MiB threads of an async runtime.
 pub const MAX_COMPOUND_DEPTH: usize = 32;
 
+/// The most operators (`!`, `&&`, `||`) one conditional command `[[ .. ]]` may hold. brush-parser
+/// descends recursively into each, and 3000 `!` (6 KB) overflowed the stack, an abort that no
+/// caller can catch: `agent sandbox check-command`, the permission engine and the WASI shell all
+/// died. Real conditions combine a handful of tests; the most accepted parse in a 1 MiB stack
+/// (tested).
+pub const MAX_COND_OPERATORS: usize = 64;
+
 /// Why `text` must not be parsed, or `None` when it is safe to hand to brush-parser.
 pub(super) fn refuse(text: &str) -> Option<String> {
     if text.len() > MAX_SCRIPT_BYTES {
@@ -62,6 +69,13 @@ pub(super) fn refuse(text: &str) -> Option<String> {
         return Some(format!(
             "compound commands (`{{ }}`, if, for, while, until, case, select) nest {depth} levels \
              deep, more than the {MAX_COMPOUND_DEPTH} accepted"
+        ));
+    }
+    let operators = cond_operators(text);
+    if operators > MAX_COND_OPERATORS {
+        return Some(format!(
+            "a conditional command `[[ .. ]]` holds {operators} operators (`!`, `&&`, `||`), more \
+             than the {MAX_COND_OPERATORS} accepted; split the test"
         ));
     }
     if let Some(what) = unsafe_heredoc(text) {
@@ -346,6 +360,53 @@ fn compound_depth(text: &str) -> usize {
 }
 
 /// Bytes that end a word for [`compound_depth`].
+/// The most operators (`!`, `&&`, `||`) counted in one `[[ .. ]]` of `text`. A span starts at a
+/// `[[` that begins a word and ends at the next `]]` outside quotes (or at the end of the text);
+/// inside it every `!` and every `&&` / `||` pair outside quotes counts, which can only
+/// over-count (a `!` in an unquoted pattern counts too).
+fn cond_operators(text: &str) -> usize {
+    let b = text.as_bytes();
+    let mut most = 0;
+    let mut i = 0;
+    while i + 1 < b.len() {
+        let starts = b[i] == b'[' && b[i + 1] == b'[' && (i == 0 || is_word_break(b[i - 1]));
+        if !starts {
+            i += 1;
+            continue;
+        }
+        let mut count = 0usize;
+        let mut j = i + 2;
+        let mut quote: Option<u8> = None;
+        while j < b.len() {
+            let c = b[j];
+            match quote {
+                Some(q) => {
+                    if c == b'\\' && q == b'"' {
+                        j += 1;
+                    } else if c == q {
+                        quote = None;
+                    }
+                }
+                None => match c {
+                    b'\\' => j += 1,
+                    b'\'' | b'"' => quote = Some(c),
+                    b'!' => count += 1,
+                    b'&' | b'|' if b.get(j + 1) == Some(&c) => {
+                        count += 1;
+                        j += 1;
+                    }
+                    b']' if b.get(j + 1) == Some(&b']') => break,
+                    _ => {}
+                },
+            }
+            j += 1;
+        }
+        most = most.max(count);
+        i = j.max(i + 2);
+    }
+    most
+}
+
 fn is_word_break(c: u8) -> bool {
     matches!(
         c,
@@ -532,6 +593,42 @@ mod tests {
             "done; }; fi; ",
             MAX_COMPOUND_DEPTH / 3,
         );
+        let parsed = std::thread::Builder::new()
+            .stack_size(1 << 20)
+            .spawn(move || super::super::parse(&worst).is_ok())
+            .unwrap()
+            .join()
+            .unwrap();
+        assert!(parsed);
+    }
+
+    #[test]
+    fn long_conditional_commands_are_refused_before_they_overflow_the_parser() {
+        for op in ["! ", "x && ", "x || ", "! x && "] {
+            let long = format!("[[ {}x ]]", op.repeat(3000));
+            let why = refuse(&long).expect("refused");
+            assert!(why.contains("operators"), "{why}");
+        }
+        // Quoted operators do not count; a `]]` ends the span; each `[[ ]]` counts alone.
+        let quoted = format!("[[ \"{}\" == x ]]", "!&&||".repeat(500));
+        assert_eq!(refuse(&quoted), None);
+        let many = "[[ ! -f a && -d b || x ]] && ".repeat(100) + "true";
+        assert_eq!(cond_operators(&many), 3);
+        assert_eq!(refuse(&many), None);
+        // `[[` as an argument is counted too: it can only over-count.
+        assert_eq!(cond_operators("echo [[ ! x"), 1);
+        assert_eq!(cond_operators("a[[ ! x"), 0);
+        // The most accepted, in its worst shape, parses in a 1 MiB stack.
+        let worst = format!("[[ {}x ]]", "! ".repeat(MAX_COND_OPERATORS));
+        assert_eq!(refuse(&worst), None);
+        let parsed = std::thread::Builder::new()
+            .stack_size(1 << 20)
+            .spawn(move || super::super::parse(&worst).is_ok())
+            .unwrap()
+            .join()
+            .unwrap();
+        assert!(parsed);
+        let worst = format!("[[ {}x ]]", "x && ".repeat(MAX_COND_OPERATORS));
         let parsed = std::thread::Builder::new()
             .stack_size(1 << 20)
             .spawn(move || super::super::parse(&worst).is_ok())
