@@ -52,14 +52,14 @@ impl Builtin {
     /// Runs the built-in with `args` (its name excluded).
     pub fn run(self, args: &[String], state: &mut State, fds: &mut Fds, ws: &Workspace) -> Flow {
         match self {
-            Self::Cd => Flow::Status(cd(args, state, fds, ws)),
-            Self::Export => Flow::Status(export(args, state, fds)),
+            Self::Cd => written(cd(args, state, fds, ws)),
+            Self::Export => written(export(args, state, fds)),
             Self::Unset => Flow::Status(unset(args, state, fds)),
             Self::Exit => exit(args, state, fds),
             Self::True | Self::Colon => Flow::Status(0),
             Self::False => Flow::Status(1),
-            Self::Echo => Flow::Status(echo(args, fds)),
-            Self::Pwd => Flow::Status(pwd(args, state, fds)),
+            Self::Echo => written(echo(args, fds)),
+            Self::Pwd => written(pwd(args, state, fds)),
             Self::Break => loop_control("break", args, state, fds),
             Self::Continue => loop_control("continue", args, state, fds),
             Self::Read => Flow::Status(super::read::read(args, state, fds)),
@@ -68,10 +68,26 @@ impl Builtin {
     }
 }
 
-/// Writes `bytes` to stdout; a failure is reported as bash reports it and gives status 1.
+/// The status of a shell killed by SIGPIPE (128 + 13).
+pub(crate) const SIGPIPE_STATUS: i32 = 141;
+
+/// A writing built-in's status as a flow: [`SIGPIPE_STATUS`] (its reader is gone) ends the
+/// shell running it, as SIGPIPE ends bash's subshell, so `while :; do echo y; done | head -1`
+/// ends when `head` does; any other status goes on.
+fn written(status: i32) -> Flow {
+    if status == SIGPIPE_STATUS {
+        Flow::Exit(SIGPIPE_STATUS)
+    } else {
+        Flow::Status(status)
+    }
+}
+
+/// Writes `bytes` to stdout; a failure is reported as bash reports it and gives status 1, except
+/// a reader that is gone: [`SIGPIPE_STATUS`], silently, as bash's SIGPIPE.
 fn emit(name: &str, bytes: &[u8], fds: &mut Fds) -> i32 {
     match fds.stdout.write_all(bytes) {
         Ok(()) => 0,
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => SIGPIPE_STATUS,
         Err(e) => {
             fds.diagnose(&format!("{name}: write error: {}", strerror(&e)));
             1
