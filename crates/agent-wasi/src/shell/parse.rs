@@ -103,6 +103,7 @@ pub(crate) fn compile(script: &str) -> Result<Plan, ShellError> {
     let compiler = Compiler {
         script,
         opts: &opts,
+        brace_words: std::cell::Cell::new(0),
     };
     let plan = compiler.program(&program)?;
     // agent-core analysed every word too; a word its guards or brush's word parser refused
@@ -123,7 +124,15 @@ pub(crate) fn compile(script: &str) -> Result<Plan, ShellError> {
 struct Compiler<'a> {
     script: &'a str,
     opts: &'a ParserOptions,
+    /// Words brace expansion has made so far in this script (see [`MAX_SCRIPT_BRACE_WORDS`]).
+    brace_words: std::cell::Cell<usize>,
 }
+
+/// The most words brace expansion may make in one script, all words together. Each word's
+/// expansion is bounded too (braces.rs), but 50 copies of `true {1..99999}` (807 bytes) made
+/// 5 million words when the script was compiled, before any time limit applied, and took
+/// 2.4 GB (issue 24); a script needing more should loop with `seq` instead.
+pub(crate) const MAX_SCRIPT_BRACE_WORDS: usize = 100_000;
 
 fn at(p: &SourcePosition) -> Position {
     Position::new(p.line, p.column)
@@ -429,6 +438,16 @@ impl Compiler<'_> {
             )
         })?;
         let braced = raws.len() > 1;
+        if braced {
+            let made = self.brace_words.get().saturating_add(raws.len());
+            if made > MAX_SCRIPT_BRACE_WORDS {
+                return Err(unsupported(
+                    "brace expansions making more than 100000 words in one script",
+                    start,
+                ));
+            }
+            self.brace_words.set(made);
+        }
         raws.iter()
             .map(|raw| {
                 let origin = WordOrigin { raw, start };
@@ -878,6 +897,23 @@ mod tests {
             "(".repeat(agent_core::shell::MAX_PAREN_DEPTH + 1)
         );
         assert!(matches!(Plan::parse(&deep), Err(ShellError::Parse { .. })));
+    }
+
+    /// 50 copies of `true {1..99999}` made 5 million words while compiling (2.4 GB, outside
+    /// every time limit); the script's braces share one budget.
+    #[test]
+    fn brace_expansion_has_one_budget_per_script() {
+        let bomb = vec!["true {1..99999}"; 50].join("; ");
+        let (construct, _) = refused(&bomb);
+        assert!(construct.contains("in one script"), "{construct}");
+        // Under the budget, spread over words, it compiles.
+        let ok = vec!["true {1..20000}"; 5].join("; ");
+        assert!(Plan::parse(&ok).is_ok());
+        let over = vec!["true {1..20000}"; 6].join("; ");
+        assert!(refused(&over).0.contains("in one script"));
+        // Words without a brace expansion do not count.
+        let plain = vec!["echo {a}"; 200_000 / 9].join("; ");
+        assert!(Plan::parse(&plain).is_ok());
     }
 
     #[test]
