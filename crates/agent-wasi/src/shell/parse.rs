@@ -903,13 +903,13 @@ mod tests {
     /// every time limit); the script's braces share one budget.
     #[test]
     fn brace_expansion_has_one_budget_per_script() {
-        let bomb = vec!["true {1..99999}"; 50].join("; ");
+        let bomb = ["true {1..99999}"; 50].join("; ");
         let (construct, _) = refused(&bomb);
         assert!(construct.contains("in one script"), "{construct}");
         // Under the budget, spread over words, it compiles.
-        let ok = vec!["true {1..20000}"; 5].join("; ");
+        let ok = ["true {1..20000}"; 5].join("; ");
         assert!(Plan::parse(&ok).is_ok());
-        let over = vec!["true {1..20000}"; 6].join("; ");
+        let over = ["true {1..20000}"; 6].join("; ");
         assert!(refused(&over).0.contains("in one script"));
         // Words without a brace expansion do not count.
         let plain = vec!["echo {a}"; 200_000 / 9].join("; ");
