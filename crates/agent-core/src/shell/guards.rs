@@ -537,6 +537,16 @@ fn next_redirect_shift(b: &[u8], from: usize) -> Option<usize> {
 mod tests {
     use super::*;
 
+    /// Whether `text` parses on a thread with a 1 MiB stack (a deep parse aborts the process).
+    fn parses_in_one_mib(text: String) -> bool {
+        std::thread::Builder::new()
+            .stack_size(1 << 20)
+            .spawn(move || super::super::parse(&text).is_ok())
+            .unwrap()
+            .join()
+            .unwrap()
+    }
+
     fn nested(open: &str, close: &str, levels: usize) -> String {
         format!("{}echo deep; {}", open.repeat(levels), close.repeat(levels))
     }
@@ -593,13 +603,7 @@ mod tests {
             "done; }; fi; ",
             MAX_COMPOUND_DEPTH / 3,
         );
-        let parsed = std::thread::Builder::new()
-            .stack_size(1 << 20)
-            .spawn(move || super::super::parse(&worst).is_ok())
-            .unwrap()
-            .join()
-            .unwrap();
-        assert!(parsed);
+        assert!(parses_in_one_mib(worst));
     }
 
     #[test]
@@ -621,21 +625,9 @@ mod tests {
         // The most accepted, in its worst shape, parses in a 1 MiB stack.
         let worst = format!("[[ {}x ]]", "! ".repeat(MAX_COND_OPERATORS));
         assert_eq!(refuse(&worst), None);
-        let parsed = std::thread::Builder::new()
-            .stack_size(1 << 20)
-            .spawn(move || super::super::parse(&worst).is_ok())
-            .unwrap()
-            .join()
-            .unwrap();
-        assert!(parsed);
+        assert!(parses_in_one_mib(worst));
         let worst = format!("[[ {}x ]]", "x && ".repeat(MAX_COND_OPERATORS));
-        let parsed = std::thread::Builder::new()
-            .stack_size(1 << 20)
-            .spawn(move || super::super::parse(&worst).is_ok())
-            .unwrap()
-            .join()
-            .unwrap();
-        assert!(parsed);
+        assert!(parses_in_one_mib(worst));
     }
 
     #[test]
