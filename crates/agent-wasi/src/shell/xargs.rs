@@ -19,6 +19,11 @@ use super::getopt::{ArgKind, Spec};
 /// GNU's default `--max-chars` (the size of the command buffer it reports).
 const DEFAULT_MAX_CHARS: usize = 131_072;
 
+/// The longest item read whatever `-s` says: about the system's own argument limit (GNU
+/// xargs accepts `-s` up to 2091263 on Linux). Nothing longer could run, and the host must not
+/// keep an item of unbounded size in memory.
+const MAX_ITEM_BYTES: usize = 2 << 20;
+
 /// What running one command line gave.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Ran {
@@ -271,9 +276,22 @@ struct Items<R> {
     eof: Option<String>,
     done: bool,
     pending_eol: bool,
+    /// The longest item kept (`-s`): a longer one can never fit a command line, and keeping it
+    /// would let the input grow the host's memory without bound (GNU stops there too).
+    max_item: usize,
 }
 
 impl<R: Read> Items<R> {
+    /// Appends `b` to `item`, or fails as GNU does once the item cannot fit any command line.
+    fn push(&mut self, item: &mut Vec<u8>, b: u8) -> Result<(), String> {
+        if item.len() >= self.max_item {
+            self.done = true;
+            return Err("xargs: argument line too long".to_owned());
+        }
+        item.push(b);
+        Ok(())
+    }
+
     fn byte(&mut self) -> std::io::Result<Option<u8>> {
         let buf = self.input.fill_buf()?;
         let Some(&b) = buf.first() else {
@@ -306,7 +324,7 @@ impl<R: Read> Items<R> {
                         break;
                     }
                     Some(b) if b == sep => break,
-                    Some(b) => item.push(b),
+                    Some(b) => self.push(&mut item, b)?,
                 }
             }
             // Each item is a line of its own for -L and -I.
@@ -334,7 +352,7 @@ impl<R: Read> Items<R> {
                     return Ok(Some(Event::EndOfLine));
                 }
                 b' ' | b'\t' if !started => {}
-                b' ' | b'\t' if self.whole_lines => item.push(b),
+                b' ' | b'\t' if self.whole_lines => self.push(&mut item, b)?,
                 b' ' | b'\t' => return Ok(self.finish(item, quoted)),
                 b'\'' | b'"' => {
                     started = true;
@@ -349,19 +367,19 @@ impl<R: Read> Items<R> {
                                     "xargs: unmatched {which} quote; by default quotes are special to xargs unless you use the -0 option"
                                 ));
                             }
-                            Some(c) => item.push(c),
+                            Some(c) => self.push(&mut item, c)?,
                         }
                     }
                 }
                 b'\\' => {
                     started = true;
                     if let Some(c) = self.byte().map_err(io)? {
-                        item.push(c);
+                        self.push(&mut item, c)?;
                     }
                 }
                 _ => {
                     started = true;
-                    item.push(b);
+                    self.push(&mut item, b)?;
                 }
             }
         }
@@ -433,6 +451,7 @@ pub(crate) fn xargs(args: &[String], io: Io<'_>) -> i32 {
         eof: options.eof.clone(),
         done: false,
         pending_eol: false,
+        max_item: options.max_chars.min(MAX_ITEM_BYTES),
     };
     let base_chars: usize = command.iter().map(|a| a.len() + 1).sum();
     if base_chars > options.max_chars {
@@ -739,6 +758,33 @@ mod tests {
         assert!(ran.is_empty());
         assert_eq!(code, 1);
         assert_eq!(err, "xargs: argument line too long\n");
+    }
+
+    /// An item longer than any command line could hold ends xargs with GNU's message, before
+    /// it grows further (it was kept whole in the host's memory, of any size).
+    #[test]
+    fn an_item_too_long_for_any_command_line_stops_xargs() {
+        let huge = "a".repeat(DEFAULT_MAX_CHARS + 10);
+        let (ran, code, err) = run(&["echo"], &format!("x {huge} y"), ok);
+        assert_eq!(lines(&ran), ["echo x"]);
+        assert_eq!(code, 1);
+        assert_eq!(err, "xargs: argument line too long\n");
+        for args in [
+            &["-0", "echo"][..],
+            &["-d", ",", "echo"],
+            &["-I", "{}", "echo", "{}"],
+        ] {
+            let (ran, code, err) = run(args, &huge, ok);
+            assert!(ran.is_empty(), "{args:?}");
+            assert_eq!((code, err.as_str()), (1, "xargs: argument line too long\n"));
+        }
+        // A larger -s lets a larger item through, up to the system's own limit.
+        let s = (DEFAULT_MAX_CHARS + 100).to_string();
+        let (ran, code, _) = run(&["-s", &s, "echo"], &huge, ok);
+        assert_eq!((ran.len(), code), (1, 0));
+        let big = "b".repeat(MAX_ITEM_BYTES + 1);
+        let (ran, code, _) = run(&["-s", "99999999", "echo"], &big, ok);
+        assert_eq!((ran.len(), code), (0, 1));
     }
 
     #[test]
