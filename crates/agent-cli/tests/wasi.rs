@@ -77,7 +77,14 @@ fn env() -> Option<Env> {
 
 impl Env {
     fn agent(&self, args: &[&str], stdin: Option<&str>) -> Run {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_agent"))
+        self.agent_in(args, stdin, None)
+    }
+
+    /// Runs `agent` with this environment, `stdin`, and `PATH` set to `path` when given (so
+    /// `bwrap` can be made unfindable).
+    fn agent_in(&self, args: &[&str], stdin: Option<&str>, path: Option<&str>) -> Run {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_agent"));
+        command
             .args(args)
             .env("HOME", &self.home)
             .env("AGENT_HOME", self.home.join(".agent"))
@@ -90,9 +97,11 @@ impl Env {
                 Stdio::null()
             })
             .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
+            .stderr(Stdio::piped());
+        if let Some(path) = path {
+            command.env("PATH", path);
+        }
+        let mut child = command.spawn().unwrap();
         if let Some(text) = stdin {
             use std::io::Write as _;
             child
@@ -457,32 +466,13 @@ fn shell_json_records_carry_the_network_requests() {
 }
 
 impl Env {
-    /// [`Env::agent`] with `PATH` set to `path` (so `bwrap` can be made unfindable).
-    fn agent_with_path(&self, args: &[&str], path: &str) -> Run {
-        let out = Command::new(env!("CARGO_BIN_EXE_agent"))
-            .args(args)
-            .env("HOME", &self.home)
-            .env("AGENT_HOME", self.home.join(".agent"))
-            .env("AGENT_WASI_CACHE", target_dir().join("wasi-test-cache"))
-            .env("PATH", path)
-            .current_dir(&self.ws)
-            .stdin(Stdio::null())
-            .output()
-            .unwrap();
-        Run {
-            code: out.status.code().unwrap_or(-1),
-            stdout: String::from_utf8(out.stdout).unwrap(),
-            stderr: String::from_utf8(out.stderr).unwrap(),
-        }
-    }
-
     /// `agent tool Bash` on the workspace with `command`, the extra `args`, and `PATH`.
     fn bash(&self, command: &str, args: &[&str], path: &str) -> (Run, Value) {
         let input = json!({ "command": command }).to_string();
         let ws = self.ws.to_string_lossy().into_owned();
         let mut all = vec!["tool", "Bash", "--input", &input, "--workspace", &ws];
         all.extend_from_slice(args);
-        let run = self.agent_with_path(&all, path);
+        let run = self.agent_in(&all, None, Some(path));
         let v = serde_json::from_str(&run.stdout).unwrap_or(Value::Null);
         (run, v)
     }

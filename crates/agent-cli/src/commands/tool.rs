@@ -138,7 +138,6 @@ pub(crate) fn bash_tool(
     settings: &agent_core::permissions::Settings,
     home: &std::path::Path,
 ) -> Result<agent_sessions::tools::Bash> {
-    use agent_core::permissions::Scope;
     use agent_sandbox::outer::backend_named;
     use agent_sandbox::settings::SandboxSettings;
     use agent_sessions::tools::{
@@ -190,17 +189,12 @@ pub(crate) fn bash_tool(
         "bwrap"
     };
     let outer = backend_named(outer_name).map_err(anyhow::Error::msg)?;
-    // `failIfUnavailable: false` counts only from the user's own files (the trust table drops
-    // it from project files): then an unsandboxed host command runs without asking.
-    let user_allows_unsandboxed = settings.files.iter().rev().find_map(|f| {
-        matches!(f.scope, Scope::User | Scope::Cli)
-            .then(|| f.value.get("sandbox")?.get("failIfUnavailable")?.as_bool())
-            .flatten()
-    }) == Some(false);
-    let unsandboxed = if user_allows_unsandboxed {
-        Unsandboxed::Allowed
-    } else {
+    // `failIfUnavailable: false` comes only from the user's own files (the trust table drops it
+    // from project files): then an unsandboxed host command runs without asking.
+    let unsandboxed = if sandbox.fails_if_unavailable() {
         Unsandboxed::AfterApproval
+    } else {
+        Unsandboxed::Allowed
     };
     let domains_listed = sandbox
         .network

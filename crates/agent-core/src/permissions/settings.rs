@@ -323,10 +323,8 @@ impl Settings {
                     file.path.display()
                 ));
             } else if trusted
-                || matches!(
-                    mode,
-                    PermissionMode::Default | PermissionMode::Plan | PermissionMode::DontAsk
-                )
+                || super::settings_keys::spec("permissions.defaultMode")
+                    .is_some_and(|k| k.tightens(&Value::String(mode.as_str().to_owned())))
             {
                 self.default_mode = Some((mode, file.path.clone()));
             }
