@@ -637,3 +637,63 @@ fn without_an_os_sandbox_a_host_command_asks_every_time() {
     assert_eq!(run.code, 0, "{} {}", run.stdout, run.stderr);
     assert_eq!(v["output"]["backend"], "host", "{v}");
 }
+
+/// Approved means contained: an auto-approved read-only command runs with a read-only view,
+/// no network and only the programs the checker saw, and its result says so; an allow rule's
+/// approval writes only inside the workspace; a command the user approved as written carries
+/// no prediction to hold it to.
+#[test]
+fn an_auto_approved_command_runs_held_to_what_it_was_approved_as() {
+    let Some(e) = env() else { return };
+    if !bwrap_runs() {
+        return;
+    }
+    let (run, v) = e.bash("cat src/a.txt | wc -l", &[], PATH);
+    assert_eq!(run.code, 0, "{} {}", run.stdout, run.stderr);
+    assert_eq!(v["reason"], "built-in read-only command", "{v}");
+    let out = &v["output"];
+    assert_eq!(out["stdout"], "3\n", "{v}");
+    assert_eq!(out["backend"], "wasi", "{v}");
+    let c = &out["containment"];
+    assert_eq!(c["writes"], "none", "{v}");
+    assert_eq!(c["network"], false, "{v}");
+    assert_eq!(c["programs"], json!(["cat", "wc"]), "{v}");
+    assert_eq!(c["approvedAs"], "a built-in read-only command", "{v}");
+    let enforced = c["enforced"].to_string();
+    assert!(enforced.contains("the workspace was read-only"), "{v}");
+    assert!(
+        enforced.contains("only these programs could start: cat, wc"),
+        "{v}"
+    );
+    // On the host (git is no bundle command) the OS sandbox binds the workspace read-only.
+    let (run, v) = e.bash("git status", &[], PATH);
+    assert_eq!(v["output"]["backend"], "sandbox", "{} {v}", run.stderr);
+    let c = &v["output"]["containment"];
+    assert_eq!(c["writes"], "none", "{v}");
+    assert!(
+        c["enforced"]
+            .to_string()
+            .contains("the workspace was read-only"),
+        "{v}"
+    );
+    // An allow rule: writes inside the workspace, the programs the rule covers.
+    let allow = e.settings(
+        "allow-touch.json",
+        &json!({"permissions": {"allow": ["Bash(touch *)"]}}),
+    );
+    let (run, v) = e.bash("touch made.txt", &["--settings", &allow], PATH);
+    assert_eq!(run.code, 0, "{} {}", run.stdout, run.stderr);
+    assert!(e.ws.join("made.txt").exists(), "{v}");
+    let c = &v["output"]["containment"];
+    assert_eq!(c["writes"], "workingDirs", "{v}");
+    assert_eq!(c["programs"], json!(["touch"]), "{v}");
+    assert_eq!(c["approvedAs"], "allow rule `Bash(touch *)`", "{v}");
+    // A bare `Bash` allow approves every command as written: nothing predicted, nothing held.
+    let all = e.settings(
+        "allow-all.json",
+        &json!({"permissions": {"allow": ["Bash"]}}),
+    );
+    let (_, v) = e.bash("touch other.txt", &["--settings", &all], PATH);
+    assert!(v["output"].get("containment").is_none(), "{v}");
+    assert!(e.ws.join("other.txt").exists(), "{v}");
+}

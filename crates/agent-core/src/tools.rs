@@ -43,6 +43,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::modes::PermissionMode;
+use crate::permissions::Containment;
 
 /// What a tool does, as far as permissions are concerned.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -129,6 +130,10 @@ pub struct ToolContext {
     pub permission_mode: PermissionMode,
     /// Set when the call is cancelled.
     pub cancellation: CancellationFlag,
+    /// What the call was approved to do when the approval was a prediction (the read-only
+    /// set, an allow rule, a mode): the tool enforces it and says so in its result. `None`:
+    /// approved as written by a person, a hook or a policy.
+    pub containment: Option<Containment>,
 }
 
 impl ToolContext {
@@ -145,6 +150,7 @@ impl ToolContext {
             tool_use_id: tool_use_id.into(),
             permission_mode: PermissionMode::Default,
             cancellation: CancellationFlag::new(),
+            containment: None,
         }
     }
 
@@ -157,6 +163,14 @@ impl ToolContext {
     /// Sets the permission mode.
     pub fn with_permission_mode(mut self, mode: PermissionMode) -> Self {
         self.permission_mode = mode;
+        self
+    }
+
+    /// Sets the capabilities the call was approved with ([`PermissionDecision::containment`]).
+    ///
+    /// [`PermissionDecision::containment`]: crate::permissions::PermissionDecision::containment
+    pub fn with_containment(mut self, containment: Option<Containment>) -> Self {
+        self.containment = containment;
         self
     }
 }

@@ -123,6 +123,45 @@ fn writes_inside_the_workdir_only() {
 }
 
 #[test]
+fn a_read_only_workdir_is_seen_but_not_changed() {
+    let Some(b) = bwrap() else { return };
+    let work = tempfile::tempdir().unwrap();
+    std::fs::write(work.path().join("a.txt"), "original\n").unwrap();
+    let mut req = request(
+        work.path(),
+        &[],
+        "cat a.txt; echo evil > a.txt; touch new.txt; rm -f a.txt; echo scratch > /tmp/s && cat /tmp/s",
+        Limits::default(),
+    );
+    req.plan.workdir_read_only = true;
+    let out = run(&b, &req).unwrap();
+    assert_eq!(text(&out.stdout), "original\nscratch\n", "{out:?}");
+    assert_eq!(
+        std::fs::read_to_string(work.path().join("a.txt")).unwrap(),
+        "original\n"
+    );
+    assert!(!work.path().join("new.txt").exists());
+    assert!(
+        text(&out.stderr).contains("Read-only file system"),
+        "{out:?}"
+    );
+    assert!(
+        out.audit
+            .mounts
+            .iter()
+            .any(|m| m.kind == "ro-bind" && m.path == work.path()),
+        "{:?}",
+        out.audit.mounts
+    );
+    assert!(
+        !out.audit
+            .mounts
+            .iter()
+            .any(|m| m.kind == "bind" && m.path == work.path())
+    );
+}
+
+#[test]
 fn protected_paths_stay_read_only() {
     let Some(b) = bwrap() else { return };
     let work = tempfile::tempdir().unwrap();

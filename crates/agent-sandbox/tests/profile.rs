@@ -536,3 +536,37 @@ fn snapshot_claude_with_docker_ssh_and_dirs() {
     }
     insta::assert_snapshot!("claude_docker_ssh_bwrap", lines);
 }
+
+#[test]
+fn a_read_only_workdir_is_granted_for_reading_only() {
+    let dir = tree(&[BASE]);
+    let p = plan(
+        dir.path(),
+        &Selection {
+            workdir_read_only: true,
+            ..Selection::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(p.writable().count(), 0);
+    let policy = sbpl::render(&p);
+    assert!(
+        policy.contains("(allow file-read* (subpath \"/home/u/work/app\"))"),
+        "{policy}"
+    );
+    assert!(
+        !policy.contains("file-write* (subpath \"/home/u/work/app\")"),
+        "{policy}"
+    );
+    assert!(
+        order(&policy).contains(
+            &"workdir (source: current directory), read-only: /home/u/work/app".to_owned()
+        )
+    );
+    let args = bwrap::render(&p, &EnvPlan::default()).args.join(" ");
+    assert!(
+        args.contains("--ro-bind /home/u/work/app /home/u/work/app"),
+        "{args}"
+    );
+    assert!(!args.contains("--bind /home/u/work/app "), "{args}");
+}

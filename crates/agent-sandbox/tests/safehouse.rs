@@ -140,6 +140,7 @@ fn full_selection(extra: &Path) -> Selection {
         enable: vec!["docker".into()],
         append_profiles: vec![extra.to_path_buf()],
         command: Some("claude".into()),
+        workdir_read_only: false,
     }
 }
 

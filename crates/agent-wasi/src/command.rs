@@ -121,6 +121,10 @@ pub struct CommandInput {
     /// Network access through the `agent_net` import ([`crate::net`]); `None` (the default):
     /// every request fails with [`crate::net::ERR_NOT_GRANTED`].
     pub net: Option<NetGrant>,
+    /// The workspace is preopened read-only: the guest reads it, and every write fails
+    /// (`EPERM`/`ENOTCAPABLE`, which guests print as "Operation not permitted" or
+    /// "Permission denied"). Default `false`.
+    pub read_only: bool,
 }
 
 impl CommandInput {
@@ -140,6 +144,7 @@ impl CommandInput {
             stderr: Output::capture(),
             limits: Limits::default(),
             net: None,
+            read_only: false,
         }
     }
 
@@ -362,6 +367,7 @@ impl Runtime {
             stderr,
             limits,
             net,
+            read_only,
         } = input;
         let stdin = InputSource::new(stdin);
         let stdout = OutputSink::new(stdout, LimitKind::Stdout);
@@ -381,7 +387,15 @@ impl Runtime {
             .stderr(stderr.clone())
             .monotonic_clock(RunClock { base: started });
         builder
-            .preopened_dir(workspace, &mount, FsPerms::ReadWrite)
+            .preopened_dir(
+                workspace,
+                &mount,
+                if read_only {
+                    FsPerms::ReadOnly
+                } else {
+                    FsPerms::ReadWrite
+                },
+            )
             .map_err(|err| RunError::Workspace {
                 path: workspace.to_owned(),
                 source: boxed(err),

@@ -555,6 +555,8 @@ impl StageRunner for Recording<'_> {
             stdout,
             mut stderr,
             wall_time,
+            read_only,
+            network,
             ..
         } = stage;
         let name = argv.first().cloned().unwrap_or_default();
@@ -602,7 +604,8 @@ impl StageRunner for Recording<'_> {
                 count: Arc::clone(&err_count),
             })),
             limits,
-            net: self.toolbox.net.clone(),
+            net: self.toolbox.net.clone().filter(|_| network),
+            read_only,
         };
         let (code, stdin_bytes, limit, net_requests) =
             match self

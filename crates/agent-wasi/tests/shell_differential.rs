@@ -127,6 +127,7 @@ impl StageRunner for NativeStageRunner {
             mut stderr,
             stderr_is_stdout,
             wall_time,
+            ..
         } = stage;
         let Some(program) = Self::program(&argv[0]) else {
             let _ = writeln!(stderr, "{}: not a corpus command", argv[0]);

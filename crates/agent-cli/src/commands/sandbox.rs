@@ -61,6 +61,7 @@ fn plan(args: &SelectionArgs, command: Option<&str>) -> Result<Plan> {
         enable: args.enable.clone(),
         append_profiles: args.append_profile.clone(),
         command: args.command.clone().or_else(|| command.map(str::to_owned)),
+        workdir_read_only: false,
     };
     Ok(Plan::resolve(&tree, &selection, &SystemHost)?)
 }

@@ -195,6 +195,12 @@ pub struct PermissionDecision {
     pub suggestions: Vec<String>,
     /// Whether the user asked to stop the whole run (a prompter's deny with `interrupt`).
     pub interrupt: bool,
+    /// For a Bash command allowed on a prediction (the read-only set, allow rules, a mode),
+    /// the capabilities it was approved with, which the Bash tool enforces when it runs;
+    /// `None` when a person, a hook or a policy approved it as written (the sandbox's own
+    /// limits still apply).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub containment: Option<super::Containment>,
     /// Set for asks that neither a hook nor a PermissionRequest handler may approve (critical
     /// `rm`); only the prompter can.
     #[serde(skip)]
@@ -211,12 +217,18 @@ impl PermissionDecision {
             updated_input: None,
             suggestions: Vec::new(),
             interrupt: false,
+            containment: None,
             hooks_cannot_allow: false,
         }
     }
 
     pub(crate) fn with_rule(mut self, rule: Option<RuleRef>) -> Self {
         self.rule = rule;
+        self
+    }
+
+    pub(crate) fn contained(mut self, containment: super::Containment) -> Self {
+        self.containment = Some(containment);
         self
     }
 

@@ -44,6 +44,7 @@
 mod arguments;
 mod classifier;
 mod commands;
+mod containment;
 mod decision;
 mod engine;
 mod grants;
@@ -61,6 +62,7 @@ mod workdirs;
 pub use crate::modes::{PermissionMode, UnknownMode};
 pub use classifier::{DangerRule, RULES as DANGER_RULES};
 pub use commands::SAFE_ENV_VARS;
+pub use containment::{Containment, WriteScope, programs_seen};
 pub use decision::{Behavior, PermissionDecision, RuleList, RuleOrigin, RuleRef, Scope, Step};
 pub use engine::{
     EngineError, PermissionEngine, PermissionEngineBuilder, PreparedCall, SandboxState,

@@ -94,7 +94,15 @@ pub fn render(plan: &Plan, env: &EnvPlan) -> BwrapCommand {
         b.mount("--bind", &g.path, "add-dirs");
     }
     if let Some((g, source)) = &plan.workdir {
-        b.mount("--bind", &g.path, &format!("workdir ({source})"));
+        if plan.workdir_read_only {
+            b.mount(
+                "--ro-bind",
+                &g.path,
+                &format!("workdir ({source}), read-only"),
+            );
+        } else {
+            b.mount("--bind", &g.path, &format!("workdir ({source})"));
+        }
     }
     let writable: Vec<PathBuf> = plan.writable().map(|g| g.path.clone()).collect();
     for w in &writable {

@@ -149,12 +149,12 @@ pub fn render(plan: &Plan) -> String {
         dir_grant(&mut out, "add-dirs", grant, true);
     }
     if let Some((grant, source)) = &plan.workdir {
-        dir_grant(
-            &mut out,
-            &format!("workdir (source: {source})"),
-            grant,
-            true,
-        );
+        let what = if plan.workdir_read_only {
+            format!("workdir (source: {source}), read-only")
+        } else {
+            format!("workdir (source: {source})")
+        };
+        dir_grant(&mut out, &what, grant, !plan.workdir_read_only);
     }
     let writable: Vec<&DirGrant> = plan.writable().collect();
     if !writable.is_empty() {
@@ -248,6 +248,11 @@ fn resolved_rules(out: &mut String, plan: &Plan, rel: &str, text: &str) {
 /// After `worktree-common-dir.sb`: the workdir's shared Git directory, read-write.
 fn common_dir_rules(out: &mut String, plan: &Plan) {
     match &plan.worktrees.common_dir {
+        Some(dir) if plan.workdir_read_only => {
+            out.push_str("\n;; The shared Git directory of this linked worktree: read-only, as the workdir.\n");
+            ancestor_block(out, dir, "file-read*");
+            let _ = writeln!(out, "(allow file-read* (subpath {}))", quote(dir));
+        }
         Some(dir) => {
             out.push_str("\n;; The shared Git directory of this linked worktree: read-write.\n");
             ancestor_block(out, dir, "file-read*");

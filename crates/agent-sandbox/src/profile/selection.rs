@@ -47,6 +47,9 @@ pub struct Selection {
     pub append_profiles: Vec<PathBuf>,
     /// The command that will run; its basename selects agent and app profiles (`--command`).
     pub command: Option<String>,
+    /// The workdir is granted read-only: the command sees it but cannot change it (a Bash
+    /// command approved as read-only runs so; see agent-core's `Containment`).
+    pub workdir_read_only: bool,
 }
 
 /// Why a profile is in the plan.
@@ -121,6 +124,8 @@ pub struct Plan {
     pub links: BTreeMap<PathBuf, PathBuf>,
     /// The workdir's Git worktree layout (empty without a workdir).
     pub worktrees: GitWorktrees,
+    /// The workdir (and its shared Git directory) is read-only.
+    pub workdir_read_only: bool,
 }
 
 impl Plan {
@@ -287,6 +292,7 @@ impl Plan {
             command,
             links,
             worktrees,
+            workdir_read_only: selection.workdir_read_only,
         })
     }
 
@@ -295,11 +301,14 @@ impl Plan {
         self.parts.iter().any(|p| p.profile.meta.linux_network)
     }
 
-    /// The writable directories: add-dirs, then the workdir.
+    /// The writable directories: add-dirs, then the workdir unless it is read-only.
     pub fn writable(&self) -> impl Iterator<Item = &DirGrant> {
-        self.add_dirs
-            .iter()
-            .chain(self.workdir.as_ref().map(|(g, _)| g))
+        self.add_dirs.iter().chain(
+            self.workdir
+                .as_ref()
+                .filter(|_| !self.workdir_read_only)
+                .map(|(g, _)| g),
+        )
     }
 }
 

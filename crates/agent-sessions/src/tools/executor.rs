@@ -240,7 +240,8 @@ impl ToolExecutor {
                     .cloned()
                     .collect(),
             )
-            .with_permission_mode(self.engine.mode());
+            .with_permission_mode(self.engine.mode())
+            .with_containment(execution.decision.containment.clone());
         ctx.cancellation = cancellation;
         let start = Instant::now();
         let result = tool.call(input.clone(), &ctx).await;

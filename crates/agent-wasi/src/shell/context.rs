@@ -36,6 +36,18 @@ pub struct ShellContext {
     /// Set to `true` to stop the script before its next pipeline (checked between commands;
     /// the stage runner bounds each command itself).
     pub cancel: Option<Arc<AtomicBool>>,
+    /// The workspace is read-only for the script and every command it runs: redirects that
+    /// write fail with `Read-only file system`, and modules get a read-only preopen.
+    pub read_only: bool,
+    /// Whether commands may use the runner's network grant (default `true`); `false` runs
+    /// every command without it.
+    pub network: bool,
+    /// The only programs the script may start (basenames), when limited: any other command
+    /// line, however it is reached (`xargs`, `env`, `timeout`, `find -exec`), is refused with
+    /// status 126 and [`ShellContext::refusal`]'s words. `None` (the default): any command.
+    pub programs: Option<Vec<String>>,
+    /// What a refused program's message says after the name (why it was not started).
+    pub refusal: Option<String>,
 }
 
 impl ShellContext {
@@ -53,7 +65,34 @@ impl ShellContext {
             stdout_limit: DEFAULT_OUTPUT_LIMIT,
             stderr_limit: DEFAULT_OUTPUT_LIMIT,
             cancel: None,
+            read_only: false,
+            network: true,
+            programs: None,
+            refusal: None,
         }
+    }
+
+    /// Makes the workspace read-only for the script and every command it runs.
+    #[must_use]
+    pub fn read_only(mut self) -> Self {
+        self.read_only = true;
+        self
+    }
+
+    /// Runs every command without the network.
+    #[must_use]
+    pub fn offline(mut self) -> Self {
+        self.network = false;
+        self
+    }
+
+    /// Limits the programs the script may start to `programs` (basenames); `why` is said of
+    /// any other when it is refused (`approved as read-only for ls, wc only`).
+    #[must_use]
+    pub fn with_programs(mut self, programs: Vec<String>, why: impl Into<String>) -> Self {
+        self.programs = Some(programs);
+        self.refusal = Some(why.into());
+        self
     }
 
     /// Mounts the workspace at the guest path `mount` (absolute; `/` for the workspace as the

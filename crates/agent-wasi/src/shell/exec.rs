@@ -115,6 +115,18 @@ pub(super) struct Interpreter<'a> {
     pub(super) ws: &'a Workspace,
     pub(super) runner: &'a dyn StageRunner,
     cancel: Option<&'a AtomicBool>,
+    /// What every command it starts is held to (read-only view, network, programs).
+    pub(super) held: Held<'a>,
+}
+
+/// The limits a contained script's commands run under (see [`ShellContext::read_only`],
+/// [`ShellContext::network`], [`ShellContext::programs`]).
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Held<'a> {
+    pub(super) read_only: bool,
+    pub(super) offline: bool,
+    pub(super) programs: Option<&'a [String]>,
+    pub(super) refusal: Option<&'a str>,
 }
 
 /// Runs `plan` in `ctx`.
@@ -123,10 +135,13 @@ pub(crate) fn run(
     ctx: &ShellContext,
     runner: &dyn StageRunner,
 ) -> Result<ShellOutput, ShellError> {
-    let ws = Workspace::open(&ctx.workspace).map_err(|source| ShellError::Workspace {
+    let mut ws = Workspace::open(&ctx.workspace).map_err(|source| ShellError::Workspace {
         path: ctx.workspace.clone(),
         source,
     })?;
+    if ctx.read_only {
+        ws = ws.into_read_only();
+    }
     let mount_path = ctx.mount_path()?;
     let mount = Mount::new(&mount_path).map_err(|reason| ShellError::Mount {
         mount: mount_path.clone(),
@@ -185,6 +200,12 @@ pub(crate) fn run(
         ws: &ws,
         runner,
         cancel: ctx.cancel.as_deref(),
+        held: Held {
+            read_only: ctx.read_only,
+            offline: !ctx.network,
+            programs: ctx.programs.as_deref(),
+            refusal: ctx.refusal.as_deref(),
+        },
     };
     let ended = interpreter.run_list(&plan.items, &mut state, &io);
     drop(io);

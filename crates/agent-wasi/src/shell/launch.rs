@@ -20,6 +20,9 @@ use super::xargs::{Io as XargsIo, Ran, xargs};
 /// The most paths `find ... -exec` collects (NUL-separated bytes).
 const FIND_OUTPUT_LIMIT: usize = 64 << 20;
 
+/// The status of a command line the script may not start (bash's "cannot execute").
+const EXIT_NOT_STARTED: i32 = 126;
+
 /// The commands the shell runs itself, whatever the bundles provide.
 const OWN: [&str; 3] = ["xargs", "env", "timeout"];
 
@@ -61,6 +64,16 @@ impl Interpreter<'_> {
 
     /// Runs `argv`, whose name [`Self::is_command`] accepted, to its end; its exit status.
     pub(super) fn launch(&self, argv: Vec<String>, launch: &Launch, mut fds: Fds) -> i32 {
+        if let Some(name) = argv.first()
+            && !self.may_start(name)
+        {
+            let why = self
+                .held
+                .refusal
+                .unwrap_or("it is not among the programs this script may start");
+            fds.diagnose(&format!("{name}: not started: {why}"));
+            return EXIT_NOT_STARTED;
+        }
         match argv.first().map(String::as_str) {
             Some("xargs") => self.xargs(&argv[1..], launch, &mut fds),
             Some("timeout") => match timeout::parse(&argv[1..]) {
@@ -88,6 +101,16 @@ impl Interpreter<'_> {
             },
             _ => self.stage(argv, launch, fds),
         }
+    }
+
+    /// Whether the script may start `name` (its basename is among the programs it is held
+    /// to, when it is held to some).
+    fn may_start(&self, name: &str) -> bool {
+        let Some(programs) = self.held.programs else {
+            return true;
+        };
+        let base = name.rsplit('/').next().unwrap_or(name);
+        programs.iter().any(|p| p == base)
     }
 
     /// Runs a module from the bundles.
@@ -120,6 +143,8 @@ impl Interpreter<'_> {
             stdout: fds.stdout.into_writer(),
             stderr: fds.stderr.into_writer(),
             wall_time,
+            read_only: self.held.read_only,
+            network: !self.held.offline,
         })
     }
 

@@ -63,6 +63,10 @@ pub struct Stage {
     /// DURATION COMMAND` asks for), `None` for none. A runner stops the command when it runs
     /// out, as its own wall-time limit does: the status is 124.
     pub wall_time: Option<Duration>,
+    /// The workspace is read-only for this command (a WASI runner preopens it read-only).
+    pub read_only: bool,
+    /// Whether the command may use the runner's network grant.
+    pub network: bool,
 }
 
 impl fmt::Debug for Stage {
@@ -74,6 +78,8 @@ impl fmt::Debug for Stage {
             .field("env", &self.env)
             .field("stderr_is_stdout", &self.stderr_is_stdout)
             .field("wall_time", &self.wall_time)
+            .field("read_only", &self.read_only)
+            .field("network", &self.network)
             .finish_non_exhaustive()
     }
 }

@@ -229,6 +229,7 @@ pub(crate) fn lexical(cwd: &GuestPath, path: &str) -> String {
 #[derive(Debug)]
 pub(crate) struct Workspace {
     dir: Dir,
+    read_only: bool,
 }
 
 impl Workspace {
@@ -236,7 +237,14 @@ impl Workspace {
     pub fn open(root: &Path) -> io::Result<Self> {
         Ok(Self {
             dir: Dir::open_ambient_dir(root, ambient_authority())?,
+            read_only: false,
         })
+    }
+
+    /// The same workspace, read-only: every write fails with `Read-only file system`.
+    pub fn into_read_only(mut self) -> Self {
+        self.read_only = true;
+        self
     }
 
     /// Opens a file for reading (`< file`).
@@ -252,6 +260,9 @@ impl Workspace {
 
     /// Opens a file for writing (`> file`, `>> file`), creating it.
     pub fn open_write(&self, path: &GuestPath, append: bool) -> io::Result<File> {
+        if self.read_only {
+            return Err(io::Error::from(io::ErrorKind::ReadOnlyFilesystem));
+        }
         let mut options = OpenOptions::new();
         options.write(true).create(true);
         if append {
@@ -279,6 +290,9 @@ impl Workspace {
 
     /// Whether the existing file at `path` opens for writing (nothing created or truncated).
     pub fn can_write(&self, path: &GuestPath) -> bool {
+        if self.read_only {
+            return false;
+        }
         let mut options = OpenOptions::new();
         options.write(true);
         self.dir.open_with(path.relative(), &options).is_ok()
@@ -326,6 +340,7 @@ pub(crate) fn strerror(e: &io::Error) -> String {
         io::ErrorKind::IsADirectory => "Is a directory".to_owned(),
         io::ErrorKind::NotADirectory => "Not a directory".to_owned(),
         io::ErrorKind::AlreadyExists => "File exists".to_owned(),
+        io::ErrorKind::ReadOnlyFilesystem => "Read-only file system".to_owned(),
         _ => e.to_string(),
     }
 }

@@ -162,19 +162,30 @@ impl PermissionEngine {
                     "allowed by {what} `{}` ({}) for every part of the command",
                     rule.text, rule.origin
                 );
+                let containment =
+                    Containment::working_dirs(format!("{what} `{}`", rule.text), script);
                 PermissionDecision::new(Behavior::Allow, Step::AllowRule, reason)
                     .with_rule(Some(rule))
+                    .contained(containment)
             }
             None if used_mode => PermissionDecision::new(
                 Behavior::Allow,
                 Step::Mode,
                 "acceptEdits mode: filesystem commands inside the working directories",
-            ),
+            )
+            .contained(Containment::working_dirs(
+                "acceptEdits mode's file commands",
+                script,
+            )),
             None => PermissionDecision::new(
                 Behavior::Allow,
                 Step::AllowRule,
                 "built-in read-only command",
-            ),
+            )
+            .contained(Containment::read_only(
+                "a built-in read-only command",
+                script,
+            )),
         })
     }
 }

@@ -41,6 +41,7 @@ use serde_json::Value;
 
 use super::classifier;
 use super::commands::allow_view;
+use super::containment::Containment;
 use super::decision::{Behavior, PermissionDecision, RuleList, RuleRef, Step};
 use super::grants::SessionGrants;
 use super::policy::{PermissionPolicy, PolicyVerdict};

@@ -166,8 +166,15 @@ impl PermissionEngine {
                     ));
                 }
                 Subject::Bash(b) => {
-                    return if self.bash_is_read_only(b) {
-                        allow("plan mode: read-only command")
+                    return if self.bash_is_read_only(b)
+                        && let Ok(script) = &b.parsed
+                    {
+                        allow("plan mode: read-only command").map(|d| {
+                            d.contained(Containment::read_only(
+                                "a read-only command in plan mode",
+                                script,
+                            ))
+                        })
                     } else {
                         Some(PermissionDecision::new(
                             Behavior::Deny,
@@ -193,11 +200,23 @@ impl PermissionEngine {
                     Some(why) => {
                         self.ask_or_deny(call, canonical, subject, Step::Mode, why, None, false)
                     }
-                    None => PermissionDecision::new(
-                        Behavior::Allow,
-                        Step::Mode,
-                        "auto mode: nothing dangerous found",
-                    ),
+                    None => {
+                        let d = PermissionDecision::new(
+                            Behavior::Allow,
+                            Step::Mode,
+                            "auto mode: nothing dangerous found",
+                        );
+                        match subject {
+                            Subject::Bash(b) => match &b.parsed {
+                                Ok(script) => d.contained(Containment::working_dirs(
+                                    "auto mode's classifier",
+                                    script,
+                                )),
+                                Err(_) => d,
+                            },
+                            _ => d,
+                        }
+                    }
                 });
             }
             _ => {}

@@ -5,6 +5,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use agent_core::permissions::{Containment, WriteScope};
 use agent_core::tools::ToolError;
 
 /// One command to run.
@@ -16,6 +17,10 @@ pub struct BashRequest {
     pub cwd: PathBuf,
     /// How long it may run; its whole process group is killed after.
     pub timeout: Duration,
+    /// What the command was approved to do, when the approval was a prediction: the backend
+    /// holds it to that (read-only view, no network, only the programs the checker saw) as
+    /// far as it can, and says what it enforced in [`BashOutcome::enforced`].
+    pub containment: Option<Containment>,
 }
 
 /// How it ended.
@@ -41,6 +46,10 @@ pub struct BashOutcome {
     /// Why the script went where it went, when it was routed (`python3` is not a bundle
     /// command, ...), and what enforced it.
     pub notes: Vec<String>,
+    /// What of [`BashRequest::containment`] the backend enforced, in words (`the workspace
+    /// was read-only`, `no network`, `only these programs could start: ls, wc`), and what it
+    /// could not.
+    pub enforced: Vec<String>,
 }
 
 /// Runs Bash commands.
@@ -69,4 +78,28 @@ pub trait BashBackend: Send + Sync {
     fn describe(&self) -> String {
         String::new()
     }
+}
+
+/// What `containment` asks of a backend, as the words [`BashOutcome::enforced`] records;
+/// `programs` says whether the backend held the script to the programs list.
+pub fn enforced_words(containment: &Containment, programs: bool) -> Vec<String> {
+    let mut out = vec![match containment.writes {
+        WriteScope::None => "the workspace was read-only".to_owned(),
+        WriteScope::WorkingDirs => "writes only inside the workspace".to_owned(),
+    }];
+    if !containment.network {
+        out.push("no network".to_owned());
+    }
+    if programs {
+        out.push(format!(
+            "only these programs could start: {}",
+            containment.programs.join(", ")
+        ));
+    } else {
+        out.push(
+            "programs started were not limited (the host's shell cannot be held to a list; the read-only view and the missing network still hold)"
+                .to_owned(),
+        );
+    }
+    out
 }

@@ -113,6 +113,11 @@ impl Bash {
                     "stderr": o.stderr,
                     "interrupted": o.interrupted,
                     "stoppedBy": o.stopped_by,
+                    "containment": request.containment.as_ref().map(|c| {
+                        let mut record = json!(c);
+                        record["enforced"] = json!(o.enforced);
+                        record
+                    }),
                 }),
                 Err(e) => json!({
                     "status": "failed",
@@ -221,6 +226,7 @@ impl Tool for Bash {
             command: command.to_owned(),
             cwd: ctx.cwd.clone(),
             timeout,
+            containment: ctx.containment.clone(),
         };
         let caps = self.caps.clone().unwrap_or_else(|| OutputCaps {
             spill_dir: ctx.cwd.join(SPILL_DIR),
@@ -245,6 +251,11 @@ impl Tool for Bash {
         });
         if !outcome.notes.is_empty() {
             out["notes"] = json!(outcome.notes);
+        }
+        if let Some(c) = &ctx.containment {
+            let mut record = json!(c);
+            record["enforced"] = json!(outcome.enforced);
+            out["containment"] = record;
         }
         if let Some(p) = &stdout.spilled {
             out["stdoutFile"] = json!(p);

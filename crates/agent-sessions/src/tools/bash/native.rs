@@ -20,7 +20,9 @@ use agent_sandbox::profile::env::EnvPlan;
 use agent_sandbox::profile::host::{Host, SystemHost};
 use agent_sandbox::profile::selection::{Plan, Selection, Workdir};
 
-use super::backend::{BashBackend, BashOutcome, BashRequest};
+use agent_core::permissions::WriteScope;
+
+use super::backend::{BashBackend, BashOutcome, BashRequest, enforced_words};
 
 /// What the native backend does when the OS sandbox cannot contain a command.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -105,10 +107,11 @@ impl NativeBackend {
         self.uncontained.as_deref()
     }
 
-    fn plan(&self, cwd: &Path) -> Result<Plan, ToolError> {
+    fn plan(&self, cwd: &Path, read_only: bool) -> Result<Plan, ToolError> {
         let selection = Selection {
             workdir: Workdir::Path(cwd.to_path_buf()),
             command: Some("bash".into()),
+            workdir_read_only: read_only,
             ..Selection::default()
         };
         Plan::resolve(&self.tree, &selection, &SystemHost)
@@ -150,7 +153,11 @@ impl BashBackend for NativeBackend {
     }
 
     fn run(&self, request: &BashRequest) -> Result<BashOutcome, ToolError> {
-        let plan = self.plan(&request.cwd)?;
+        let read_only = request
+            .containment
+            .as_ref()
+            .is_some_and(|c| c.writes == WriteScope::None);
+        let plan = self.plan(&request.cwd, read_only)?;
         let limits = Limits {
             wall: Some(request.timeout),
             output_bytes: self.output_bytes,
@@ -202,6 +209,19 @@ impl BashBackend for NativeBackend {
                 )),
             ),
         };
+        let enforced = match (&request.containment, &self.uncontained) {
+            (None, _) => Vec::new(),
+            (Some(c), None) => {
+                let mut words = enforced_words(c, false);
+                if out.audit.network && !c.network {
+                    words.push("the network was NOT off: the sandbox's profiles enable it".into());
+                }
+                words
+            }
+            (Some(_), Some(why)) => vec![format!(
+                "nothing of the approval's limits was enforced: the command ran without the OS sandbox ({why})"
+            )],
+        };
         Ok(BashOutcome {
             stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
             stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
@@ -226,6 +246,7 @@ impl BashBackend for NativeBackend {
                     .filter(|_| self.uncontained.is_none()),
             )
             .collect(),
+            enforced,
         })
     }
 }

@@ -12,7 +12,9 @@ use agent_wasi::shell::{ShellContext, ShellError};
 use agent_wasi::toolbox::Toolbox;
 use serde_json::json;
 
-use super::backend::{BashBackend, BashOutcome, BashRequest};
+use agent_core::permissions::WriteScope;
+
+use super::backend::{BashBackend, BashOutcome, BashRequest, enforced_words};
 
 /// Most bytes kept of a command's stdout and of its stderr (the tool then cuts inline output
 /// and spills the rest, as for the native backend).
@@ -61,11 +63,29 @@ impl BashBackend for WasiBackend {
                 request.cwd.display()
             ))
         })?;
-        let ctx = ShellContext::new(&request.cwd)
+        let mut ctx = ShellContext::new(&request.cwd)
             .with_mount(mount.clone())
             .with_env([("HOME", mount.as_str())])
             .with_output_limits(OUTPUT_LIMIT, OUTPUT_LIMIT)
             .with_cancel(Arc::clone(&cancel));
+        let mut enforced = Vec::new();
+        if let Some(c) = &request.containment {
+            if c.writes == WriteScope::None {
+                ctx = ctx.read_only();
+            }
+            if !c.network {
+                ctx = ctx.offline();
+            }
+            ctx = ctx.with_programs(
+                c.programs.clone(),
+                format!(
+                    "this command was approved as {} for the programs it names ({}) only; ask for the command to be approved as written",
+                    c.approved_as,
+                    c.programs.join(", ")
+                ),
+            );
+            enforced = enforced_words(c, true);
+        }
         // The whole script has the request's time: each command is limited by the toolbox,
         // and the script stops before its next command once the time is up.
         let deadline = Instant::now() + request.timeout;
@@ -128,6 +148,7 @@ impl BashBackend for WasiBackend {
             commands: run.commands.iter().map(|c| json!(c)).collect(),
             backend: "wasi".to_owned(),
             notes: Vec::new(),
+            enforced,
         })
     }
 }
