@@ -472,6 +472,7 @@ fn assignments_that_change_what_runs_or_is_read_are_refused() {
             "x=1; echo $x",
             "dir=sub; ls",
             "read -r line < f.txt",
+            "while IFS= read -r line; do echo \"$line\"; done < f.txt",
             "local_var=1; git status",
         ]),
     );

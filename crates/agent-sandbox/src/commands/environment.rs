@@ -12,7 +12,9 @@
 //!   names to applications). Not inside a string another shell runs (`zsh -c '…'`), where
 //!   lower-case names can be special (zsh's `path`, `cdpath`).
 //!
-//! Names set by `getopts` itself (`OPTARG`, `OPTIND`) are bash's own bookkeeping. A `for NAME
+//! `IFS` given to `read`, `mapfile` or `readarray` (`while IFS= read -r line`) only sets how
+//! that builtin splits its input. Names set by `getopts` itself (`OPTARG`, `OPTIND`) are bash's
+//! own bookkeeping. A `for NAME
 //! in …` loop variable is not in the parse this checker reads (see docs/sandbox.md).
 
 use agent_core::permissions::SAFE_ENV_VARS;
@@ -63,12 +65,20 @@ pub(crate) fn refusal(cmd: &SimpleCommand) -> Option<String> {
     ))
 }
 
+/// The builtins that read lines into variables: `IFS` given to one of them (`IFS= read -r
+/// line`) only sets how that builtin splits its input.
+const LINE_READERS: &[&str] = &["read", "mapfile", "readarray"];
+
 /// Every variable `cmd` sets.
 pub(crate) fn settings(cmd: &SimpleCommand) -> Vec<Setting> {
     let bare = cmd.words.is_empty();
+    let reads_lines = cmd
+        .effective_name()
+        .is_some_and(|n| LINE_READERS.contains(&n) && cmd.effective_start() == 0);
     let mut out: Vec<Setting> = cmd
         .assignments
         .iter()
+        .filter(|a| !(reads_lines && a.name == "IFS"))
         .map(|a| Setting::new(&a.name, !bare))
         .collect();
     // Wrapper layers: `env X=1 cmd`, `env -u X cmd`, `sudo X=1 cmd`.
@@ -256,6 +266,9 @@ mod tests {
             );
         }
         assert!(names("export -f f").is_empty());
+        assert!(names("IFS= read -r line").iter().all(|(n, _)| n != "IFS"));
+        assert!(names("IFS=/").iter().any(|(n, _)| n == "IFS"));
+        assert!(names("IFS=/ cat x").iter().any(|(n, _)| n == "IFS"));
         assert!(names("ls -la").is_empty());
     }
 
