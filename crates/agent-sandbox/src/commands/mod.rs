@@ -277,8 +277,13 @@ impl CommandChecker {
         if globstar && !self.globstar {
             let mut with = self.clone();
             with.globstar = true;
-            return with.check_parsed(&Ok(parsed.clone()));
+            return with.check_script(parsed);
         }
+        self.check_script(parsed)
+    }
+
+    /// Checks every command of a parsed script from every working directory it can reach.
+    fn check_script(&self, parsed: &ParsedScript) -> Verdict {
         match workdirs::of(parsed, &self.cwd, self.home.as_deref(), &self.cdpath) {
             WorkDirs::Known(dirs) if dirs.len() == 1 => {
                 if let Some(v) = self.check_commands(parsed) {
