@@ -1,6 +1,10 @@
 //! Issue 13, classes 6 and 8: the command checker under `allowedCommands`, `allowedReadPaths`
 //! and `deniedPaths`, against the bypasses adversarial testing found; and paths resolved in the
 //! kernel's order (a symlink before a following `..`) from the session's cwd.
+//!
+//! Issue 24, the sandbox's side of classes 1, 5, 6, 7, 12 and 17: variables that change what
+//! runs or is read, globs through symlinks and in parent components, tilde forms and `cd`,
+//! recursive readers that follow links, and sed scripts.
 
 #![allow(
     clippy::unwrap_used,
@@ -278,4 +282,305 @@ fn paths_resolve_symlinks_before_dot_dot_and_from_the_cwd() {
             .allowed
     );
     assert!(policy.check(Path::new("dir/x.txt"), Op::Write).allowed);
+}
+
+/// `scratch()` plus: `work/box/k` (a directory to deny), `work/l -> work/box`,
+/// `work/out_link -> outside/o.txt`, `work/outdir -> outside`, `outside/deeper/k`.
+fn linked() -> Scratch {
+    let s = scratch();
+    let (w, o) = (s.root.join("work"), s.root.join("outside"));
+    std::fs::create_dir_all(w.join("box")).unwrap();
+    std::fs::write(w.join("box/k"), "k").unwrap();
+    std::fs::write(o.join("deeper/k"), "k").unwrap();
+    std::os::unix::fs::symlink(w.join("box"), w.join("l")).unwrap();
+    std::os::unix::fs::symlink(o.join("o.txt"), w.join("out_link")).unwrap();
+    std::os::unix::fs::symlink(&o, w.join("outdir")).unwrap();
+    s
+}
+
+/// A denylist checker (`rm` denied, any other program runs) writing only in `work`.
+fn denylist(s: &Scratch, f: impl FnOnce(&mut SandboxSettings)) -> CommandChecker {
+    checker(s, |st| {
+        st.allowed_commands = None;
+        st.denied_commands = vec!["rm".into()];
+        f(st);
+    })
+}
+
+#[test]
+fn a_glob_is_judged_by_what_each_match_resolves_to() {
+    let s = linked();
+    let denied = denylist(&s, |st| {
+        st.denied_paths = vec![s.root.join("work/box"), s.root.join("outside/o.txt")]
+    });
+    let refused = strs(&[
+        "cat out_l*",
+        "grep x out_lin?",
+        "cat < out_l*",
+        "cat l*/k",
+        "cat [l]/k",
+        "head {l,x}/k",
+        "cat < l*/k",
+        "cat outd*/o.txt",
+        "cat ./outd?r/*.txt",
+        "echo x > out_l*",
+        "echo x > l*/k",
+        "shopt -s globstar; cat **/o.txt",
+        "cat **/o.txt",
+    ]);
+    assert_denied(&denied, &refused);
+    assert_allowed(
+        &denied,
+        &strs(&["cat f*", "cat d*/../f.txt", "ls outd*", "cat su*/key"]),
+    );
+    let work = s.root.join("work");
+    let limited = denylist(&s, |st| st.allowed_read_paths = Some(vec![work.clone()]));
+    assert_denied(
+        &limited,
+        &strs(&[
+            "cat outd*",
+            "cat outd*/o.txt",
+            "cat out_l*",
+            "cat < out_l*",
+            "grep x o*",
+            "cat ./*/deeper/k",
+        ]),
+    );
+    assert_allowed(
+        &limited,
+        &strs(&["cat f*", "cat l*/k", "grep x s*/*", "cat di*/x"]),
+    );
+}
+
+#[test]
+fn a_pattern_in_a_parent_component_cannot_reach_below_a_denied_directory() {
+    let s = linked();
+    let w = s.root.join("work");
+    let c = denylist(&s, |st| st.denied_paths = vec![w.join("box")]);
+    let wd = w.display();
+    assert_denied(
+        &c,
+        &[
+            "cat b*/k".to_owned(),
+            "cat */k".to_owned(),
+            "cat ?ox/k".to_owned(),
+            "cat [b]ox/k".to_owned(),
+            "cat [!x]ox/k".to_owned(),
+            "cat {b,x}ox/k".to_owned(),
+            "cat B*/k".to_owned(),
+            "cat b*/not-yet-there".to_owned(),
+            "cat **/k".to_owned(),
+            "cat ./b*/k".to_owned(),
+            "cat .*/box/k".to_owned(),
+            "cat sub/../b*/k".to_owned(),
+            format!("cat {wd}/b*/k"),
+            "grep -r x b*/".to_owned(),
+            "cat < */k".to_owned(),
+            // Bash lists the directory to expand the pattern, even for `echo`.
+            "echo box/*".to_owned(),
+            "echo l/.*".to_owned(),
+            "printf '%s\n' */*".to_owned(),
+            // A run-time value in a later component can climb out (`x=../box`).
+            "x=../box; cat sub/$x/k".to_owned(),
+            "cat sub/\"$x\"".to_owned(),
+        ],
+    );
+    assert_allowed(
+        &c,
+        &strs(&["cat su*/key", "cat d*/x", "ls", "cat f.txt", "ls s*"]),
+    );
+}
+
+#[test]
+fn tilde_forms_and_cd_resolve_relative_paths_where_bash_does_or_are_refused() {
+    let s = linked();
+    let w = s.root.join("work");
+    let c = denylist(&s, |st| st.denied_paths = vec![w.join("box")]);
+    let root = s.root.display();
+    assert_denied(
+        &c,
+        &[
+            "cat ~+/box/k".to_owned(),
+            "cat ~+/b*/k".to_owned(),
+            "cat ~-/box/k".to_owned(),
+            "cat ~-".to_owned(),
+            "cat ~root/x".to_owned(),
+            "cat ~+1/x".to_owned(),
+            "dd if=~+/box/k".to_owned(),
+            // `cd` moves the directory relative paths (and `~+`) start from.
+            "cd sub && cat ../box/k".to_owned(),
+            "cd sub; cat ~+/../box/k".to_owned(),
+            format!("cd {root} && cat work/box/k"),
+            "(cd sub && cat ../box/k)".to_owned(),
+            "pushd sub && cat ../box/k".to_owned(),
+            "env -C sub cat ../box/k".to_owned(),
+            "cd \"$d\" && cat k".to_owned(),
+            "cd - && cat k".to_owned(),
+            "for i in 1 2; do cd ..; done; cat work/box/k".to_owned(),
+        ],
+    );
+    assert_allowed(
+        &c,
+        &strs(&[
+            "cat ~+/f.txt",
+            "cat '~+'/box/k",
+            "cd sub && cat key",
+            "(cd sub && ls)",
+            "cd .. && ls",
+            "cd ~ && ls",
+        ]),
+    );
+}
+
+#[test]
+fn assignments_that_change_what_runs_or_is_read_are_refused() {
+    let s = scratch();
+    let allow = checker(&s, |_| {});
+    assert_denied(
+        &allow,
+        &strs(&[
+            "PATH=.; git status",
+            "PATH=.:$PATH; git status",
+            "HOME=/tmp; cat ~/x",
+            "GIT_DIR=/etc; git status",
+            "CDPATH=/; ls",
+            "IFS=/; ls",
+            "LD_PRELOAD=./x.so; ls",
+        ]),
+    );
+    let deny = denylist(&s, |st| st.denied_paths = vec![s.root.join("work/secret")]);
+    assert_denied(
+        &deny,
+        &strs(&[
+            "GIT_EXTERNAL_DIFF=rm git diff",
+            "PAGER=rm git log",
+            "export GIT_EXTERNAL_DIFF=rm; git diff",
+            "declare -x PAGER=rm; git log",
+            "read PATH <<< .; git status",
+            "printf -v PATH %s .; git status",
+            "mapfile -t HOME < f.txt",
+            "unset HOME; cd",
+            "env -u GIT_CONFIG_NOSYSTEM git status",
+            "export dir=x",
+            "bash -c 'path=.; ls'",
+        ]),
+    );
+    assert_allowed(
+        &deny,
+        &strs(&[
+            "LANG=C git status",
+            "x=1; echo $x",
+            "dir=sub; ls",
+            "read -r line < f.txt",
+            "while IFS= read -r line; do echo \"$line\"; done < f.txt",
+            "local_var=1; git status",
+        ]),
+    );
+}
+
+#[test]
+fn recursive_readers_that_follow_links_are_checked_through_them() {
+    let s = linked();
+    let deeper = s.root.join("outside/deeper/k");
+    let refused = strs(&[
+        "grep -R x dir",
+        "grep -R x .",
+        "grep -rR x dir",
+        "grep --dereference-recursive x dir",
+        "ls -RL dir",
+        "du -L dir",
+        "find -L dir",
+        "find dir -follow",
+        "tar -hcf a.tar dir",
+        "tar chf a.tar dir",
+        "tar --dereference -cf a.tar dir",
+        "cp -rL dir copy",
+        "cp -aL dir copy",
+        "rsync -rL dir copy",
+        "zip -r a.zip dir",
+        "grep -R x d*",
+    ]);
+    let allowed = strs(&[
+        "grep -r x dir",
+        "find dir -name x",
+        "du dir",
+        "ls -R dir",
+        "tar -cf a.tar dir",
+        "cp -r dir copy",
+        "ls -L dir",
+    ]);
+    let denied = denylist(&s, |st| st.denied_paths = vec![deeper.clone()]);
+    assert_denied(&denied, &refused);
+    assert_allowed(&denied, &allowed);
+    let work = s.root.join("work");
+    let limited = denylist(&s, |st| st.allowed_read_paths = Some(vec![work.clone()]));
+    assert_denied(&limited, &refused);
+    assert_allowed(&limited, &allowed);
+}
+
+#[test]
+fn sed_scripts_are_read_for_the_commands_they_run_and_the_files_they_write() {
+    let s = scratch();
+    std::fs::write(s.root.join("work/a.txt"), "a").unwrap();
+    let c = denylist(&s, |st| st.denied_paths = vec![s.root.join("work/secret")]);
+    assert_denied(
+        &c,
+        &strs(&[
+            "sed 'e rm x' f.txt",
+            "sed -n '1e rm x' f.txt",
+            "sed 's/a/b/e' f.txt",
+            "sed --expression='s/a/b/e' f.txt",
+            "sed --expr '$e rm x' f.txt",
+            "sed -ne p -e '/x/{e rm x\n}' f.txt",
+            "sed -e p -e 'w /etc/x' f.txt",
+            "sed 's/a/b/w /etc/x' f.txt",
+            "sed -n 'W ../outside/x' f.txt",
+            "sed 's/a/b/w secret' f.txt",
+            "sed 'r secret' f.txt",
+            "sed '1R secret' f.txt",
+            "sed -i'/tmp/*' s/a/b/ f.txt",
+            "sed --in-place=.bak s/a/b/ ../outside/o.txt",
+            "sed -i s/a/b/ secret",
+            "sed -i s/a/b/ ./s*",
+            "sed -f script.sed f.txt",
+            "sed --file=script.sed f.txt",
+            "sed \"$s\" f.txt",
+            "sed -n p \"$f\"",
+            "sed -n p *.txt",
+            "echo x | sed 's/x/y/e'",
+        ]),
+    );
+    assert_allowed(
+        &c,
+        &strs(&[
+            "sed -n 's/a/b/p' f.txt",
+            "sed -i.bak s/a/b/ f.txt",
+            "sed -i 's/a/b/' ./*.txt",
+            "sed 's/a/b/w out.txt' f.txt",
+            "sed -e 1d -e '$d' f.txt",
+            "echo x | sed 's/x/y/'",
+            "sed -n '/a/{p;q}' f.txt",
+            "sed -n p -- ./f.txt",
+        ]),
+    );
+}
+
+#[test]
+fn the_words_xargs_adds_from_its_input_are_paths_only_known_at_run_time() {
+    let s = scratch();
+    let c = denylist(&s, |st| st.denied_paths = vec![s.root.join("work/secret")]);
+    assert_denied(
+        &c,
+        &strs(&[
+            "echo secret | xargs cat",
+            "ls | xargs grep x",
+            "ls | xargs -0 head",
+            "xargs -a list.txt cat",
+            "git ls-files | xargs sed -i s/a/b/",
+            "find . -name '*.txt' -print0 | xargs -0 sed -i.bak s/a/b/",
+        ]),
+    );
+    assert_allowed(&c, &strs(&["ls | xargs echo", "ls | xargs -n1 echo"]));
+    let open = denylist(&s, |_| {});
+    assert_allowed(&open, &strs(&["ls | xargs cat", "ls | xargs grep x"]));
 }

@@ -50,8 +50,11 @@ const DENY_CORPUS: &[(&str, bool)] = &[
     ("bash -c 'echo inner'", true),
     ("sh -c 'ls && echo ok'", true),
     ("bash -c 'echo non-login'", true),
-    ("env FOO=1 echo env", true),
-    ("FOO=bar echo assigned", true),
+    ("env LANG=C echo env", true),
+    ("LANG=C echo assigned", true),
+    // Exporting a variable outside the harmless list (issue 24, class 1).
+    ("env FOO=1 echo env", false),
+    ("FOO=bar echo assigned", false),
     ("x=$(echo y); echo $x", true),
     ("timeout 5 echo t", true),
     ("nice -n 5 echo n", true),

@@ -1,53 +1,66 @@
 //! The paths a command's arguments can name, judged against the path policy: what the shell
-//! expands (globs and braces, matched against the denied paths; variables, whose value is
-//! unknown), what options carry attached (`-f/x/secret`, `--file=/x/secret`), and what a
-//! recursive reader reaches (a directory that contains a denied path).
+//! expands (globs and braces, compared with the denied paths and expanded against the file
+//! system; tilde forms; variables, whose value is unknown), what options carry attached
+//! (`-f/x/secret`, `--file=/x/secret`), and what a recursive reader reaches (a directory that
+//! holds a denied path, and the links below it when it follows them).
 //!
-//! | argument (with `/x/secret` denied)  | verdict | why |
-//! |-------------------------------------|---------|-----|
-//! | `cat /x/secre?`, `cat /x/*`         | deny    | the glob can match `/x/secret` |
-//! | `cat {/x/secret,y}`                 | deny    | one brace alternative is it |
-//! | `grep -f/x/secret k`                | deny    | an attached option value |
-//! | `p=/x/secret; cat $p`, `cat "$p"`   | deny    | a value only known at run time could be it |
-//! | `grep -r k /x`, `find /x`           | deny    | recursion into a directory holding it |
-//! | `ls /x`                             | allow   | not recursive |
+//! Every path is judged after its symlinks are resolved (those of the components that exist),
+//! a glob's matches included.
+//!
+//! | argument (with `/x/secret/` denied, `/x/l -> /x/secret`) | verdict | why |
+//! |----------------------------------------------------------|---------|-----|
+//! | `cat /x/secre?`, `cat /x/*`                               | deny    | the glob can match `/x/secret` |
+//! | `cat /x/s*/k`, `cat /x/*/k`, `cat /x/[s]ecret/k`          | deny    | a parent component can match it |
+//! | `cat /x/l/k`, `cat /x/l*/k`                               | deny    | the link (and the glob's match) resolves into it |
+//! | `cat {/x/secret,y}`                                       | deny    | one brace alternative is it |
+//! | `grep -f/x/secret k`                                      | deny    | an attached option value |
+//! | `cat ~+/secret` (cwd `/x`)                                | deny    | `~+` is the working directory |
+//! | `p=/x/secret; cat $p`, `cat /x/$p`                        | deny    | a value only known at run time could be any path |
+//! | `grep -r k /x`, `find /x`                                 | deny    | recursion into a directory holding it |
+//! | `ls /x`                                                   | allow   | not recursive |
 
 use std::path::{Path, PathBuf};
 
 use agent_core::shell::Word;
-use globset::{GlobBuilder, GlobMatcher};
 
-use crate::paths::{Op, PathPolicy, absolute, lexical};
-
-/// Programs that read directories recursively without being asked to.
-const RECURSIVE_BY_DEFAULT: &[&str] = &[
-    "find", "rg", "du", "tree", "tar", "zip", "rsync", "fd", "ag", "ack",
-];
-/// Flags that make a program recurse (`grep -r`, `cp -a`, `ls -R`).
-const RECURSIVE_FLAGS: &[&str] = &["-r", "-R", "--recursive", "-a", "--archive"];
+use super::globs::{ExpandError, Pattern, Reach, is_pattern};
+use super::recursion::{self, Recursion};
+use crate::paths::{Op, PathPolicy, absolute, lexical, resolve};
 
 /// Programs whose arguments are text, never opened.
 const TEXT_ONLY: &[&str] = &["echo", "printf", "true", "false", ":"];
 
+/// Where a command's relative paths and tilde forms resolve.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Base<'a> {
+    /// The working directory (absolute, as bash's `$PWD` spells it), or `None` when it is only
+    /// known at run time (`cd "$d"`).
+    pub cwd: Option<&'a Path>,
+    /// The home directory, if known.
+    pub home: Option<&'a Path>,
+}
+
 /// One argument's path candidates.
 pub(crate) enum Candidate {
-    /// A static path (absolute, unnormalised; `~` expanded).
+    /// A static path (absolute, unnormalised; tilde forms expanded).
     Path(PathBuf),
-    /// A glob or brace pattern (absolute), matched against the denied paths.
+    /// A glob or brace pattern (absolute, unnormalised).
     Pattern(PathBuf),
-    /// A value only known at run time, from this static prefix (absolute; the cwd when it
-    /// starts with the expansion, `/` when it could be absolute).
-    Unknown(PathBuf),
+    /// A value only known at run time (what it is, for the reason: the word as written in
+    /// backquotes): it could be any path.
+    Unknown(String),
 }
 
 /// The path candidates of an argument word: the word itself, the value of `--opt=value`, the
 /// attached value of a short option (`-f/path`, from the first `/`), and `key=value` forms.
-pub(crate) fn candidates(word: &Word, cwd: &Path, home: Option<&Path>) -> Vec<Candidate> {
+pub(crate) fn candidates(word: &Word, base: Base<'_>) -> Vec<Candidate> {
     let text = word.text.as_str();
-    let mut texts: Vec<&str> = Vec::new();
+    // Each piece, and whether bash expands a tilde at its start: at the start of the word, and
+    // after `name=` (bash does so in any word shaped like an assignment).
+    let mut pieces: Vec<(&str, bool)> = Vec::new();
     if let Some(body) = text.strip_prefix("--") {
         if let Some((_, v)) = body.split_once('=') {
-            texts.push(v);
+            pieces.push((v, false));
         }
     } else if text.len() > 1 && text.starts_with('-') {
         // A cluster of short options whose last one takes the rest of the word as its value:
@@ -55,47 +68,119 @@ pub(crate) fn candidates(word: &Word, cwd: &Path, home: Option<&Path>) -> Vec<Ca
         // (`-fx/secret` is `-f x/secret` or `-f -x /secret`, ...), up to the first `/`.
         let end = text.find('/').map_or(text.len(), |i| i + 1);
         for (at, _) in text.char_indices().skip(1).take_while(|(i, _)| *i < end) {
-            texts.push(&text[at..]);
+            pieces.push((&text[at..], false));
         }
     } else {
-        texts.push(text);
-        if let Some((_, v)) = text.split_once('=') {
-            texts.push(v);
+        pieces.push((text, true));
+        if let Some((k, v)) = text.split_once('=') {
+            pieces.push((v, is_identifier(k)));
         }
     }
-    let texts: Vec<String> = texts
-        .into_iter()
-        .flat_map(|t| {
-            if word.glob && !word.dynamic && t.contains('{') {
-                expand_braces(t)
-            } else {
-                vec![t.to_owned()]
+    // A parameter, command or arithmetic expansion anywhere in the word.
+    let runtime = word.dynamic && word.raw.contains(['$', '`']);
+    let mut out = Vec::new();
+    for (i, (piece, tilde)) in pieces.into_iter().enumerate() {
+        if runtime {
+            out.push(Candidate::Unknown(format!("`{}`", word.raw)));
+            break;
+        }
+        let alternatives = if word.glob && piece.contains('{') {
+            expand_braces(piece)
+        } else {
+            vec![piece.to_owned()]
+        };
+        for alt in alternatives.iter().filter(|a| !a.is_empty()) {
+            let whole_word = i == 0 && tilde;
+            for t in spellings(alt, word, whole_word, tilde) {
+                let c = candidate(t, word, base);
+                if let Candidate::Pattern(p) = &c {
+                    // Matching nothing, the pattern is passed on as it is written.
+                    out.push(Candidate::Path(p.clone()));
+                }
+                out.push(c);
             }
-        })
-        .collect();
-    texts
-        .iter()
-        .map(String::as_str)
-        .filter(|t| !t.is_empty())
-        .map(|t| {
-            let expanded = expand_home(t, word.home, home);
-            let abs = absolute(&expanded, cwd);
-            if word.dynamic {
-                let cut = t.find(['$', '`']).unwrap_or(t.len());
-                let prefix = &t[..cut];
-                let base = if prefix.is_empty() {
-                    PathBuf::from("/")
-                } else {
-                    lexical(&absolute(&expand_home(prefix, word.home, home), cwd), cwd)
-                };
-                Candidate::Unknown(base)
-            } else if word.glob && t.contains(['*', '?', '[', '{']) {
-                Candidate::Pattern(lexical(&abs, cwd))
-            } else {
-                Candidate::Path(abs)
+        }
+    }
+    out
+}
+
+/// What one piece of text can stand for after tilde expansion: the text itself, the text with
+/// its tilde prefix replaced, or `None` when the prefix is only known at run time.
+fn spellings(text: &str, word: &Word, whole_word: bool, tilde: bool) -> Vec<Spelling> {
+    let expands = if whole_word {
+        // The parse flags the word: `~`/`$HOME` as home, any other tilde prefix as dynamic.
+        word.home || (word.dynamic && word.raw.starts_with('~'))
+    } else {
+        tilde && text.starts_with('~')
+    };
+    if !expands || !text.starts_with('~') {
+        return vec![if word.dynamic && !whole_word && text.contains('~') {
+            Spelling::Unknown
+        } else {
+            Spelling::Text(text.to_owned())
+        }];
+    }
+    let (prefix, rest) = text.split_once('/').unwrap_or((text, ""));
+    let expanded = match prefix {
+        "~" => Spelling::Home(rest.to_owned()),
+        "~+" => Spelling::Cwd(rest.to_owned()),
+        // `~-` ($OLDPWD), `~user`, `~N` / `~+N` / `~-N` (the directory stack).
+        _ => Spelling::Unknown,
+    };
+    if whole_word {
+        vec![expanded]
+    } else {
+        // After `name=` the program may also see the text as it is.
+        vec![expanded, Spelling::Text(text.to_owned())]
+    }
+}
+
+/// One spelling of a piece (see [`spellings`]).
+enum Spelling {
+    /// The text as it stands.
+    Text(String),
+    /// Below the home directory.
+    Home(String),
+    /// Below the working directory (`~+`).
+    Cwd(String),
+    /// Only known at run time.
+    Unknown,
+}
+
+fn candidate(s: Spelling, word: &Word, base: Base<'_>) -> Candidate {
+    let unknown = || Candidate::Unknown(format!("`{}`", word.raw));
+    let path = match s {
+        Spelling::Unknown => return unknown(),
+        Spelling::Home(rest) => match base.home {
+            Some(h) => h.join(rest),
+            None => return unknown(),
+        },
+        Spelling::Cwd(rest) => match base.cwd {
+            Some(c) => c.join(rest),
+            None => return unknown(),
+        },
+        Spelling::Text(t) => {
+            let p = PathBuf::from(t);
+            match (p.is_absolute(), base.cwd) {
+                (true, _) => p,
+                (false, Some(c)) => absolute(&p, c),
+                (false, None) => return unknown(),
             }
-        })
-        .collect()
+        }
+    };
+    if word.glob && is_pattern(&path.to_string_lossy()) {
+        Candidate::Pattern(path)
+    } else {
+        Candidate::Path(path)
+    }
+}
+
+fn is_identifier(s: &str) -> bool {
+    let mut chars = s.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
 /// Brace expansion's alternatives (`a{b,c{d,e}}f` → `abf`, `acdf`, `acef`), at most 256; a
@@ -150,162 +235,248 @@ fn expand_braces(text: &str) -> Vec<String> {
     out
 }
 
-fn expand_home(text: &str, is_home: bool, home: Option<&Path>) -> PathBuf {
-    if is_home && let Some(h) = home {
-        let rest = text.trim_start_matches('~').trim_start_matches('/');
-        return h.join(rest);
-    }
-    PathBuf::from(text)
-}
+/// A refusal: the reason (after the command) and the rule.
+pub(crate) type Refusal = (String, Option<String>);
 
-/// A glob or brace word as a matcher: `*`, `?`, `[...]` within one component, `{a,b}`
-/// alternation; a `{1..3}` sequence is taken as `*`.
-fn matcher(pattern: &Path) -> Option<GlobMatcher> {
-    let mut text = pattern.to_string_lossy().into_owned();
-    while let Some(start) = text.find('{') {
-        let Some(len) = text[start..].find('}') else {
-            break;
-        };
-        let inner = &text[start + 1..start + len];
-        if inner.contains("..") && !inner.contains(',') {
-            text.replace_range(start..=start + len, "*");
-        } else {
-            break;
-        }
-    }
-    GlobBuilder::new(&text)
-        .literal_separator(true)
-        .backslash_escape(true)
-        .build()
-        .ok()
-        .map(|g| g.compile_matcher())
+/// How a command reads what its arguments name.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Reading {
+    /// How it reads the directories it is given.
+    pub recursion: Recursion,
+    /// Whether `**` spans directories (the script runs `shopt` with `globstar`).
+    pub globstar: bool,
 }
 
 /// Why the argument's candidates reach a path the policy refuses for `op`, if they do.
-/// `recursive`: the command reads directories recursively.
+/// `cwd_real`: the working directory with its symlinks resolved (`None` when unknown).
 pub(crate) fn refusal(
     policy: &PathPolicy,
-    cwd_real: &Path,
+    cwd_real: Option<&Path>,
     cands: &[Candidate],
     op: Op,
-    recursive: bool,
-) -> Option<(String, Option<String>)> {
-    let denied = || policy.denied_paths(op);
-    if denied().next().is_none() && !(policy.reads_limited() && op == Op::Read) {
+    reading: Reading,
+) -> Option<Refusal> {
+    let recursion = reading.recursion;
+    let mut denied = policy.denied_paths(op).peekable();
+    if denied.peek().is_none() && !(policy.reads_limited() && op == Op::Read) {
         return None; // nothing bounds this operation's paths
     }
     for c in cands {
-        match c {
-            Candidate::Path(p) => {
-                // Below the cwd (resolved once), only the rest of the path is walked.
-                let (base, rest) = match p.strip_prefix(policy.cwd()) {
-                    Ok(rest) => (cwd_real, rest),
-                    Err(_) => (Path::new("/"), p.as_path()),
-                };
-                let (real, exists) = agent_core::paths::resolve_beneath_existing(base, rest)
-                    .unwrap_or_else(|_| (lexical(p, policy.cwd()), true));
-                if let Some(v) = policy.denied(&real, op) {
-                    return Some((format!("names {}: {}", real.display(), v.reason), v.rule));
-                }
-                if recursive && let Some(d) = denied().find(|d| d.starts_with(&real)) {
-                    return Some((
-                        format!(
-                            "reads {} recursively, which holds the denied path {}",
-                            real.display(),
-                            d.display()
-                        ),
-                        Some("deniedPaths (recursion)".into()),
-                    ));
-                }
-                if policy.reads_limited()
-                    && op == Op::Read
-                    && looks_like_path(p, policy.cwd(), exists)
-                {
-                    let v = policy.check_resolved(&real, op);
-                    if !v.allowed {
-                        return Some((format!("reads {}: {}", real.display(), v.reason), v.rule));
-                    }
-                }
-            }
-            Candidate::Pattern(p) => {
-                let Some(m) = matcher(p) else {
-                    return Some((
-                        format!("the pattern {} cannot be checked", p.display()),
-                        None,
-                    ));
-                };
-                for d in denied() {
-                    // The pattern matches the denied path, or one of its directories (which a
-                    // recursive reader would enter, and any reader could name with more text).
-                    let hit = d.ancestors().find(|a| m.is_match(a));
-                    if let Some(a) = hit
-                        && (a == d || recursive)
-                    {
-                        return Some((
-                            format!(
-                                "the pattern {} can match {}, which is denied",
-                                p.display(),
-                                d.display()
-                            ),
-                            Some("deniedPaths (glob)".into()),
-                        ));
-                    }
-                }
-                if policy.reads_limited() && op == Op::Read {
-                    let dir = literal_dir(p);
-                    let v = policy.check_resolved(&dir, op);
-                    if !v.allowed {
-                        return Some((
-                            format!(
-                                "the pattern {} reads outside the allowed paths: {}",
-                                p.display(),
-                                v.reason
-                            ),
-                            v.rule,
-                        ));
-                    }
-                }
-            }
-            Candidate::Unknown(prefix) => {
-                if let Some(d) = denied().find(|d| d.starts_with(prefix)) {
-                    return Some((
-                        format!(
-                            "a path only known at run time (from {}) could be the denied path {}",
-                            prefix.display(),
-                            d.display()
-                        ),
-                        Some("deniedPaths (run-time value)".into()),
-                    ));
-                }
-                if policy.reads_limited() && op == Op::Read {
-                    let v = policy.check_resolved(prefix, op);
-                    if !v.allowed {
-                        return Some((
-                            format!(
-                                "a path only known at run time (from {}) could be outside the allowed paths",
-                                prefix.display()
-                            ),
-                            v.rule,
-                        ));
-                    }
-                }
+        let found = match c {
+            Candidate::Path(p) => path_refusal(policy, cwd_real, p, op, recursion),
+            Candidate::Pattern(p) => pattern_refusal(policy, p, op, reading),
+            Candidate::Unknown(what) => unknown_refusal(policy, what, op),
+        };
+        if found.is_some() {
+            return found;
+        }
+    }
+    None
+}
+
+fn path_refusal(
+    policy: &PathPolicy,
+    cwd_real: Option<&Path>,
+    p: &Path,
+    op: Op,
+    recursion: Recursion,
+) -> Option<Refusal> {
+    // Below the cwd (resolved once), only the rest of the path is walked.
+    let (base, rest) = match (cwd_real, p.strip_prefix(policy.cwd())) {
+        (Some(real), Ok(rest)) => (real, rest),
+        _ => (Path::new("/"), p),
+    };
+    // A path that cannot be resolved (a loop, a file used as a directory) cannot be opened
+    // either; it is judged as written.
+    let (real, exists) = agent_core::paths::resolve_beneath_existing(base, rest)
+        .unwrap_or_else(|_| (lexical(p, policy.cwd()), true));
+    if let Some(why) = resolved_refusal(policy, &real, op, recursion) {
+        return Some(why);
+    }
+    if policy.reads_limited() && op == Op::Read && looks_like_path(p, policy.cwd(), exists) {
+        let v = policy.check_resolved(&real, op);
+        if !v.allowed {
+            return Some((format!("reads {}: {}", real.display(), v.reason), v.rule));
+        }
+    }
+    None
+}
+
+/// The checks on a resolved path a command names: denied, holding a denied path (recursive
+/// readers), and links leading to refused paths (readers that follow them).
+fn resolved_refusal(
+    policy: &PathPolicy,
+    real: &Path,
+    op: Op,
+    recursion: Recursion,
+) -> Option<Refusal> {
+    if let Some(v) = policy.denied(real, op) {
+        return Some((format!("names {}: {}", real.display(), v.reason), v.rule));
+    }
+    if recursion.is_recursive()
+        && let Some(d) = policy.denied_paths(op).find(|d| d.starts_with(real))
+    {
+        return Some((
+            format!(
+                "reads {} recursively, which holds the denied path {}",
+                real.display(),
+                d.display()
+            ),
+            Some("deniedPaths (recursion)".into()),
+        ));
+    }
+    if recursion == Recursion::FollowingLinks {
+        return recursion::links_refusal(policy, real, op);
+    }
+    None
+}
+
+fn pattern_refusal(
+    policy: &PathPolicy,
+    written: &Path,
+    op: Op,
+    reading: Reading,
+) -> Option<Refusal> {
+    let recursion = reading.recursion;
+    let shown = written.display();
+    // What it could match, files yet to be created included: as written (normalised), and
+    // with the directory it expands in resolved through its links.
+    let pattern = Pattern::new(written);
+    let literal = pattern.literal_dir(written);
+    let rest = written
+        .strip_prefix(&literal)
+        .map_or_else(|_| PathBuf::new(), Path::to_path_buf);
+    let literal_real = resolve(&lexical(&literal, Path::new("/"))).ok();
+    let mut forms = vec![Pattern::new(&lexical(written, Path::new("/")))];
+    if let Some(r) = &literal_real {
+        forms.push(Pattern::new(&lexical(&r.join(&rest), Path::new("/"))));
+    }
+    for d in policy.denied_paths(op) {
+        let reach = forms
+            .iter()
+            .filter_map(|f| f.reach(d))
+            .min_by_key(|r| *r != Reach::AtOrUnder);
+        if reach == Some(Reach::AtOrUnder) || (reach.is_some() && recursion.is_recursive()) {
+            return Some((
+                format!(
+                    "the pattern {shown} can match {}, which is denied, or a path below it",
+                    d.display()
+                ),
+                Some("deniedPaths (glob)".into()),
+            ));
+        }
+    }
+    if policy.reads_limited() && op == Op::Read {
+        let dir = literal_real.unwrap_or_else(|| lexical(&literal, Path::new("/")));
+        let v = policy.check_resolved(&dir, op);
+        if !v.allowed {
+            return Some((
+                format!(
+                    "the pattern {shown} reads outside the allowed paths: {}",
+                    v.reason
+                ),
+                v.rule,
+            ));
+        }
+    }
+    // What it matches now, each match resolved through its links.
+    let matches = match pattern.expand(reading.globstar) {
+        Ok(m) => m,
+        Err(e @ (ExpandError::TooMany | ExpandError::TooLong)) => {
+            return Some((
+                format!("the pattern {shown} cannot be checked: {e}"),
+                Some("built-in: glob".into()),
+            ));
+        }
+    };
+    for m in matches {
+        // A match that cannot be resolved (a loop, a file used as a directory) cannot be
+        // opened either.
+        let Ok(real) = resolve(&m) else { continue };
+        if let Some((why, rule)) = resolved_refusal(policy, &real, op, recursion) {
+            return Some((
+                format!("(the pattern {shown} matches {}) {why}", m.display()),
+                rule,
+            ));
+        }
+        if policy.reads_limited() && op == Op::Read {
+            let v = policy.check_resolved(&real, op);
+            if !v.allowed {
+                return Some((
+                    format!(
+                        "the pattern {shown} matches {}, which reads {}: {}",
+                        m.display(),
+                        real.display(),
+                        v.reason
+                    ),
+                    v.rule,
+                ));
             }
         }
     }
     None
 }
 
-/// The directory a pattern expands in: its components before the first glob character.
-fn literal_dir(p: &Path) -> PathBuf {
-    let mut out = PathBuf::from("/");
-    for c in p.components().skip(1) {
-        let s = c.as_os_str().to_string_lossy();
-        if s.contains(['*', '?', '[', '{']) {
-            break;
-        }
-        out.push(c);
+fn unknown_refusal(policy: &PathPolicy, what: &str, op: Op) -> Option<Refusal> {
+    // A run-time value can hold `/`, `..` or a whole path, so whatever text precedes it, it
+    // could name any path.
+    if let Some(d) = policy.denied_paths(op).next() {
+        return Some((
+            format!(
+                "reads {what}, only known at run time, which could name any path, such as the denied {}",
+                d.display()
+            ),
+            Some("deniedPaths (run-time value)".into()),
+        ));
     }
-    lexical(&out, Path::new("/"))
+    (policy.reads_limited() && op == Op::Read).then(|| {
+        (
+            format!(
+                "reads {what}, only known at run time, which could name a path outside the allowed paths"
+            ),
+            Some("built-in: run-time value".into()),
+        )
+    })
+}
+
+/// Why bash's own expansion of the patterns among `cands` would list a directory the policy
+/// refuses to read, if it would: a command that only prints its arguments (`echo secret/*`)
+/// still shows the names inside.
+pub(crate) fn listing_refusal(
+    policy: &PathPolicy,
+    cands: &[Candidate],
+    globstar: bool,
+) -> Option<Refusal> {
+    for c in cands {
+        let Candidate::Pattern(written) = c else {
+            continue;
+        };
+        let listed = match Pattern::new(written).expand_listing(globstar) {
+            Ok((_, listed)) => listed,
+            Err(e) => {
+                return Some((
+                    format!("the pattern {} cannot be checked: {e}", written.display()),
+                    Some("built-in: glob".into()),
+                ));
+            }
+        };
+        for dir in listed {
+            let Ok(real) = resolve(&dir) else { continue };
+            let v = policy.check_resolved(&real, Op::Read);
+            if !v.allowed && (policy.denied(&real, Op::Read).is_some() || policy.reads_limited()) {
+                return Some((
+                    format!(
+                        "expands the pattern {} by listing {}: {}",
+                        written.display(),
+                        real.display(),
+                        v.reason
+                    ),
+                    v.rule,
+                ));
+            }
+        }
+    }
+    None
 }
 
 /// Whether a static argument is a path the command may open: it exists, or it is written as
@@ -314,22 +485,6 @@ fn literal_dir(p: &Path) -> PathBuf {
 fn looks_like_path(p: &Path, cwd: &Path, exists: bool) -> bool {
     let rel = p.strip_prefix(cwd).unwrap_or(p);
     exists || rel.components().count() > 1 || !p.starts_with(cwd)
-}
-
-/// Whether the command (name first, after wrappers) reads directories recursively.
-pub(crate) fn is_recursive(words: &[Word]) -> bool {
-    let Some(name) = words
-        .first()
-        .map(|w| agent_core::shell::wrappers::basename(&w.text))
-    else {
-        return false;
-    };
-    RECURSIVE_BY_DEFAULT.contains(&name)
-        || words[1..].iter().any(|w| {
-            let t = w.text.as_str();
-            RECURSIVE_FLAGS.contains(&t)
-                || (t.starts_with('-') && !t.starts_with("--") && t[1..].contains(['r', 'R']))
-        })
 }
 
 /// Whether the command's arguments are text only.

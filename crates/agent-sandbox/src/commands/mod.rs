@@ -7,10 +7,15 @@
 //! a command name only known at run time (`$cmd`, `{rm,x}`, globs); a shell that reads its
 //! script from stdin or a file (`echo x | sh`, `bash script.sh`); inline interpreter code
 //! (`python3 -c`, `node -e`, ...) while a denylist is in force; a program run from a writable
-//! directory while an allowlist is in force; an argument or redirect naming a denied path.
+//! directory while an allowlist is in force; an argument or redirect naming a denied path
+//! (after its symlinks, a glob's matches and `cd` are followed: `arguments`, `globs`,
+//! `workdirs`, `recursion`); a variable set outside the harmless list (`environment`); a sed
+//! script that runs commands or writes where it may not (`sed`).
 //!
 //! | command (with `rm` denied)     | verdict | why |
 //! |--------------------------------|---------|-----|
+//! | `PATH=.; ls`                   | deny    | `PATH` is not a harmless variable |
+//! | `sed 's/x/y/e' f`              | deny    | sed's `e` flag runs a command |
 //! | `ls; rm -rf /`                 | deny    | `rm` is the second command |
 //! | `bash -lc 'rm x'`              | deny    | the `-c` string is parsed too |
 //! | `x=$(rm y)`                    | deny    | substitutions are walked |
@@ -21,14 +26,21 @@
 //! | `git status && ls`             | allow   | |
 
 mod arguments;
+mod environment;
+mod globs;
+mod recursion;
+mod sed;
+mod workdirs;
 
 use std::path::{Path, PathBuf};
 
-use agent_core::permissions::SAFE_ENV_VARS;
 use agent_core::programs::effects;
 use agent_core::shell::{self, ParsedScript, ShellError, SimpleCommand, wrappers};
 use serde_json::Value;
 
+use self::arguments::{Base, Candidate, Reading};
+use self::globs::{Pattern, Reach};
+use self::workdirs::WorkDirs;
 use crate::paths::{Op, PathPolicy, absolute, lexical};
 use crate::settings::SandboxSettings;
 use crate::verdict::Verdict;
@@ -76,9 +88,17 @@ pub struct CommandChecker {
     paths: PathPolicy,
     writable: Vec<PathBuf>,
     home: Option<PathBuf>,
+    /// `CDPATH`'s directories, searched by `cd` for a relative name.
+    cdpath: Vec<PathBuf>,
     cwd: PathBuf,
     /// `cwd` with its symlinks resolved (once).
     cwd_real: PathBuf,
+    /// Set (with the reason) while checking a script whose working directory is only known at
+    /// run time (`cd "$d"`): relative paths could then be anywhere.
+    cwd_unknown: Option<String>,
+    /// Set while checking a script that runs `shopt` with `globstar` (or with an argument only
+    /// known at run time): `**` then spans directories.
+    globstar: bool,
     /// Allowlisted names refused at start-up, and why.
     refused: Vec<(String, String)>,
 }
@@ -177,6 +197,11 @@ impl CommandChecker {
             paths: PathPolicy::new(settings, None),
             writable,
             home: std::env::var_os("HOME").map(PathBuf::from),
+            cdpath: std::env::var_os("CDPATH")
+                .map(|p| std::env::split_paths(&p).collect())
+                .unwrap_or_default(),
+            cwd_unknown: None,
+            globstar: false,
             cwd_real: crate::paths::resolve(&cwd).unwrap_or_else(|_| cwd.clone()),
             cwd,
             refused,
@@ -242,9 +267,50 @@ impl CommandChecker {
                 Some("built-in: unanalysable".into()),
             );
         }
-        for cmd in &parsed.commands {
-            if let Some(v) = self.check_simple(cmd) {
-                return v;
+        let globstar = parsed.commands.iter().any(|c| {
+            c.effective_name() == Some("shopt")
+                && c.effective_words()
+                    .iter()
+                    .skip(1)
+                    .any(|w| !w.is_static() || w.text.contains("globstar"))
+        });
+        if globstar && !self.globstar {
+            let mut with = self.clone();
+            with.globstar = true;
+            return with.check_script(parsed);
+        }
+        self.check_script(parsed)
+    }
+
+    /// Checks every command of a parsed script from every working directory it can reach.
+    fn check_script(&self, parsed: &ParsedScript) -> Verdict {
+        match workdirs::of(parsed, &self.cwd, self.home.as_deref(), &self.cdpath) {
+            WorkDirs::Known(dirs) if dirs.len() == 1 => {
+                if let Some(v) = self.check_commands(parsed) {
+                    return v;
+                }
+            }
+            WorkDirs::Known(dirs) => {
+                for dir in dirs {
+                    let from = self.clone().with_cwd(&dir);
+                    if let Some(mut v) = from.check_commands(parsed) {
+                        if dir != self.cwd {
+                            v.reason = format!(
+                                "{} (with {} as the working directory, which the script can `cd` to)",
+                                v.reason,
+                                dir.display()
+                            );
+                        }
+                        return v;
+                    }
+                }
+            }
+            WorkDirs::Unknown(why) => {
+                let mut from = self.clone();
+                from.cwd_unknown = Some(why);
+                if let Some(v) = from.check_commands(parsed) {
+                    return v;
+                }
             }
         }
         Verdict::allow(
@@ -260,6 +326,32 @@ impl CommandChecker {
         )
     }
 
+    fn check_commands(&self, parsed: &ParsedScript) -> Option<Verdict> {
+        parsed
+            .commands
+            .iter()
+            .find_map(|cmd| self.check_simple(cmd))
+    }
+
+    /// Whether anything is bounded: commands (an allowlist or a denylist) or paths.
+    fn restricts(&self) -> bool {
+        self.allowed.is_some() || !self.denied.is_empty() || self.paths.restricts()
+    }
+
+    /// Where relative paths and tilde forms resolve.
+    fn base(&self) -> Base<'_> {
+        Base {
+            cwd: self.cwd_unknown.is_none().then_some(self.cwd.as_path()),
+            home: self.home.as_deref(),
+        }
+    }
+
+    fn cwd_real(&self) -> Option<&Path> {
+        self.cwd_unknown
+            .is_none()
+            .then_some(self.cwd_real.as_path())
+    }
+
     fn unrestricted_verdict() -> Verdict {
         Verdict::allow(
             "unrestricted mode: any command may run",
@@ -270,6 +362,11 @@ impl CommandChecker {
     fn check_simple(&self, cmd: &SimpleCommand) -> Option<Verdict> {
         // Shown in reasons; formatted only when a verdict needs it.
         let shown = cmd;
+        if self.restricts()
+            && let Some(why) = environment::refusal(cmd)
+        {
+            return Some(Verdict::deny(why, Some("built-in: environment".into())));
+        }
         if cmd.words.is_empty() {
             return self.check_redirects(cmd, shown);
         }
@@ -343,9 +440,6 @@ impl CommandChecker {
                 Some("built-in: script file".into()),
             ));
         }
-        if let Some(v) = self.check_environment(cmd, shown) {
-            return Some(v);
-        }
         let found = effects::of(inner);
         if let Some(why) = &found.runs {
             return Some(Verdict::deny(
@@ -358,15 +452,48 @@ impl CommandChecker {
                 return Some(v);
             }
         }
+        let mut reads = found.reads;
+        // Whether `xargs` runs the command with more arguments, read from its input.
+        let appended = cmd.layers.iter().any(|l| l.wrapper == "xargs");
+        if matches!(name, "sed" | "gsed") {
+            match self.check_sed(inner, appended, shown) {
+                Err(v) => return Some(v),
+                Ok(more) => reads.extend(more),
+            }
+        }
         if let Some(v) = self.check_git_location(inner, shown) {
             return Some(v);
         }
+        // Bash lists directories to expand a pattern, whatever the command does with it.
+        for w in cmd.words.iter().skip(1).filter(|w| w.glob) {
+            let cands = arguments::candidates(w, self.base());
+            if let Some((why, rule)) =
+                arguments::listing_refusal(&self.paths, &cands, self.globstar)
+            {
+                return Some(Verdict::deny(format!("`{shown}` {why}"), rule));
+            }
+        }
         if !arguments::text_only(name) {
-            let recursive = arguments::is_recursive(inner);
-            for w in cmd.words.iter().skip(1).chain(&found.reads) {
-                let cands = arguments::candidates(w, &self.cwd, self.home.as_deref());
+            let reading = Reading {
+                recursion: recursion::of(inner),
+                globstar: self.globstar,
+            };
+            let mut cands: Vec<Vec<Candidate>> = cmd
+                .words
+                .iter()
+                .skip(1)
+                .chain(&reads)
+                .map(|w| arguments::candidates(w, self.base()))
+                .collect();
+            if appended {
+                // `xargs` adds the words it reads from its input: paths only known at run time.
+                cands.push(vec![Candidate::Unknown(format!(
+                    "the arguments `xargs` adds to `{name}` from its input"
+                ))]);
+            }
+            for c in &cands {
                 if let Some((why, rule)) =
-                    arguments::refusal(&self.paths, &self.cwd_real, &cands, Op::Read, recursive)
+                    arguments::refusal(&self.paths, self.cwd_real(), c, Op::Read, reading)
                 {
                     return Some(Verdict::deny(format!("`{shown}` {why}"), rule));
                 }
@@ -375,32 +502,132 @@ impl CommandChecker {
         self.check_redirects(cmd, shown)
     }
 
-    /// With an allowlist in force, an environment assignment before a command may only set a
-    /// variable known to be inert (`LANG`, `NO_COLOR`, ...): `GIT_PAGER`, `PAGER`,
-    /// `LD_PRELOAD`, `GIT_SSH_COMMAND` and the like make an allowlisted program run another.
-    fn check_environment(&self, cmd: &SimpleCommand, shown: &SimpleCommand) -> Option<Verdict> {
-        self.allowed.as_ref()?;
-        let mut names: Vec<&str> = cmd.assignments.iter().map(|a| a.name.as_str()).collect();
-        let start = cmd.effective_start();
-        for w in cmd.words.get(1..start).unwrap_or(&[]) {
-            if let Some((n, _)) = w.text.split_once('=')
-                && wrappers::is_assignment(&w.text)
-            {
-                names.push(n);
+    /// `sed`: a script that runs commands or cannot be analysed is refused, the files its
+    /// script and `-i` write are checked as writes; returns the files its script reads.
+    fn check_sed(
+        &self,
+        words: &[agent_core::shell::Word],
+        appended: bool,
+        shown: &SimpleCommand,
+    ) -> Result<Vec<agent_core::shell::Word>, Verdict> {
+        if !self.restricts() {
+            return Ok(Vec::new());
+        }
+        let e = sed::effects(words);
+        if let Some(why) = e.unanalysable {
+            return Err(Verdict::deny(
+                format!("`{shown}`: {why}"),
+                Some("built-in: sed script".into()),
+            ));
+        }
+        if let Some(why) = e.runs {
+            return Err(Verdict::deny(
+                format!("`{shown}`: {why}, out of the checker's sight; run that command directly"),
+                Some("built-in: program-running option".into()),
+            ));
+        }
+        for f in &e.writes {
+            if let Some(v) = self.check_write_word(&agent_core::shell::Word::literal(f), shown) {
+                return Err(v);
             }
         }
-        names
-            .into_iter()
-            .find(|n| !SAFE_ENV_VARS.contains(n))
-            .map(|n| {
-                Verdict::deny(
+        if let Some((suffix, files)) = &e.in_place {
+            if appended {
+                return Err(Verdict::deny(
                     format!(
-                        "`{shown}` sets `{n}`, which can change what an allowlisted program runs; only {} may be set",
-                        SAFE_ENV_VARS.join(", ")
+                        "`{shown}` rewrites the files `xargs` adds from its input, which are only known at run time"
                     ),
-                    Some("built-in: environment".into()),
-                )
-            })
+                    Some("built-in: dynamic write".into()),
+                ));
+            }
+            for f in files {
+                if let Some(v) = self.check_in_place(f, suffix, shown) {
+                    return Err(v);
+                }
+            }
+        }
+        Ok(e.reads
+            .iter()
+            .map(|r| agent_core::shell::Word::literal(r))
+            .collect())
+    }
+
+    /// A file `sed -i` rewrites (a glob: each file it matches now), and its backup.
+    fn check_in_place(
+        &self,
+        w: &agent_core::shell::Word,
+        suffix: &str,
+        shown: &SimpleCommand,
+    ) -> Option<Verdict> {
+        let targets: Vec<String> = if w.glob && !w.dynamic {
+            let p = match self.expand(&w.text, w.home) {
+                Ok(p) => p,
+                Err(why) => return Some(self.unknown_write(w, &why, shown)),
+            };
+            let pattern = Pattern::new(&p);
+            let normal = Pattern::new(&lexical(&p, Path::new("/")));
+            if let Some(d) = self
+                .paths
+                .denied_paths(Op::Write)
+                .find(|d| normal.reach(d) == Some(Reach::AtOrUnder))
+            {
+                return Some(Verdict::deny(
+                    format!(
+                        "`{shown}` rewrites the files {} matches, which can be the denied {}",
+                        w.raw,
+                        d.display()
+                    ),
+                    Some("deniedPaths (glob)".into()),
+                ));
+            }
+            match pattern.expand(self.globstar) {
+                Ok(m) => m
+                    .into_iter()
+                    .map(|p| p.to_string_lossy().into_owned())
+                    .collect(),
+                Err(e) => {
+                    return Some(Verdict::deny(
+                        format!("`{shown}`: the pattern {} cannot be checked: {e}", w.raw),
+                        Some("built-in: glob".into()),
+                    ));
+                }
+            }
+        } else {
+            vec![w.text.clone()]
+        };
+        for t in targets {
+            let file = agent_core::shell::Word {
+                text: t.clone(),
+                glob: false,
+                ..w.clone()
+            };
+            if let Some(v) = self.check_write_word(&file, shown) {
+                return Some(v);
+            }
+            if !suffix.is_empty() {
+                let backup = agent_core::shell::Word {
+                    text: sed::backup_name(&t, suffix),
+                    glob: false,
+                    ..w.clone()
+                };
+                if let Some(v) = self.check_write_word(&backup, shown) {
+                    return Some(v);
+                }
+            }
+        }
+        None
+    }
+
+    fn unknown_write(
+        &self,
+        w: &agent_core::shell::Word,
+        why: &str,
+        shown: &SimpleCommand,
+    ) -> Verdict {
+        Verdict::deny(
+            format!("`{shown}` writes {}, {why}", w.raw),
+            Some("built-in: dynamic write".into()),
+        )
     }
 
     /// A file a known program writes through an option or positional (`--output=F`,
@@ -416,7 +643,10 @@ impl CommandChecker {
                 Some("built-in: dynamic write".into()),
             ));
         }
-        let p = self.expand(&w.text, w.home);
+        let p = match self.expand(&w.text, w.home) {
+            Ok(p) => p,
+            Err(why) => return Some(self.unknown_write(w, &why, shown)),
+        };
         let v = self.paths.check(&p, Op::Write);
         (!v.allowed).then(|| {
             Verdict::deny(
@@ -487,7 +717,10 @@ impl CommandChecker {
                         Some("built-in: dynamic redirect".into()),
                     ));
                 }
-                let p = self.expand(&t.text, t.home);
+                let p = match self.expand(&t.text, t.home) {
+                    Ok(p) => p,
+                    Err(why) => return Some(self.unknown_write(t, &why, shown)),
+                };
                 if p.as_os_str() != "/dev/null" {
                     let v = self.paths.check(&p, Op::Write);
                     if !v.allowed {
@@ -499,10 +732,17 @@ impl CommandChecker {
                 }
             }
             if let Some(t) = r.read_file() {
-                let cands = arguments::candidates(t, &self.cwd, self.home.as_deref());
-                if let Some((why, rule)) =
-                    arguments::refusal(&self.paths, &self.cwd_real, &cands, Op::Read, false)
-                {
+                let cands = arguments::candidates(t, self.base());
+                if let Some((why, rule)) = arguments::refusal(
+                    &self.paths,
+                    self.cwd_real(),
+                    &cands,
+                    Op::Read,
+                    Reading {
+                        recursion: recursion::Recursion::No,
+                        globstar: self.globstar,
+                    },
+                ) {
                     return Some(Verdict::deny(format!("`{shown}` {why}"), rule));
                 }
             }
@@ -510,14 +750,24 @@ impl CommandChecker {
         None
     }
 
-    /// The absolute, unnormalised path a word names (`~` expanded): resolve it with
-    /// [`crate::paths::resolve`], which applies `..` after the symlinks before it.
-    fn expand(&self, text: &str, home: bool) -> PathBuf {
-        if home && let Some(h) = &self.home {
+    /// The absolute, unnormalised path a static word names (`~` expanded): resolve it with
+    /// [`crate::paths::resolve`], which applies `..` after the symlinks before it. An error
+    /// says why it is not known before run time (the home directory or, for a relative path,
+    /// the working directory).
+    fn expand(&self, text: &str, home: bool) -> Result<PathBuf, String> {
+        if home {
             let rest = text.trim_start_matches('~').trim_start_matches('/');
-            return h.join(rest);
+            return self
+                .home
+                .as_ref()
+                .map(|h| h.join(rest))
+                .ok_or_else(|| "below a home directory that is not known".to_owned());
         }
-        absolute(Path::new(text), &self.cwd)
+        let p = Path::new(text);
+        match &self.cwd_unknown {
+            Some(why) if !p.is_absolute() => Err(format!("a relative path, and {why}")),
+            _ => Ok(absolute(p, &self.cwd)),
+        }
     }
 
     fn check_name(&self, word: &str, shown: &SimpleCommand) -> Option<Verdict> {
@@ -548,7 +798,15 @@ impl CommandChecker {
             }
             if word.contains('/') || word.starts_with('~') {
                 // A name with a slash is a path: it runs that file, whatever its basename.
-                let p = self.expand(word, word.starts_with('~'));
+                let p = match self.expand(word, word.starts_with('~')) {
+                    Ok(p) => p,
+                    Err(why) => {
+                        return Some(Verdict::deny(
+                            format!("`{shown}` runs {word}, {why}"),
+                            Some("built-in: program named by a path".into()),
+                        ));
+                    }
+                };
                 let real = std::fs::canonicalize(&p).ok();
                 let same = self
                     .allowed_exes

@@ -172,6 +172,14 @@ impl PathPolicy {
         self.read.is_some()
     }
 
+    /// Whether the policy bounds any path: a read or write list, or a deny list.
+    pub fn restricts(&self) -> bool {
+        self.read.is_some()
+            || self.write.is_some()
+            || !self.denied_read.is_empty()
+            || !self.denied_write.is_empty()
+    }
+
     /// The resolved paths denied for `op`.
     pub fn denied_paths(&self, op: Op) -> impl Iterator<Item = &Path> {
         let list = match op {
