@@ -108,10 +108,10 @@ pub(crate) fn written_files(
         let elsewhere =
             script.counts.get(&fd).copied().unwrap_or(0) > usize::from(own.contains(&fd));
         match fd {
-            _ if elsewhere => Fd::Unknown,
-            0..=2 => Fd::Inherited,
-            // The tool passes only 0, 1 and 2: a higher one is closed.
-            _ => Fd::Harmless,
+            0..=2 if !elsewhere => Fd::Inherited,
+            // The tool passes only 0, 1 and 2, but bash opens others the parse may not show
+            // (`{fd}<x` allocates one from 10 up), so a higher one not set here is unknown.
+            _ => Fd::Unknown,
         }
     };
     apply(redirects, &start, &normalize).writes
@@ -284,7 +284,6 @@ mod tests {
             "echo x 1<<<y >/dev/stdout",
             "echo x 1>&- >/dev/stdout",
             "echo x 3>/dev/null >/dev/fd/3",
-            "echo x >/dev/fd/9",
             "echo x >/dev/tty",
             "ls >/dev/null; echo x >/dev/stdout",
             "ls 3</dev/null; echo done >/dev/stderr",
@@ -345,5 +344,8 @@ mod tests {
         assert_eq!(writes("echo x 1>&$fd >/dev/stdout"), ["$fd", "/dev/stdout"]);
         assert_eq!(writes("echo x 1<$f >/dev/stdout"), ["/dev/stdout"]);
         assert_eq!(writes("echo x >&$f"), ["$f"]);
+        // Bash may hold descriptors the parse does not show (`{fd}<x` takes 10 and up).
+        assert_eq!(writes("echo x >/dev/fd/9"), ["/dev/fd/9"]);
+        assert_eq!(writes("echo x {fd}<x >/dev/fd/11"), ["/dev/fd/11"]);
     }
 }

@@ -261,6 +261,7 @@ fn a_redirect_through_a_reopened_descriptor_writes_the_file_it_holds() {
             "echo evil 1<x >/proc/self/fd/1",
             "echo evil 2<x 2>/dev/stderr",
             "echo evil 3<x >/dev/fd/3",
+            "echo evil {fd}<x >/dev/fd/11",
             "echo evil 1<x 2>&1 2>/dev/stderr",
             "echo evil 1<>x",
             "{ echo evil >/dev/stdout; } 1<x",
