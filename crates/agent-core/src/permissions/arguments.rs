@@ -75,13 +75,32 @@ impl Paths<'_> {
     }
 
     /// A static word naming a path inside the working directories (both its lexical and its
-    /// real form). A glob with a `..` component could pass through a symlink it matches, so
-    /// it is not.
+    /// real form). A glob is expanded against the file system ([`super::globbing`]) and every
+    /// path it may name must be inside, resolved through symlinks; one too large to expand or
+    /// whose pattern the text cannot tell is not. A glob with a `..` component could pass
+    /// through a symlink it matches, so it is not either.
     pub fn inside(&self, word: &Word) -> bool {
         if word.dynamic || (word.glob && word.text.split('/').any(|c| c == "..")) {
             return false;
         }
-        self.resolve(&word.text)
-            .is_some_and(|p| self.wd.contains(&p))
+        let Some(path) = self.resolve(&word.text) else {
+            return false;
+        };
+        if !self.wd.contains(&path) {
+            return false;
+        }
+        if !word.glob {
+            return true;
+        }
+        let Some(base) = self.base else {
+            return false;
+        };
+        match super::globbing::expand(word, base, self.wd.home()) {
+            Ok(paths) => paths.iter().all(|p| {
+                p.to_str()
+                    .is_some_and(|text| self.wd.contains(&self.wd.resolve_from(base, text)))
+            }),
+            Err(_) => false,
+        }
     }
 }

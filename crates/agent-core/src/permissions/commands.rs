@@ -8,30 +8,10 @@
 //! (`watch`, `setsid`, `ionice`, `flock`) or `find -exec` / `-delete`; only an exact rule does.
 
 use super::arguments::{Paths, positionals};
+use super::environment::is_safe_env_assignment;
 use crate::programs::read_only;
 use crate::shell::wrappers::{EXEC_WRAPPERS, basename};
 use crate::shell::{SimpleCommand, join};
-
-/// Variables an allow rule matches past (`NODE_ENV=test npm test`). Any other assignment before
-/// a command means allow rules do not match it (claude-code.md §3.2 item 3).
-pub const SAFE_ENV_VARS: &[&str] = &[
-    "NODE_ENV",
-    "LANG",
-    "LANGUAGE",
-    "LC_ALL",
-    "LC_CTYPE",
-    "LC_MESSAGES",
-    "NO_COLOR",
-    "FORCE_COLOR",
-    "CLICOLOR",
-    "TERM",
-    "TZ",
-    "CI",
-    "RUST_BACKTRACE",
-    "RUST_LOG",
-    "PYTHONUNBUFFERED",
-    "PYTHONDONTWRITEBYTECODE",
-];
 
 /// What allow rules match for one command.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -43,7 +23,7 @@ pub(crate) struct AllowView {
 }
 
 /// The allow view, or `None` when no allow rule may approve the command (a dynamic name, or
-/// an assignment of a variable not in [`SAFE_ENV_VARS`]).
+/// an assignment that is not [`is_safe_env_assignment`]).
 pub(crate) fn allow_view(cmd: &SimpleCommand) -> Option<AllowView> {
     if !safe_assignments(cmd) {
         return None;
@@ -62,10 +42,12 @@ pub(crate) fn allow_view(cmd: &SimpleCommand) -> Option<AllowView> {
     })
 }
 
+/// Whether every assignment before the command is a known-harmless variable with a plain
+/// value ([`is_safe_env_assignment`]).
 fn safe_assignments(cmd: &SimpleCommand) -> bool {
     cmd.assignments
         .iter()
-        .all(|a| SAFE_ENV_VARS.contains(&a.name.as_str()) && a.value.is_static())
+        .all(|a| is_safe_env_assignment(&a.name, &a.value))
 }
 
 fn is_find_action(arg: &str) -> bool {

@@ -46,10 +46,15 @@ mod classifier;
 mod commands;
 mod containment;
 mod decision;
+mod descriptors;
 mod engine;
+mod environment;
+mod globbing;
 mod grants;
+mod links;
 mod policy;
 mod prompt;
+mod protected_names;
 mod request;
 pub mod rules;
 mod ruleset;
@@ -61,12 +66,12 @@ mod workdirs;
 
 pub use crate::modes::{PermissionMode, UnknownMode};
 pub use classifier::{DangerRule, RULES as DANGER_RULES};
-pub use commands::SAFE_ENV_VARS;
 pub use containment::{Containment, WriteScope, programs_seen};
 pub use decision::{Behavior, PermissionDecision, RuleList, RuleOrigin, RuleRef, Scope, Step};
 pub use engine::{
     EngineError, PermissionEngine, PermissionEngineBuilder, PreparedCall, SandboxState,
 };
+pub use environment::{SAFE_ENV_VARS, is_safe_env_assignment};
 pub use grants::{Grant, GrantError, GrantId, GrantScope, SessionGrants};
 pub use policy::{
     CompositePolicy, FnPolicy, PermissionPolicy, PolicyVerdict, ReadOnlyPolicy,

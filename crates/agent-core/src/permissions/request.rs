@@ -3,10 +3,13 @@
 
 use serde_json::Value;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use super::arguments::{PATTERN_OPTIONS, Paths, positionals, positionals_with};
 use super::commands::{AllowView, allow_view, deny_views, is_in_scope_fs_command, is_read_only};
+use super::descriptors::{self, ScriptDescriptors};
+use super::environment::{self, ShellChange, shell_change};
+use super::links;
 use super::rules::url_host;
 use super::workdirs::{ResolvedPath, WorkingDirs};
 use crate::programs::effects;
@@ -129,6 +132,12 @@ pub(crate) struct BashSubject {
     /// The first program-running option of a known program (`git -c core.pager=…`,
     /// `--ext-diff`, `--script-shell`), as a reason.
     pub runs_program: Option<String>,
+    /// The first variable set that is not known harmless (`PATH=.`, `GIT_EXTERNAL_DIFF=rm
+    /// git diff`), or shell option the checker does not model, as a reason
+    /// ([`super::environment`]).
+    pub environment: Option<String>,
+    /// Why `~` and `$HOME` cannot be resolved: the script assigns `HOME` and uses them.
+    pub home_unknown: Option<String>,
 }
 
 /// What rules are matched against, by tool family.
@@ -188,7 +197,7 @@ const WRITE_COMMANDS: &[&str] = &[
     "shred",
 ];
 /// Commands whose last positional argument is the file they write; the others are read.
-const COPY_COMMANDS: &[&str] = &["cp", "ln", "install", "rsync", "scp"];
+const COPY_COMMANDS: &[&str] = &["cp", "ln", "link", "install", "rsync", "scp"];
 /// Commands whose positional arguments are files they read.
 const READ_COMMANDS: &[&str] = &[
     "cat",
@@ -228,9 +237,6 @@ const READ_COMMANDS: &[&str] = &[
 /// Commands whose first positional argument is a pattern or program, the rest files read.
 const PATTERN_COMMANDS: &[&str] = &["grep", "egrep", "fgrep", "rg", "awk", "jq", "sed"];
 
-/// Files that never count as writes (`> /dev/null`).
-const HARMLESS_TARGETS: &[&str] = &["/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"];
-
 impl BashSubject {
     pub(crate) fn new(text: &str, wd: &WorkingDirs) -> Self {
         let parsed = shell::parse(text);
@@ -246,8 +252,24 @@ impl BashSubject {
             read_only: Vec::new(),
             fs_in_scope: Vec::new(),
             runs_program: None,
+            environment: None,
+            home_unknown: None,
         };
         if let Ok(script) = &parsed {
+            let exporting = script
+                .commands
+                .iter()
+                .any(|c| matches!(shell_change(c), Some(ShellChange::Exporting(_))));
+            // Which descriptors each command points at files, for the commands around it
+            // (relative targets are files wherever they resolve).
+            let fds = ScriptDescriptors::of(
+                script.commands.iter().map(|c| c.redirects.as_slice()),
+                |t| {
+                    t.starts_with('/')
+                        .then(|| crate::paths::normalize(Path::new(t)))
+                },
+            );
+            let mut home_assigned = None;
             // The directory relative paths start from: the session's cwd until a `cd`, the
             // `cd`'s target after it (in discovery order, whatever the nesting), `None` once a
             // `cd` went somewhere only known at run time (`cd -`, `cd "$D"`, `cd` alone).
@@ -257,10 +279,34 @@ impl BashSubject {
                     wd,
                     base: base.as_deref(),
                 };
-                collect_paths(cmd, &at, &mut subject.reads, &mut subject.writes);
+                collect_paths(cmd, &at, &fds, &mut subject.reads, &mut subject.writes);
                 subject.deny_views.push(deny_views(cmd));
                 subject.allow_views.push(allow_view(cmd));
-                subject.read_only.push(is_read_only(cmd, &at));
+                let settings = environment::settings(cmd);
+                if subject.environment.is_none() {
+                    subject.environment = settings
+                        .iter()
+                        .find(|s| !s.is_harmless(exporting))
+                        .map(|s| environment::setting_reason(s, exporting))
+                        .or_else(|| shell_change(cmd).map(|c| environment::change_reason(&c)));
+                }
+                if home_assigned.is_none() {
+                    home_assigned = settings
+                        .iter()
+                        .find(|s| s.name == "HOME")
+                        .map(|s| s.shown.clone());
+                }
+                // A bare assignment runs nothing: approvable when every variable it sets is
+                // harmless. git run in another directory than the session's reads that
+                // directory's repository (its config can name programs: `core.fsmonitor`),
+                // which no protected path covers, so it is never read-only.
+                let git_elsewhere =
+                    cmd.effective_name() == Some("git") && base.as_deref() != Some(wd.cwd());
+                subject.read_only.push(if cmd.words.is_empty() {
+                    settings.iter().all(|s| s.is_harmless(exporting))
+                } else {
+                    is_read_only(cmd, &at) && !git_elsewhere
+                });
                 subject.fs_in_scope.push(is_in_scope_fs_command(cmd, &at));
                 let words = cmd.effective_words();
                 let found = effects::of(words);
@@ -279,6 +325,16 @@ impl BashSubject {
                         _ => None,
                     };
                 }
+            }
+            // `~` and `$HOME` are resolved with the session's home directory; once the script
+            // assigns HOME (anywhere: a loop or a function can run it first) they may name
+            // another one, so no rule can be checked against them.
+            if let Some(shown) = home_assigned
+                && script.commands.iter().any(uses_home)
+            {
+                subject.home_unknown = Some(format!(
+                    "`{shown}` assigns HOME, so `~` and `$HOME` in this command cannot be resolved"
+                ));
             }
         }
         subject.parsed = parsed;
@@ -325,19 +381,30 @@ fn cd_target(cmd: &SimpleCommand) -> Option<Option<&Word>> {
     })
 }
 
+/// Whether a word of the command (its words, redirect targets or assigned values) starts
+/// with `~` or `$HOME`.
+fn uses_home(cmd: &SimpleCommand) -> bool {
+    cmd.words.iter().any(|w| w.home)
+        || cmd
+            .redirects
+            .iter()
+            .any(|r| r.target.as_ref().is_some_and(|t| t.home))
+        || cmd.assignments.iter().any(|a| a.value.home)
+}
+
 fn collect_paths(
     cmd: &SimpleCommand,
     at: &Paths<'_>,
+    fds: &ScriptDescriptors,
     reads: &mut Vec<PathArg>,
     writes: &mut Vec<PathArg>,
 ) {
     let path_arg = |w: &Word, via: Via| path_arg(at, w, via);
+    let normalize = |text: &str| at.resolve(text).map(|r| r.lexical);
+    for w in descriptors::written_files(&cmd.redirects, normalize, fds) {
+        writes.push(path_arg(&w, Via::Redirect));
+    }
     for r in &cmd.redirects {
-        if let Some(t) = r.written_file()
-            && !HARMLESS_TARGETS.contains(&t.text.as_str())
-        {
-            writes.push(path_arg(t, Via::Redirect));
-        }
         if let Some(t) = r.read_file() {
             reads.push(path_arg(t, Via::Redirect));
         }
@@ -357,6 +424,13 @@ fn collect_paths(
         if let Some((dest, sources)) = args.split_last() {
             writes.push(path_arg(dest, Via::Operand));
             reads.extend(sources.iter().map(|w| path_arg(w, Via::Operand)));
+            if let Some(kind) = links::made_by(name, words) {
+                writes.extend(
+                    links::aliased(kind, sources, dest)
+                        .iter()
+                        .map(|w| path_arg(w, Via::Operand)),
+                );
+            }
         }
     } else if READ_COMMANDS.contains(&name) {
         reads.extend(args.iter().map(|w| path_arg(w, Via::Operand)));

@@ -9,12 +9,19 @@
 //!   working directories and their parents, globs directly in those, and a glob or trailing
 //!   slash right after a variable (`rm -rf "$DIR"/*`) ask even in `bypassPermissions`.
 //! - **Commands that cannot be analysed**: a parse error, a nested script only known at run time
-//!   (`bash -c "$X"`, `eval $X`), a command name only known at run time (`$cmd x`), or a command
-//!   over 10,000 characters asks in every mode, because deny rules cannot be checked against it.
+//!   (`bash -c "$X"`, `eval $X`), a command name only known at run time (`$cmd x`), `~` after
+//!   the script assigns `HOME`, or a command over 10,000 characters asks in every mode, because
+//!   deny rules cannot be checked against it.
+//!
+//! Protected names are compared as case-insensitive, HFS+ and NTFS file systems open them
+//! ([`super::protected_names`]); a command that links to a protected path writes it
+//! ([`super::links`]); variables and shell options that are not known harmless
+//! ([`super::environment`]) ask like program-running options.
 
 use std::path::{Component, Path};
 
 use super::arguments::positionals;
+use super::protected_names;
 use super::request::{BashSubject, PathArg};
 use super::workdirs::{ResolvedPath, WorkingDirs};
 use crate::shell::wrappers::basename;
@@ -92,6 +99,9 @@ pub(crate) enum Finding {
     /// An option of a known program that runs another program (`git -c core.pager=…`,
     /// `--ext-diff`, `npm --script-shell=…`).
     RunsProgram(String),
+    /// A variable set that is not known harmless (`PATH=.`, `GIT_EXTERNAL_DIFF=rm git diff`),
+    /// or a shell option the checker does not model.
+    Environment(String),
 }
 
 impl Finding {
@@ -105,6 +115,9 @@ impl Finding {
             ),
             Self::RunsProgram(why) => format!(
                 "{why}; options that run another program or change the system always need approval, whatever rule allowed the program"
+            ),
+            Self::Environment(why) => format!(
+                "{why}; variables and shell options that change what programs run always need approval, whatever rule allowed the command"
             ),
             Self::UserInteraction(tool) => format!(
                 "{tool} asks the user a question; no mode or rule answers it in their place"
@@ -159,10 +172,22 @@ fn protected_form(path: &Path, wd: &WorkingDirs) -> bool {
 /// (`~/.agent` for `~/.agent/workspaces/x/tree`), while `.config/git` still counts for the
 /// working directory `~/.config`.
 fn protected_below(segments: &[&str], base: usize) -> bool {
+    // Compared as a case-insensitive (or Windows, or HFS+) file system would open them.
+    let folded: Vec<String> = segments.iter().map(|s| protected_names::fold(s)).collect();
+    let names_at = |at: usize, name: &str| {
+        folded
+            .get(at)
+            .is_some_and(|s| protected_names::names(s, name))
+    };
     for i in 0..segments.len() {
         for dir in PROTECTED_DIRS {
-            if i + dir.len() > base && segments[i..].starts_with(dir) {
-                // `.claude/worktrees` is where Claude Code keeps worktrees, not configuration.
+            let here = dir
+                .iter()
+                .enumerate()
+                .all(|(k, name)| names_at(i + k, name));
+            if i + dir.len() > base && here {
+                // `.claude/worktrees` is where Claude Code keeps worktrees, not configuration
+                // (spelled exactly: another spelling stays protected).
                 let claude_worktree =
                     dir == &[".claude"] && segments.get(i + 1) == Some(&"worktrees");
                 if !claude_worktree {
@@ -171,12 +196,18 @@ fn protected_below(segments: &[&str], base: usize) -> bool {
             }
         }
     }
-    if segments.len() > base && segments.last().is_some_and(|f| PROTECTED_FILES.contains(f)) {
+    if segments.len() > base
+        && PROTECTED_FILES
+            .iter()
+            .any(|f| names_at(segments.len() - 1, f))
+    {
         return true;
     }
     // `HEAD`, `objects/` and `refs/` at the top of the working directory would turn it into a
     // bare repository that git then trusts.
-    matches!(segments.get(base), Some(&("HEAD" | "objects" | "refs")))
+    ["HEAD", "objects", "refs"]
+        .iter()
+        .any(|name| names_at(base, name))
 }
 
 /// The first protected write of an edit tool or a Bash command.
@@ -281,6 +312,9 @@ pub(crate) fn unanalysable(bash: &BashSubject) -> Option<Finding> {
     if let Some(issue) = script.issues.first() {
         return Some(Finding::Unanalysable(issue.detail.clone()));
     }
+    if let Some(why) = &bash.home_unknown {
+        return Some(Finding::Unanalysable(why.clone()));
+    }
     script
         .commands
         .iter()
@@ -329,6 +363,44 @@ mod tests {
             ".claude/worktrees/x/file",
             "/h/u/.config/other",
             "docs/HEAD",
+        ] {
+            assert!(!is_protected(&w.resolve(p), &w), "{p}");
+        }
+    }
+
+    /// Protected names in every spelling that a case-insensitive (macOS, Windows), HFS+ or
+    /// NTFS file system opens as the protected file itself (issue 24, class 14).
+    #[test]
+    fn protected_names_match_in_every_spelling_the_file_system_opens() {
+        let w = wd();
+        for p in [
+            ".Git/config",
+            ".GIT/hooks/x",
+            ".BASHRC",
+            ".Bashrc",
+            "sub/.NPMRC",
+            ".VSCode/settings.json",
+            ".Claude/settings.json",
+            ".AGENT/settings.json",
+            "/h/u/.Config/Git/config",
+            ".git./config",
+            ".git::$INDEX_ALLOCATION/config",
+            "GIT~1/config",
+            ".g\u{200c}it/config",
+            ".bashrc::$DATA",
+            ".Mcp.Json",
+            "Head",
+            "OBJECTS/ab/cd",
+            "Refs/heads/main",
+        ] {
+            assert!(is_protected(&w.resolve(p), &w), "{p}");
+        }
+        for p in [
+            ".gitignore",
+            "docs/Head",
+            "src/Config.rs",
+            "GIT~/x",
+            "bashrc",
         ] {
             assert!(!is_protected(&w.resolve(p), &w), "{p}");
         }

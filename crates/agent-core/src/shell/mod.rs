@@ -100,6 +100,20 @@ pub struct Assignment {
     pub name: String,
     /// The value (arrays are given as their source text, flagged dynamic).
     pub value: Word,
+    /// Made by the shell outside an assignment word (`for NAME in …`, `coproc NAME`,
+    /// `${NAME:=value}`): the value is only known at run time and `value.raw` is the construct.
+    pub implicit: bool,
+}
+
+impl Assignment {
+    /// The assignment as written: `NAME=value`, or the construct that makes it.
+    pub fn shown(&self) -> String {
+        if self.implicit {
+            self.value.raw.clone()
+        } else {
+            format!("{}={}", self.name, self.value.raw)
+        }
+    }
 }
 
 /// The redirection operator.
@@ -195,7 +209,8 @@ pub struct SimpleCommand {
     pub words: Vec<Word>,
     /// Leading `NAME=value` assignments.
     pub assignments: Vec<Assignment>,
-    /// Redirections, in source order (those of an enclosing compound command included).
+    /// Redirections, in the order bash applies them: those of the enclosing compound commands
+    /// (outermost first), then the command's own in source order.
     pub redirects: Vec<Redirect>,
     /// Where it was found.
     pub origin: Origin,
@@ -259,7 +274,7 @@ impl fmt::Display for SimpleCommand {
             if !first {
                 f.write_str(" ")?;
             }
-            write!(f, "{}={}", a.name, a.value.raw)?;
+            f.write_str(&a.shown())?;
             first = false;
         }
         for w in &self.words {

@@ -31,6 +31,7 @@ pub(super) fn parse_top(script: &str, fast: bool) -> Result<ParsedScript, ShellE
         opts,
         fast,
         out: ParsedScript::default(),
+        at: (Origin::TopLevel, 0),
     };
     walker.program(&program, Origin::TopLevel, 0);
     Ok(walker.out)
@@ -54,6 +55,8 @@ struct Walker {
     opts: ParserOptions,
     fast: bool,
     out: ParsedScript,
+    /// Where the command being walked was found (for the assignments its words make).
+    at: (Origin, u32),
 }
 
 /// Scripts found inside words, walked after the command that holds them is recorded.
@@ -112,6 +115,7 @@ impl Walker {
     }
 
     fn command(&mut self, command: &Command, origin: Origin, depth: u32, outer: &[Redirect]) {
+        self.at = (origin, depth);
         match command {
             Command::Simple(simple) => self.simple(simple, origin, depth, outer),
             Command::Compound(compound, redirects) => {
@@ -170,6 +174,29 @@ impl Walker {
         }
     }
 
+    /// A variable the shell assigns outside an assignment word (`for NAME in …`, `coproc
+    /// NAME`, `${NAME:=value}`), recorded as a bare assignment so that policies judge it like
+    /// `NAME=value`. Its value is only known at run time.
+    fn record_assignment(&mut self, name: &str, shown: &str, origin: Origin, depth: u32) {
+        self.out.commands.push(SimpleCommand {
+            words: Vec::new(),
+            assignments: vec![Assignment {
+                name: name.to_owned(),
+                value: Word {
+                    text: shown.to_owned(),
+                    raw: shown.to_owned(),
+                    dynamic: true,
+                    ..Word::default()
+                },
+                implicit: true,
+            }],
+            redirects: Vec::new(),
+            origin,
+            depth,
+            layers: Vec::new(),
+        });
+    }
+
     fn compound(
         &mut self,
         compound: &CompoundCommand,
@@ -207,6 +234,8 @@ impl Walker {
                 for w in f.values.iter().flatten() {
                     self.word(&w.value, &mut pending);
                 }
+                let shown = format!("for {} in …", f.variable_name);
+                self.record_assignment(&f.variable_name, &shown, origin, depth);
                 self.compound_list(&f.body.list, origin, depth);
             }
             CompoundCommand::CaseClause(c) => {
@@ -234,7 +263,17 @@ impl Walker {
                 self.compound_list(&w.0, origin, depth);
                 self.compound_list(&w.1.list, origin, depth);
             }
-            CompoundCommand::Coprocess(c) => self.command(&c.body, origin, depth, &[]),
+            CompoundCommand::Coprocess(c) => {
+                // `coproc NAME` assigns the array NAME and NAME_PID (bash's own COPROC when
+                // unnamed).
+                if let Some(name) = &c.name {
+                    let name = self.word(&name.value, &mut pending);
+                    for n in [name.text.clone(), format!("{}_PID", name.text)] {
+                        self.record_assignment(&n, &format!("coproc {}", name.raw), origin, depth);
+                    }
+                }
+                self.command(&c.body, origin, depth, &[]);
+            }
         }
         self.drain(pending, depth);
     }
@@ -288,6 +327,10 @@ impl Walker {
                 .map(|s| (s, Origin::Substitution)),
         );
         self.out.issues.extend(analysis.issues);
+        let (origin, depth) = self.at;
+        for (name, shown) in &analysis.assigned {
+            self.record_assignment(name, shown, origin, depth);
+        }
         analysis.word
     }
 
@@ -363,7 +406,9 @@ impl Walker {
                 }
             }
         }
-        redirects.extend_from_slice(outer);
+        // The enclosing compound command's redirects are in effect first, then the command's
+        // own, in source order: the order bash applies them in.
+        let redirects = [outer, &redirects[..]].concat();
         let layers = wrappers::unwrap(&words);
         let command = SimpleCommand {
             words,
@@ -417,7 +462,11 @@ impl Walker {
                 }
             }
         };
-        Assignment { name, value }
+        Assignment {
+            name,
+            value,
+            implicit: false,
+        }
     }
 
     fn redirect<'a>(
@@ -696,6 +745,49 @@ mod tests {
             .collect()
     }
 
+    /// Variables the shell assigns outside an assignment word are recorded as bare
+    /// assignments, so a policy judges `for PATH in .` like `PATH=.` (issue 24, class 1).
+    #[test]
+    fn implicit_assignments_are_recorded() {
+        let assigned = |script: &str| -> Vec<(String, String, bool)> {
+            parse(script)
+                .unwrap()
+                .commands
+                .iter()
+                .filter(|c| c.words.is_empty())
+                .flat_map(|c| &c.assignments)
+                .map(|a| (a.name.clone(), a.shown(), a.implicit))
+                .collect()
+        };
+        let one =
+            |n: &str, shown: &str, implicit: bool| vec![(n.to_owned(), shown.to_owned(), implicit)];
+        assert_eq!(assigned("PATH=."), one("PATH", "PATH=.", false));
+        assert_eq!(
+            assigned("for PATH in .; do ls; done"),
+            one("PATH", "for PATH in …", true)
+        );
+        assert_eq!(
+            assigned(": ${CDPATH:=/}; cd tmp"),
+            one("CDPATH", "${CDPATH:=/}", true)
+        );
+        assert_eq!(
+            assigned("echo \"${GIT_DIR=x}\""),
+            one("GIT_DIR", "${GIT_DIR=x}", true)
+        );
+        assert_eq!(
+            assigned("echo ${a:-${HOME:=/tmp}}"),
+            one("HOME", "${HOME:=/tmp}", true)
+        );
+        assert_eq!(
+            assigned("coproc PATH { ls; }"),
+            [
+                ("PATH".to_owned(), "coproc PATH".to_owned(), true),
+                ("PATH_PID".to_owned(), "coproc PATH".to_owned(), true)
+            ]
+        );
+        assert_eq!(assigned("echo ${x:-y} ${#z}"), []);
+    }
+
     #[test]
     fn every_separator_splits() {
         assert_eq!(
@@ -712,7 +804,7 @@ mod tests {
         assert_eq!(names("(cd /; rm -rf x)"), ["cd /", "rm -rf x"]);
         assert_eq!(names("{ cat f; }"), ["cat f"]);
         assert_eq!(names("if a; then b; else c; fi"), ["a", "b", "c"]);
-        assert_eq!(names("for i in $(ls); do rm $i; done"), ["rm $i", "ls"]);
+        assert_eq!(names("for i in $(ls); do rm $i; done"), ["", "rm $i", "ls"]);
         assert_eq!(names("while a; do b; done"), ["a", "b"]);
         assert_eq!(names("case $(x) in y) z;; esac"), ["z", "x"]);
         assert_eq!(names("f() { rm -rf /; }; f"), ["rm -rf /", "f"]);

@@ -6,13 +6,15 @@ use brush_parser::word::{self, ParameterExpr, TildeExpr, WordPiece, WordPieceWit
 
 use super::{Issue, IssueKind, Word, runtime_eval};
 
-/// A word's analysis: the word itself and the scripts nested in it (command substitutions),
-/// which the walker parses in turn.
+/// A word's analysis: the word itself, the scripts nested in it (command substitutions),
+/// which the walker parses in turn, and the variables its expansion assigns (`${X:=v}`).
 #[derive(Debug, Default)]
 pub(crate) struct Analysis {
     pub word: Word,
     pub nested: Vec<String>,
     pub issues: Vec<Issue>,
+    /// Variables assigned by `${NAME=value}` / `${NAME:=value}`, with the expansion's text.
+    pub assigned: Vec<(String, String)>,
 }
 
 /// Characters that never start an expansion, a quote or a glob: a word made only of these is
@@ -115,6 +117,7 @@ fn scan_nested(text: &str, acc: &mut Analysis, opts: &ParserOptions) {
     let inner = analyze(text, opts);
     acc.nested.extend(inner.nested);
     acc.issues.extend(inner.issues);
+    acc.assigned.extend(inner.assigned);
 }
 
 fn add_pieces(
@@ -162,6 +165,9 @@ fn add_pieces(
                     acc.word.splits |= !quoted;
                     acc.word.text.push_str(slice);
                     acc.issues.extend(runtime_eval::parameter(expr, slice));
+                    if let Some(name) = assigned_name(expr) {
+                        acc.assigned.push((name.to_owned(), slice.to_owned()));
+                    }
                     for s in parameter_operands(expr) {
                         scan_nested(s, acc, opts);
                     }
@@ -207,6 +213,20 @@ fn is_plain_home(expr: &ParameterExpr) -> bool {
         ParameterExpr::Parameter { parameter: word::Parameter::Named(name), indirect: false }
             if name == "HOME"
     )
+}
+
+/// The variable `${NAME=value}` / `${NAME:=value}` assigns when it is unset (or empty).
+fn assigned_name(expr: &ParameterExpr) -> Option<&str> {
+    match expr {
+        ParameterExpr::AssignDefaultValues { parameter, .. } => match parameter {
+            word::Parameter::Named(name) | word::Parameter::NamedWithIndex { name, .. } => {
+                Some(name)
+            }
+            word::Parameter::NamedWithAllIndices { name, .. } => Some(name),
+            _ => None,
+        },
+        _ => None,
+    }
 }
 
 /// Every string operand of a parameter expansion that the shell itself expands.

@@ -6,6 +6,7 @@
     reason = "test and bench code: a panic is a failure report"
 )]
 
+mod contained_approvals;
 mod engine_async;
 mod events_compat;
 mod hooks_engine;

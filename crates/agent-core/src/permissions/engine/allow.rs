@@ -99,7 +99,9 @@ impl PermissionEngine {
             }
         }
         'commands: for (i, (cmd, view)) in script.commands.iter().zip(&b.allow_views).enumerate() {
-            if cmd.words.is_empty() {
+            // A redirect-only command's files are checked below; a bare assignment is judged
+            // with the read-only set.
+            if cmd.words.is_empty() && cmd.assignments.is_empty() {
                 continue;
             }
             // Rules first, so a decision names the rule when one covers the command.

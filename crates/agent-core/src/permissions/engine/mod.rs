@@ -12,9 +12,10 @@
 //!    is active with `autoAllowBashIfSandboxed`, except in `plan`.
 //! 4. **Safety checks**: tools that ask the user (`AskUserQuestion`), commands that cannot be
 //!    analysed (text bash evaluates at run time included) and critical-path `rm` → ask in every
-//!    mode; writes to protected paths (redirects, operands and option values alike) and
-//!    program-running options of known programs → ask except in `bypassPermissions` (`dontAsk`:
-//!    deny).
+//!    mode; writes to protected paths (redirects, operands, option values and the sources of
+//!    links alike), program-running options of known programs, and variables or shell options
+//!    that are not known harmless (`PATH=.`, `GIT_EXTERNAL_DIFF=rm git diff`) → ask except in
+//!    `bypassPermissions` (`dontAsk`: deny).
 //! 5. **Policies** ([`PermissionPolicy`]), in order: deny → deny; allow → allow;
 //!    allow-with-input → steps 2–4 again on the new input, then allow.
 //! 6. **A hook's allow** → allow.

@@ -137,6 +137,12 @@ impl PermissionEngine {
                         .map(Finding::RunsProgram)
                 })
                 .or_else(|| {
+                    b.environment
+                        .clone()
+                        .filter(|_| !bypass)
+                        .map(Finding::Environment)
+                })
+                .or_else(|| {
                     (!bypass)
                         .then(|| {
                             safety::protected_write(safety::bash_write_paths(&b.writes), &self.wd)
@@ -245,7 +251,7 @@ impl PermissionEngine {
                 .commands
                 .iter()
                 .zip(&b.read_only)
-                .all(|(c, ro)| c.words.is_empty() || *ro)
+                .all(|(c, ro)| (c.words.is_empty() && c.assignments.is_empty()) || *ro)
     }
 
     /// Files read through redirects (`< f`) and options (`--files0-from=f`) must be inside the
