@@ -260,6 +260,13 @@ const OUTER_ROWS: &[Row] = &[
         items: None,
         what: "`bash -c true` through the same runner without an OS sandbox (limits trampoline, capture, process containment) vs. bare: the runner's own share",
     },
+    Row {
+        figure: "host_sandboxed_read_only",
+        baseline: "host_sandboxed",
+        target: None,
+        items: None,
+        what: "the cost of enforcing a read-only approval on the host: `bash -c true` in the OS sandbox with the workspace bound read-only vs. read-write",
+    },
 ];
 
 const SANDBOX_ROWS: &[Row] = &[
@@ -417,6 +424,13 @@ const WASI_SHELL_ROWS: &[Row] = &[
         target: None,
         items: None,
         what: "`cat big.txt | grep x | wc -l` on a 1 MiB file, three modules running concurrently joined by in-memory pipes, vs. `bash -c` with the host's GNU tools (fork/exec of each)",
+    },
+    Row {
+        figure: "pipeline_1mb_read_only",
+        baseline: "pipeline_1mb",
+        target: None,
+        items: None,
+        what: "the cost of enforcing a read-only approval in the WASI shell: the same pipeline with a read-only workspace (redirects and preopens), no network and the launcher held to `cat grep wc`, vs. unrestricted",
     },
     Row {
         figure: "and_chain_20",

@@ -76,6 +76,15 @@ fn bench(c: &mut Criterion) {
                     assert_eq!(out.code(), Some(0), "{:?}", out.audit);
                 });
             });
+            // A read-only approval: the workdir bound read-only.
+            let mut ro = request(&ws);
+            ro.plan.workdir_read_only = true;
+            g.bench_function("host_sandboxed_read_only", |b| {
+                b.iter(|| {
+                    let out = outer::run(&bwrap, &ro).unwrap();
+                    assert_eq!(out.code(), Some(0), "{:?}", out.audit);
+                });
+            });
         }
         Err(e) => eprintln!("host_sandboxed skipped: {e}"),
     }
