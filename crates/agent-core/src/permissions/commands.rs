@@ -134,7 +134,11 @@ pub(crate) fn is_read_only(cmd: &SimpleCommand, at: &Paths<'_>) -> bool {
         return false;
     };
     match read_only::classify(words) {
-        Ok(files) => files.iter().all(|w| at.inside(w)),
+        Ok(reads) => {
+            reads.files.iter().all(|w| at.inside(w))
+                && !(reads.follows_links_in_directories
+                    && reads.files.iter().any(|w| at.is_directory(w)))
+        }
         Err(_) => false,
     }
 }

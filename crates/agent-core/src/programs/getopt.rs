@@ -241,7 +241,7 @@ pub fn parse_args<'a>(table: &'a OptTable, args: &'a [Word]) -> Result<Vec<Arg<'
                     let v = args
                         .get(i)
                         .ok_or_else(|| ArgError::MissingValue(format!("-{c}")))?;
-                    if v.splits {
+                    if may_be_words(table, v) {
                         return Err(ArgError::Dynamic(v.raw.clone()));
                     }
                     i += 1;
@@ -252,6 +252,14 @@ pub fn parse_args<'a>(table: &'a OptTable, args: &'a [Word]) -> Result<Vec<Arg<'
         }
     }
     Ok(out)
+}
+
+/// Whether an option's value in a word of its own may become several words, the second of
+/// which would stand where options are read: an unquoted expansion, or a glob whose matches
+/// could start with `-` (`sort -k * x` with files named `1` and `-o.bashrc`), unless every
+/// option of the program is harmless.
+fn may_be_words(table: &OptTable, v: &Word) -> bool {
+    v.splits || (v.glob && !table.glob_safe && v.text.starts_with(['*', '?', '[', '-']))
 }
 
 /// The pseudo-option of `-NUM`.
@@ -295,7 +303,7 @@ fn long_option<'a>(
             let v = args
                 .get(i)
                 .ok_or_else(|| ArgError::MissingValue(format!("{dash}{name}")))?;
-            if v.splits {
+            if may_be_words(table, v) {
                 return Err(ArgError::Dynamic(v.raw.clone()));
             }
             i += 1;

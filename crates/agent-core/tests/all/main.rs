@@ -12,6 +12,7 @@ mod hooks_engine;
 mod hooks_process;
 mod hooks_protocol;
 mod hooks_registry;
+mod link_following;
 mod mode_matrix;
 mod option_effects;
 mod permissions_table;

@@ -175,6 +175,17 @@ const FORBIDDEN: &[(&str, &str, Option<char>, char)] = &[
     ("rg", "search-zip", Some('z'), 'i'),
     ("rg", "hostname-bin", None, 'i'),
     ("ls", "nonexistent-option", Some('j'), 'l'),
+    // Issue 24, class 7: they follow symbolic links while they walk directories.
+    ("ls", "dereference", Some('L'), 'l'),
+    ("grep", "dereference-recursive", Some('R'), 'i'),
+    ("du", "dereference", Some('L'), 's'),
+    ("rg", "follow", Some('L'), 'i'),
+    ("tree", "", Some('l'), 'a'),
+    // Issue 24, class 11: they read every file the checksum list names.
+    ("md5sum", "check", Some('c'), 'b'),
+    ("sha256sum", "check", Some('c'), 'b'),
+    ("sha1sum", "check", Some('c'), 'z'),
+    ("cksum", "check", Some('c'), 'z'),
 ];
 
 #[test]
@@ -270,6 +281,12 @@ fn words_only_known_at_run_time_never_stand_where_options_are_read() {
         "find $D -name x",
         "wc *",
         "sort *.txt",
+        // A file named `-RL`, `-R` or `-c` would make these follow links out or read the
+        // files a list names (issue 24, classes 7 and 11).
+        "ls *",
+        "grep x *",
+        "md5sum *",
+        "sort -k * x",
     ] {
         assert!(!read_only(text), "{text:?} is read-only");
     }
@@ -281,7 +298,8 @@ fn words_only_known_at_run_time_never_stand_where_options_are_read() {
         "[ \"$a\" = b ]",
         "cat -- in.txt",
         "wc -l -- *.txt",
-        "ls *",
+        "ls -- *",
+        "grep x -- *",
         "cat *.rs",
     ] {
         assert!(read_only(text), "{text:?} is not read-only");
