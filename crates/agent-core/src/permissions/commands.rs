@@ -7,8 +7,8 @@
 //! only known-safe assignments before it. A prefix allow rule never approves an exec wrapper
 //! (`watch`, `setsid`, `ionice`, `flock`) or `find -exec` / `-delete`; only an exact rule does.
 
-use super::arguments::{Paths, positionals};
-use crate::programs::read_only;
+use super::arguments::Paths;
+use crate::programs::{accept_edits, read_only};
 use crate::shell::wrappers::{EXEC_WRAPPERS, basename};
 use crate::shell::{SimpleCommand, join};
 
@@ -143,12 +143,10 @@ pub(crate) fn is_read_only(cmd: &SimpleCommand, at: &Paths<'_>) -> bool {
     }
 }
 
-/// The filesystem commands `acceptEdits` runs inside the working directories.
-const ACCEPT_EDITS_COMMANDS: &[&str] = &["mkdir", "touch", "rm", "rmdir", "mv", "cp", "sed"];
-
 /// Whether `cmd` is a filesystem command whose every path is static and inside the working
-/// directories (for `acceptEdits`). `sed` qualifies only for a plain `s/…/…/flags` script, since
-/// sed's `e` and `w` commands run programs and write files.
+/// directories (for `acceptEdits`), with only the options of its list
+/// ([`crate::programs::accept_edits`]): `sed` only with a script that neither writes other
+/// files, reads them nor runs programs, since sed's `e`, `w` and `r` do.
 pub(crate) fn is_in_scope_fs_command(cmd: &SimpleCommand, at: &Paths<'_>) -> bool {
     if !safe_assignments(cmd) {
         return false;
@@ -156,46 +154,8 @@ pub(crate) fn is_in_scope_fs_command(cmd: &SimpleCommand, at: &Paths<'_>) -> boo
     let Some(words) = cmd.words.get(cmd.allow_start()..) else {
         return false;
     };
-    let Some(head) = words.first().filter(|w| w.is_static()) else {
-        return false;
-    };
-    let name = head.text.as_str();
-    if !ACCEPT_EDITS_COMMANDS.contains(&name) {
-        return false;
-    }
-    let mut files = positionals(words);
-    if name == "sed" {
-        let Some((script, rest)) = files.split_first() else {
-            return false;
-        };
-        if !script.is_static() || !is_plain_substitution(&script.text) {
-            return false;
-        }
-        files = rest.to_vec();
-    }
-    !files.is_empty() && files.iter().all(|w| w.is_static() && at.inside(w))
-}
-
-/// `s<d>pattern<d>replacement<d>flags` with flags among `g`, `i`, `I`, `p` and digits.
-fn is_plain_substitution(script: &str) -> bool {
-    let mut chars = script.chars();
-    if chars.next() != Some('s') {
-        return false;
-    }
-    let Some(delim) = chars.next() else {
-        return false;
-    };
-    if delim.is_alphanumeric() || delim == '\\' || delim == '\n' {
-        return false;
-    }
-    let body: String = chars.collect();
-    let parts: Vec<&str> = body.split(delim).collect();
-    parts.len() == 3
-        && !parts[0].contains('\\')
-        && !parts[1].contains('\\')
-        && parts[2]
-            .chars()
-            .all(|c| matches!(c, 'g' | 'i' | 'I' | 'p') || c.is_ascii_digit())
+    accept_edits::paths(words)
+        .is_ok_and(|paths| paths.iter().all(|w| w.is_static() && at.inside(w)))
 }
 
 #[cfg(test)]

@@ -66,6 +66,7 @@ impl OptTable {
     /// by `|` (`n|--lines`), followed by `=` for a required text value, `=P` for a required
     /// path the program reads, or `?` for an optional attached value. For example
     /// `"a|--all n=|--lines= f=P|--file=P --color?"`. The marker may sit on any of the names.
+    /// An entry with two short letters (`i|y|--ignore-case`) makes one option per letter.
     ///
     /// # Panics
     /// Never on the tables of this crate (a unit test parses every one); an entry that is
@@ -79,6 +80,7 @@ impl OptTable {
                 arity: Arity::None,
                 value: ValueKind::Text,
             };
+            let mut more_shorts = Vec::new();
             for name in entry.split('|') {
                 let (name, arity, value) = if let Some(n) = name.strip_suffix("=P") {
                     (n, Arity::Required, ValueKind::ReadPath)
@@ -95,9 +97,18 @@ impl OptTable {
                 }
                 if let Some(l) = name.strip_prefix("--") {
                     spec.long.push(l);
-                } else {
+                } else if spec.short.is_none() {
                     spec.short = name.chars().next();
+                } else {
+                    more_shorts.extend(name.chars().next());
                 }
+            }
+            for c in more_shorts {
+                options.push(OptSpec {
+                    short: Some(c),
+                    long: Vec::new(),
+                    ..spec.clone()
+                });
             }
             options.push(spec);
         }

@@ -21,5 +21,6 @@ mod read_only_options;
 mod read_only_oracle;
 mod read_paths;
 mod runtime_eval;
+mod sed_scripts;
 mod settings_files;
 mod support;

@@ -468,7 +468,8 @@ const CASES: &[Case] = &[
     ),
     ("acceptEdits", "Bash", "cp /etc/passwd x", Ask, Prompt),
     ("acceptEdits", "Bash", "sed -i 's/a/b/' f.txt", Allow, Mode),
-    ("acceptEdits", "Bash", "sed -i 's/a/b/e' f.txt", Ask, Prompt),
+    // sed's `e` runs a command: the safety step asks, whatever approved sed (issue 24).
+    ("acceptEdits", "Bash", "sed -i 's/a/b/e' f.txt", Ask, Safety),
     ("acceptEdits", "Bash", "npm install", Ask, Prompt),
     ("acceptEdits", "Bash", "rm -r ..", Ask, Safety),
     ("acceptEdits", "Read", "src/a.rs", Allow, Mode),

@@ -251,11 +251,23 @@ fn git_options_that_write_run_or_change_the_repository_are_refused() {
         "git log $X",
         "git log \"$X\"",
         "git status *",
+        // Issue 24, class 10: `git diff` given a path outside the work tree is `--no-index`.
+        "git diff /etc/passwd x",
+        "git diff ../../x y",
+        "git diff --stat ~/.ssh/id_rsa x",
+        "git log -- /etc/passwd",
+        "git show HEAD -- ../x",
+        "git log -- \"$X\"",
+        "git diff \"$X\" y",
+        "git stash show -p /etc/passwd",
     ] {
         assert!(!read_only(text), "{text:?} is read-only");
     }
     for text in [
-        "git log -- \"$X\"",
+        "git log -- src",
+        "git diff HEAD~1 -- src/a.rs",
+        "git diff main..feature",
+        "git show HEAD:src/a.rs",
         "git remote show -n origin",
         "git branch --list 'feat*'",
         "git config --get user.name",
