@@ -5,10 +5,12 @@
 //! Deny and ask rules see every form of a command (with and without assignments, through every
 //! wrapper, by basename); allow rules see one form only: after the transparent wrappers, with
 //! only known-safe assignments before it. A prefix allow rule never approves an exec wrapper
-//! (`watch`, `setsid`, `ionice`, `flock`) or `find -exec` / `-delete`; only an exact rule does.
+//! (`watch`, `setsid`, `ionice`, `flock`), nor what [`crate::programs::rule_scope`] keeps for
+//! exact rules (`find -exec` / `-delete`, options hidden in expansions or globs, package scripts
+//! run with unknown options); only an exact rule does.
 
 use super::arguments::Paths;
-use crate::programs::{accept_edits, read_only};
+use crate::programs::{accept_edits, read_only, rule_scope};
 use crate::shell::wrappers::{EXEC_WRAPPERS, basename};
 use crate::shell::{SimpleCommand, join};
 
@@ -40,6 +42,9 @@ pub(crate) struct AllowView {
     pub text: String,
     /// Only an exact-string rule may approve it.
     pub exact_only: bool,
+    /// Why only an exact-string rule may (for the ask's reason), when it is not an exec
+    /// wrapper.
+    pub exact_reason: Option<String>,
 }
 
 /// The allow view, or `None` when no allow rule may approve the command (a dynamic name, or
@@ -54,11 +59,11 @@ pub(crate) fn allow_view(cmd: &SimpleCommand) -> Option<AllowView> {
         return None;
     }
     let name = basename(&head.text);
-    let exact_only = EXEC_WRAPPERS.contains(&name)
-        || (name == "find" && words.iter().any(|w| is_find_action(&w.text)));
+    let exact_reason = rule_scope::exact_rule_only(words);
     Some(AllowView {
         text: join(words),
-        exact_only,
+        exact_only: EXEC_WRAPPERS.contains(&name) || exact_reason.is_some(),
+        exact_reason,
     })
 }
 
@@ -66,21 +71,6 @@ fn safe_assignments(cmd: &SimpleCommand) -> bool {
     cmd.assignments
         .iter()
         .all(|a| SAFE_ENV_VARS.contains(&a.name.as_str()) && a.value.is_static())
-}
-
-fn is_find_action(arg: &str) -> bool {
-    matches!(
-        arg,
-        "-exec"
-            | "-execdir"
-            | "-ok"
-            | "-okdir"
-            | "-delete"
-            | "-fprint"
-            | "-fprint0"
-            | "-fprintf"
-            | "-fls"
-    )
 }
 
 /// Every text a deny or ask rule is tested against: the command with its assignments, without

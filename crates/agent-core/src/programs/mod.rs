@@ -8,6 +8,8 @@
 //!   step that no allow rule waives.
 //! - `sed`: sed's options and scripts as sed reads them (for the effects and `acceptEdits`).
 //! - `accept_edits`: the filesystem commands `acceptEdits` runs, an allowlist of options each.
+//! - [`rule_scope`]: the commands only an exact-string allow rule approves (hidden options,
+//!   `find` actions, package scripts run with unknown options).
 
 pub(crate) mod accept_edits;
 pub mod effects;
@@ -15,6 +17,7 @@ pub(crate) mod find;
 pub mod getopt;
 pub(crate) mod git;
 pub mod read_only;
+pub mod rule_scope;
 pub(crate) mod sed;
 pub(crate) mod test;
 

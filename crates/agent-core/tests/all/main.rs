@@ -6,8 +6,10 @@
     reason = "test and bench code: a panic is a failure report"
 )]
 
+mod brace_words;
 mod engine_async;
 mod events_compat;
+mod hidden_options;
 mod hooks_engine;
 mod hooks_process;
 mod hooks_protocol;
