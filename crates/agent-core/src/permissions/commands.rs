@@ -12,7 +12,7 @@
 use super::arguments::Paths;
 use crate::programs::{accept_edits, read_only, rule_scope};
 use crate::shell::wrappers::{EXEC_WRAPPERS, basename};
-use crate::shell::{SimpleCommand, join};
+use crate::shell::{SimpleCommand, braces, join};
 
 /// Variables an allow rule matches past (`NODE_ENV=test npm test`). Any other assignment before
 /// a command means allow rules do not match it (claude-code.md §3.2 item 3).
@@ -74,8 +74,8 @@ fn safe_assignments(cmd: &SimpleCommand) -> bool {
 }
 
 /// Every text a deny or ask rule is tested against: the command with its assignments, without
-/// them, after each wrapper layer, and each of those with the command name reduced to its
-/// basename (`/usr/bin/rm` → `rm`).
+/// them, after each wrapper layer, each of those after brace expansion, and with the command
+/// name reduced to its basename (`/usr/bin/rm` → `rm`).
 pub(crate) fn deny_views(cmd: &SimpleCommand) -> Vec<String> {
     let mut out: Vec<String> = Vec::with_capacity(2 + cmd.layers.len());
     if cmd.words.is_empty() {
@@ -98,6 +98,11 @@ pub(crate) fn deny_views(cmd: &SimpleCommand) -> Vec<String> {
     for start in starts {
         let words = &cmd.words[start..];
         push(join(words));
+        // And as bash passes it after brace expansion: `git push {--force,origin}` is `git
+        // push --force origin` to a deny rule too.
+        if let Ok(std::borrow::Cow::Owned(expanded)) = braces::expand_words(words) {
+            push(join(&expanded));
+        }
         if let Some(head) = words.first() {
             let base = basename(&head.text);
             if base.len() != head.text.len() && !base.is_empty() {

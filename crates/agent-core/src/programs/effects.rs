@@ -10,7 +10,10 @@
 //! matched by any prefix (`--outp` is `--output`, as `getopt_long` and git would read it; an
 //! ambiguous prefix the program would refuse is treated as the option), and a short option is
 //! found anywhere in a cluster. What is *allowed* without asking is decided elsewhere, by
-//! allowlists ([`super::read_only`]).
+//! allowlists ([`super::read_only`]), and a word these checks cannot read (an expansion or a
+//! glob that could be an option) keeps a prefix allow rule from approving the command
+//! ([`super::rule_scope`]). The words are read after brace expansion; sed's scripts are read
+//! by the `sed` module's parser.
 
 use super::getopt::long_matches;
 use crate::shell::Word;
@@ -20,7 +23,8 @@ use crate::shell::Word;
 pub struct Effects {
     /// Files (or directories) it writes.
     pub writes: Vec<Word>,
-    /// Files it reads through options (outside its operands).
+    /// Files it reads through options (outside its operands), or through operands that are
+    /// not plainly files (`git diff`'s, which may be any file outside the work tree).
     pub reads: Vec<Word>,
     /// Why it runs another program, if it does.
     pub runs: Option<String>,

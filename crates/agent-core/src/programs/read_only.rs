@@ -9,9 +9,14 @@
 //! at run time where an option may stand makes the command not read-only; it then falls
 //! through to the allow rules and the mode like any other command.
 //!
-//! Left out on purpose (they write, run programs, read files named elsewhere, or change
-//! state): `sort -o/--output -T --compress-program --files0-from`, `wc/du --files0-from`,
-//! `date -s/--set -f/--file` and operands other than `+FORMAT`, `file -m -C -f -z -Z -S -p`,
+//! Words are read after brace expansion, as bash passes them. Left out on purpose (they
+//! write, run programs, read files named elsewhere, follow symbolic links out of the tree while
+//! they walk it, or change state): `ls -L`, `grep -R`, `du -L`, `tree -l`, `rg -L`, `find -L
+//! -follow`, `diff` of a directory without `--no-dereference` (see
+//! [`ReadOnlyCommand::follows_links_unless`]), the checksum tools' `-c/--check` (it reads every
+//! file its list names), `sort -o/--output -T --compress-program --files0-from`, `wc/du
+//! --files0-from`, `date -s/--set -f/--file` and operands other than `+FORMAT`, `file -m -C -f
+//! -z -Z -S -p`,
 //! `diff --from-file --to-file -l`, `grep`'s `--pre`-like features (none in GNU grep), `tree
 //! -o -R --fromfile`, `find -exec -execdir -ok -okdir -delete -fprint -fprint0 -fprintf -fls`,
 //! and for git every global option but `--no-pager` / `-P` / `--no-optional-locks` (`-c` can
@@ -72,7 +77,7 @@ pub struct Reads {
 }
 
 impl Reads {
-    fn files(files: Vec<Word>) -> Self {
+    fn of_files(files: Vec<Word>) -> Self {
         Self {
             files,
             follows_links_in_directories: false,
@@ -388,7 +393,7 @@ pub fn classify(words: &[Word]) -> Result<Reads, String> {
         "git" => super::git::classify(args),
         _ => return table_command(name, args),
     };
-    files.map(Reads::files)
+    files.map(Reads::of_files)
 }
 
 /// A command of [`COMMANDS`].

@@ -64,3 +64,27 @@ fn a_deny_rule_sees_every_alternative_of_a_brace() {
         assert_eq!(d.behavior, Behavior::Deny, "{cmd:?}: {}", d.reason);
     }
 }
+
+#[test]
+fn a_deny_rule_sees_the_command_after_brace_expansion() {
+    let e = engine(
+        json!({"permissions": {
+            "deny": ["Bash(git push --force *)", "Bash(rm -rf *)"],
+            "allow": ["Bash(git push *)", "Bash(rm *)"]
+        }}),
+        PermissionMode::Default,
+    );
+    for cmd in [
+        "git push {--force,origin}",
+        "git push --{force,verbose} origin",
+        "timeout 5 git push {--force,} origin",
+        "rm {-rf,x}",
+    ] {
+        let d = check(&e, "Bash", cmd);
+        assert_eq!(d.behavior, Behavior::Deny, "{cmd:?}: {}", d.reason);
+    }
+    assert_eq!(
+        check(&e, "Bash", "git push {origin,main}").behavior,
+        Behavior::Allow
+    );
+}
