@@ -170,6 +170,10 @@ fn read_with(table: &OptTable, args: &[Word]) -> Result<Call, String> {
             Arg::Opt(o, v) if o.long.contains(&"in-place") => {
                 call.in_place = Some(v.map(|w| w.text).unwrap_or_default());
             }
+            // sed prints its help or version and exits before reading any script.
+            Arg::Opt(o, _) if o.long.iter().any(|l| matches!(*l, "help" | "version")) => {
+                return Ok(Call::default());
+            }
             Arg::Opt(..) => {}
             Arg::Operand(w) => operands.push(w.clone()),
         }
@@ -674,6 +678,7 @@ mod tests {
         // A text started by one expression goes on into the next.
         let call = read(&words("-e 'a\\' -e 'w x' f")).unwrap();
         assert!(call.commands.iter().all(is_harmless));
+        assert_eq!(read(&words("--version")), Ok(Call::default()));
         for refused in [
             "-f s.sed f",
             "--file=s.sed f",
