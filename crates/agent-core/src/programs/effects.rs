@@ -200,19 +200,8 @@ const PROGRAMS: &[(&[&str], Reader)] = &[
     (&["ssh"], ssh),
     (&["find"], |_, args, e| find(args, e)),
     (&["sed"], |_, args, e| sed(args, e)),
-    (
-        &[
-            "md5sum",
-            "sha1sum",
-            "sha224sum",
-            "sha256sum",
-            "sha384sum",
-            "sha512sum",
-            "b2sum",
-            "cksum",
-        ],
-        checksums,
-    ),
+    (super::read_only::DIGEST_TOOLS, checksums),
+    (&["b2sum", "cksum"], checksums),
 ];
 
 /// Whether [`of`] reads the options of the program `name` (a basename): a program whose

@@ -102,6 +102,16 @@ const fn cmd(
 
 const SUMS: &str = "b|--binary --tag t|--text z|--zero";
 
+/// The `*sum` digest tools of GNU coreutils in the read-only set.
+pub(crate) const DIGEST_TOOLS: &[&str] = &[
+    "md5sum",
+    "sha1sum",
+    "sha224sum",
+    "sha256sum",
+    "sha384sum",
+    "sha512sum",
+];
+
 /// The table (git, `find`, `test`, `cd`, `echo` and `printf` have rules of their own below).
 pub const COMMANDS: &[ReadOnlyCommand] = &[
     cmd(
@@ -275,18 +285,7 @@ pub const COMMANDS: &[ReadOnlyCommand] = &[
             Operands::Paths,
         )
     },
-    cmd(
-        &[
-            "md5sum",
-            "sha1sum",
-            "sha224sum",
-            "sha256sum",
-            "sha384sum",
-            "sha512sum",
-        ],
-        SUMS,
-        Operands::Paths,
-    ),
+    cmd(DIGEST_TOOLS, SUMS, Operands::Paths),
     cmd(
         &["cksum"],
         "a=|--algorithm= --base64 l=|--length= --raw --tag --untagged z|--zero",

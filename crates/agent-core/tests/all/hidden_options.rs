@@ -4,43 +4,10 @@
 //! unless an exact-string rule names the command; and a rule for a package script does not
 //! extend to package-manager options that change what runs.
 
-use agent_core::permissions::{Behavior, PermissionMode, Step};
+use agent_core::permissions::{PermissionMode, Step};
 use serde_json::json;
 
-use crate::support::{check, engine};
-
-/// Asked in default mode (at `step`), denied in dontAsk, under `rule`.
-fn asked(rule: &str, cmd: &str, step: Step) {
-    let e = engine(
-        json!({"permissions": {"allow": [rule]}}),
-        PermissionMode::Default,
-    );
-    let d = check(&e, "Bash", cmd);
-    assert_eq!(
-        (d.behavior, d.step),
-        (Behavior::Ask, step),
-        "{rule}: {cmd:?}: {}",
-        d.reason
-    );
-    let e = engine(
-        json!({"permissions": {"allow": [rule]}}),
-        PermissionMode::DontAsk,
-    );
-    assert_eq!(
-        check(&e, "Bash", cmd).behavior,
-        Behavior::Deny,
-        "dontAsk {rule}: {cmd:?}"
-    );
-}
-
-fn allowed(rule: &str, cmd: &str) {
-    let e = engine(
-        json!({"permissions": {"allow": [rule]}}),
-        PermissionMode::Default,
-    );
-    let d = check(&e, "Bash", cmd);
-    assert_eq!(d.behavior, Behavior::Allow, "{rule}: {cmd:?}: {}", d.reason);
-}
+use crate::support::{allowed_under as allowed, asked_under as asked, check, engine};
 
 #[test]
 fn options_hidden_in_variables_substitutions_or_globs_are_asked_under_a_prefix_rule() {

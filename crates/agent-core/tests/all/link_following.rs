@@ -4,17 +4,12 @@
 //! read-only command; the same walks that keep to the tree still are. Each project holds a
 //! link to a directory outside it and two directories whose entries are links out.
 
-use agent_core::permissions::{
-    Behavior, PermissionEngine, PermissionMode, PreToolUseOutcome, ToolCall,
-};
-use serde_json::json;
+use agent_core::permissions::{Behavior, PermissionEngine, PermissionMode};
+
+use crate::support::check;
 
 fn decide(e: &PermissionEngine, cmd: &str) -> Behavior {
-    e.check(
-        &ToolCall::new("Bash", json!({ "command": cmd })),
-        &PreToolUseOutcome::default(),
-    )
-    .behavior
+    check(e, "Bash", cmd).behavior
 }
 
 /// A project with `out` (a link to a directory outside), `a/k` and `b/k` (links to a file

@@ -6,7 +6,7 @@
 use agent_core::permissions::{Behavior, PermissionMode, Step};
 use serde_json::json;
 
-use crate::support::{HOME, check, engine};
+use crate::support::{HOME, asked_under, check, engine};
 
 /// (allow rule, command template with `T` for the written file), every spelling.
 const WRITES: &[(&str, &str)] = &[
@@ -154,17 +154,7 @@ fn program_running_options_ask_whatever_rule_allowed_the_program() {
         ("Bash(date *)", "date -s 2020-01-01"),
         ("Bash(date *)", "date --se=2020-01-01"),
     ] {
-        let e = engine(
-            json!({"permissions": {"allow": [rule]}}),
-            PermissionMode::Default,
-        );
-        let d = check(&e, "Bash", cmd);
-        assert_eq!(
-            (d.behavior, d.step),
-            (Behavior::Ask, Step::Safety),
-            "{rule}: {cmd:?}: {}",
-            d.reason
-        );
+        asked_under(rule, cmd, Step::Safety);
     }
     // Exactly spelled options that merely share a prefix are not taken for them.
     let e = engine(

@@ -8,7 +8,7 @@
 use agent_core::permissions::{Behavior, PermissionMode, Step};
 use serde_json::json;
 
-use crate::support::{check, engine};
+use crate::support::{allowed_under, asked_under, check, engine};
 
 fn accept_edits(cmd: &str) -> Behavior {
     check(&engine(json!({}), PermissionMode::AcceptEdits), "Bash", cmd).behavior
@@ -97,29 +97,10 @@ fn sed_scripts_that_run_write_or_read_ask_whatever_rule_allowed_sed() {
         ("sed 'r /etc/passwd' f.txt", Step::Prompt),
         ("sed -e p -e '1R /etc/shadow' f.txt", Step::Prompt),
     ] {
-        let e = engine(
-            json!({"permissions": {"allow": ["Bash(sed *)"]}}),
-            PermissionMode::Default,
-        );
-        let d = check(&e, "Bash", cmd);
-        assert_eq!(
-            (d.behavior, d.step),
-            (Behavior::Ask, step),
-            "{cmd:?}: {}",
-            d.reason
-        );
-        let e = engine(
-            json!({"permissions": {"allow": ["Bash(sed *)"]}}),
-            PermissionMode::DontAsk,
-        );
-        assert_eq!(check(&e, "Bash", cmd).behavior, Behavior::Deny, "{cmd:?}");
+        asked_under("Bash(sed *)", cmd, step);
     }
-    let e = engine(
-        json!({"permissions": {"allow": ["Bash(sed *)"]}}),
-        PermissionMode::Default,
-    );
     for cmd in ["sed -n '/x/p' f.txt", "sed -e s/a/b/ -e s/c/d/ f.txt"] {
-        assert_eq!(check(&e, "Bash", cmd).behavior, Behavior::Allow, "{cmd:?}");
+        allowed_under("Bash(sed *)", cmd);
     }
 }
 
