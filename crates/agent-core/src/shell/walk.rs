@@ -541,7 +541,18 @@ impl Walker {
                 self.string_script(action, pending);
             }
         } else if name == "find" {
-            for segment in find_exec_segments(words) {
+            // As bash passes the words: `find . {-exec,} rm x +` runs `rm`.
+            let Ok(words) = super::braces::expand_words(words) else {
+                self.issue(
+                    IssueKind::DynamicScript,
+                    format!(
+                        "`find`'s braces make more than {} words, too many to find the commands it runs",
+                        super::braces::MAX_CHECKED_WORDS
+                    ),
+                );
+                return found;
+            };
+            for segment in find_exec_segments(&words) {
                 if depth + 1 > MAX_DEPTH {
                     break;
                 }
@@ -747,6 +758,16 @@ mod tests {
                 "rm {}",
                 "sh -c curl y",
                 "curl y"
+            ]
+        );
+        // Braces are expanded first, as bash does.
+        assert_eq!(
+            names("find . -name x {-exec,} rm -rf {} + ; find . {-execdir,} {id,-u} \\;"),
+            [
+                "find . -name x {-exec,} rm -rf {} +",
+                "rm -rf {}",
+                "find . {-execdir,} {id,-u} ;",
+                "id -u"
             ]
         );
     }

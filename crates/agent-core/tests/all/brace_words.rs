@@ -79,6 +79,8 @@ fn a_deny_rule_sees_the_command_after_brace_expansion() {
         "git push --{force,verbose} origin",
         "timeout 5 git push {--force,} origin",
         "rm {-rf,x}",
+        "find . -name x {-exec,} rm -rf {} +",
+        "find . {-execdir,} {rm,-rf} x \\;",
     ] {
         let d = check(&e, "Bash", cmd);
         assert_eq!(d.behavior, Behavior::Deny, "{cmd:?}: {}", d.reason);
