@@ -505,7 +505,19 @@ impl Walker {
                 self.out.issues.extend(found);
             }
         }
-        let words = command.effective_words();
+        // As bash passes the words: `sh {-c,'rm x'}` runs `rm x`, `find . {-exec,} rm x +`
+        // runs `rm`.
+        let Ok(words) = super::braces::expand_words(command.effective_words()) else {
+            self.issue(
+                IssueKind::DynamicScript,
+                format!(
+                    "braces making more than {} words, too many to find the commands they run",
+                    super::braces::MAX_CHECKED_WORDS
+                ),
+            );
+            return found;
+        };
+        let words = &words[..];
         let Some(head) = words.first().filter(|w| w.is_static()) else {
             return found;
         };
@@ -541,18 +553,7 @@ impl Walker {
                 self.string_script(action, pending);
             }
         } else if name == "find" {
-            // As bash passes the words: `find . {-exec,} rm x +` runs `rm`.
-            let Ok(words) = super::braces::expand_words(words) else {
-                self.issue(
-                    IssueKind::DynamicScript,
-                    format!(
-                        "`find`'s braces make more than {} words, too many to find the commands it runs",
-                        super::braces::MAX_CHECKED_WORDS
-                    ),
-                );
-                return found;
-            };
-            for segment in find_exec_segments(&words) {
+            for segment in find_exec_segments(words) {
                 if depth + 1 > MAX_DEPTH {
                     break;
                 }
@@ -761,6 +762,8 @@ mod tests {
             ]
         );
         // Braces are expanded first, as bash does.
+        assert_eq!(names("sh {-c,'rm x'}"), ["sh {-c,rm x}", "rm x"]);
+        assert_eq!(names("eval {rm,x}"), ["eval {rm,x}", "rm x"]);
         assert_eq!(
             names("find . -name x {-exec,} rm -rf {} + ; find . {-execdir,} {id,-u} \\;"),
             [

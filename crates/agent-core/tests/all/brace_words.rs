@@ -32,6 +32,9 @@ fn every_alternative_of_a_brace_is_checked_as_a_file_read() {
             "find {.,/} -name x",
             "[ -f {/etc/passwd,} ]",
             "cd {/,.} && cat etc/passwd",
+            // Braces whose alternatives are quoted are braces too.
+            "cat {/etc/passwd,'x y'}",
+            "cat {'/etc/passwd',x}",
         ] {
             assert_ne!(
                 check(&e, "Bash", cmd).behavior,
@@ -79,6 +82,7 @@ fn a_deny_rule_sees_the_command_after_brace_expansion() {
         "git push --{force,verbose} origin",
         "timeout 5 git push {--force,} origin",
         "rm {-rf,x}",
+        "sh {-c,'rm -rf x'}",
         "find . -name x {-exec,} rm -rf {} +",
         "find . {-execdir,} {rm,-rf} x \\;",
     ] {
