@@ -176,14 +176,10 @@ fn bench(c: &mut Criterion) {
     group.bench_function("bash_pipeline_1mb", |b| b.iter(|| black_box(run())));
     // The same pipeline held to a read-only approval: read-only workspace (redirects and
     // preopens), offline, only the programs the checker saw may start.
-    let held = ctx
-        .clone()
-        .read_only()
-        .offline()
-        .with_programs(
-            vec!["cat".into(), "grep".into(), "wc".into()],
-            "approved as read-only",
-        );
+    let held = ctx.clone().read_only().offline().with_programs(
+        vec!["cat".into(), "grep".into(), "wc".into()],
+        "approved as read-only",
+    );
     assert_eq!(tb.shell(pipeline, &held).unwrap().output.stdout, want);
     group.bench_function("pipeline_1mb_read_only", |b| {
         b.iter(|| black_box(tb.shell(pipeline, &held).unwrap()));

@@ -103,4 +103,16 @@ impl Paths<'_> {
             Err(_) => false,
         }
     }
+
+    /// Whether the word names a directory now, or may (a glob or a path only known at run
+    /// time): for commands that read through the links inside a directory.
+    pub fn is_directory(&self, word: &Word) -> bool {
+        if !word.is_static() {
+            return true;
+        }
+        self.resolve(&word.text).is_none_or(|p| {
+            let path = p.real.as_ref().unwrap_or(&p.lexical);
+            std::fs::metadata(path).is_ok_and(|m| m.is_dir())
+        })
+    }
 }

@@ -5,13 +5,15 @@
 //! Deny and ask rules see every form of a command (with and without assignments, through every
 //! wrapper, by basename); allow rules see one form only: after the transparent wrappers, with
 //! only known-safe assignments before it. A prefix allow rule never approves an exec wrapper
-//! (`watch`, `setsid`, `ionice`, `flock`) or `find -exec` / `-delete`; only an exact rule does.
+//! (`watch`, `setsid`, `ionice`, `flock`), nor what [`crate::programs::rule_scope`] keeps for
+//! exact rules (`find -exec` / `-delete`, options hidden in expansions or globs, package scripts
+//! run with unknown options); only an exact rule does.
 
-use super::arguments::{Paths, positionals};
+use super::arguments::Paths;
 use super::environment::is_safe_env_assignment;
-use crate::programs::read_only;
+use crate::programs::{accept_edits, read_only, rule_scope};
 use crate::shell::wrappers::{EXEC_WRAPPERS, basename};
-use crate::shell::{SimpleCommand, join};
+use crate::shell::{SimpleCommand, braces, join};
 
 /// What allow rules match for one command.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -20,6 +22,9 @@ pub(crate) struct AllowView {
     pub text: String,
     /// Only an exact-string rule may approve it.
     pub exact_only: bool,
+    /// Why only an exact-string rule may (for the ask's reason), when it is not an exec
+    /// wrapper.
+    pub exact_reason: Option<String>,
 }
 
 /// The allow view, or `None` when no allow rule may approve the command (a dynamic name, or
@@ -34,11 +39,11 @@ pub(crate) fn allow_view(cmd: &SimpleCommand) -> Option<AllowView> {
         return None;
     }
     let name = basename(&head.text);
-    let exact_only = EXEC_WRAPPERS.contains(&name)
-        || (name == "find" && words.iter().any(|w| is_find_action(&w.text)));
+    let exact_reason = rule_scope::exact_rule_only(words);
     Some(AllowView {
         text: join(words),
-        exact_only,
+        exact_only: EXEC_WRAPPERS.contains(&name) || exact_reason.is_some(),
+        exact_reason,
     })
 }
 
@@ -50,24 +55,9 @@ fn safe_assignments(cmd: &SimpleCommand) -> bool {
         .all(|a| is_safe_env_assignment(&a.name, &a.value))
 }
 
-fn is_find_action(arg: &str) -> bool {
-    matches!(
-        arg,
-        "-exec"
-            | "-execdir"
-            | "-ok"
-            | "-okdir"
-            | "-delete"
-            | "-fprint"
-            | "-fprint0"
-            | "-fprintf"
-            | "-fls"
-    )
-}
-
 /// Every text a deny or ask rule is tested against: the command with its assignments, without
-/// them, after each wrapper layer, and each of those with the command name reduced to its
-/// basename (`/usr/bin/rm` → `rm`).
+/// them, after each wrapper layer, each of those after brace expansion, and with the command
+/// name reduced to its basename (`/usr/bin/rm` → `rm`).
 pub(crate) fn deny_views(cmd: &SimpleCommand) -> Vec<String> {
     let mut out: Vec<String> = Vec::with_capacity(2 + cmd.layers.len());
     if cmd.words.is_empty() {
@@ -90,6 +80,11 @@ pub(crate) fn deny_views(cmd: &SimpleCommand) -> Vec<String> {
     for start in starts {
         let words = &cmd.words[start..];
         push(join(words));
+        // And as bash passes it after brace expansion: `git push {--force,origin}` is `git
+        // push --force origin` to a deny rule too.
+        if let Ok(std::borrow::Cow::Owned(expanded)) = braces::expand_words(words) {
+            push(join(&expanded));
+        }
         if let Some(head) = words.first() {
             let base = basename(&head.text);
             if base.len() != head.text.len() && !base.is_empty() {
@@ -116,17 +111,19 @@ pub(crate) fn is_read_only(cmd: &SimpleCommand, at: &Paths<'_>) -> bool {
         return false;
     };
     match read_only::classify(words) {
-        Ok(files) => files.iter().all(|w| at.inside(w)),
+        Ok(reads) => {
+            reads.files.iter().all(|w| at.inside(w))
+                && !(reads.follows_links_in_directories
+                    && reads.files.iter().any(|w| at.is_directory(w)))
+        }
         Err(_) => false,
     }
 }
 
-/// The filesystem commands `acceptEdits` runs inside the working directories.
-const ACCEPT_EDITS_COMMANDS: &[&str] = &["mkdir", "touch", "rm", "rmdir", "mv", "cp", "sed"];
-
 /// Whether `cmd` is a filesystem command whose every path is static and inside the working
-/// directories (for `acceptEdits`). `sed` qualifies only for a plain `s/…/…/flags` script, since
-/// sed's `e` and `w` commands run programs and write files.
+/// directories (for `acceptEdits`), with only the options of its list
+/// ([`crate::programs::accept_edits`]): `sed` only with a script that neither writes other
+/// files, reads them nor runs programs, since sed's `e`, `w` and `r` do.
 pub(crate) fn is_in_scope_fs_command(cmd: &SimpleCommand, at: &Paths<'_>) -> bool {
     if !safe_assignments(cmd) {
         return false;
@@ -134,46 +131,8 @@ pub(crate) fn is_in_scope_fs_command(cmd: &SimpleCommand, at: &Paths<'_>) -> boo
     let Some(words) = cmd.words.get(cmd.allow_start()..) else {
         return false;
     };
-    let Some(head) = words.first().filter(|w| w.is_static()) else {
-        return false;
-    };
-    let name = head.text.as_str();
-    if !ACCEPT_EDITS_COMMANDS.contains(&name) {
-        return false;
-    }
-    let mut files = positionals(words);
-    if name == "sed" {
-        let Some((script, rest)) = files.split_first() else {
-            return false;
-        };
-        if !script.is_static() || !is_plain_substitution(&script.text) {
-            return false;
-        }
-        files = rest.to_vec();
-    }
-    !files.is_empty() && files.iter().all(|w| w.is_static() && at.inside(w))
-}
-
-/// `s<d>pattern<d>replacement<d>flags` with flags among `g`, `i`, `I`, `p` and digits.
-fn is_plain_substitution(script: &str) -> bool {
-    let mut chars = script.chars();
-    if chars.next() != Some('s') {
-        return false;
-    }
-    let Some(delim) = chars.next() else {
-        return false;
-    };
-    if delim.is_alphanumeric() || delim == '\\' || delim == '\n' {
-        return false;
-    }
-    let body: String = chars.collect();
-    let parts: Vec<&str> = body.split(delim).collect();
-    parts.len() == 3
-        && !parts[0].contains('\\')
-        && !parts[1].contains('\\')
-        && parts[2]
-            .chars()
-            .all(|c| matches!(c, 'g' | 'i' | 'I' | 'p') || c.is_ascii_digit())
+    accept_edits::paths(words)
+        .is_ok_and(|paths| paths.iter().all(|w| w.is_static() && at.inside(w)))
 }
 
 #[cfg(test)]

@@ -12,7 +12,7 @@ use super::environment::{self, ShellChange, shell_change};
 use super::links;
 use super::rules::url_host;
 use super::workdirs::{ResolvedPath, WorkingDirs};
-use crate::programs::effects;
+use crate::programs::{effects, sed};
 use crate::shell::{self, ParsedScript, ShellError, SimpleCommand, Word, wrappers::basename};
 use crate::tools::ToolKind;
 
@@ -234,8 +234,9 @@ const READ_COMMANDS: &[&str] = &[
     "fmt",
     "column",
 ];
-/// Commands whose first positional argument is a pattern or program, the rest files read.
-const PATTERN_COMMANDS: &[&str] = &["grep", "egrep", "fgrep", "rg", "awk", "jq", "sed"];
+/// Commands whose first positional argument is a pattern or program, the rest files read
+/// (`sed`'s files are read as sed reads them, in [`crate::programs::sed`]).
+const PATTERN_COMMANDS: &[&str] = &["grep", "egrep", "fgrep", "rg", "awk", "jq"];
 
 impl BashSubject {
     pub(crate) fn new(text: &str, wd: &WorkingDirs) -> Self {
@@ -409,7 +410,13 @@ fn collect_paths(
             reads.push(path_arg(t, Via::Redirect));
         }
     }
-    let words = cmd.effective_words();
+    // The words as bash passes them: `cat {.,/}/etc/x` reads `./etc/x` and `//etc/x`. Braces
+    // making too many words to list leave the brace word itself, which is no static path.
+    let expanded = shell::braces::expand_words(cmd.effective_words());
+    let words: &[Word] = match &expanded {
+        Ok(w) => w,
+        Err(_) => cmd.effective_words(),
+    };
     let Some(name) = words
         .first()
         .filter(|w| w.is_static())
@@ -434,6 +441,15 @@ fn collect_paths(
         }
     } else if READ_COMMANDS.contains(&name) {
         reads.extend(args.iter().map(|w| path_arg(w, Via::Operand)));
+    } else if name == "sed" {
+        // sed's files as sed reads its arguments (`-ni`, `--expression=…`); when they cannot
+        // be read, every operand may be a file it edits in place.
+        let (files, in_place) = match sed::read(&words[1..]) {
+            Ok(call) => (call.files, call.in_place.is_some()),
+            Err(_) => (positionals(words).into_iter().cloned().collect(), true),
+        };
+        let target = if in_place { &mut *writes } else { &mut *reads };
+        target.extend(files.iter().map(|w| path_arg(w, Via::Operand)));
     } else if PATTERN_COMMANDS.contains(&name) {
         let explicit_pattern = words.iter().any(|w| {
             matches!(
@@ -447,12 +463,7 @@ fn collect_paths(
         } else {
             args.get(1..).unwrap_or(&[])
         };
-        let in_place = name == "sed"
-            && words
-                .iter()
-                .any(|w| w.text.starts_with("-i") || w.text.starts_with("--in-place"));
-        let target = if in_place { &mut *writes } else { &mut *reads };
-        target.extend(files.iter().map(|w| path_arg(w, Via::Operand)));
+        reads.extend(files.iter().map(|w| path_arg(w, Via::Operand)));
     } else if name == "dd" {
         for w in &words[1..] {
             if let Some(f) = w.text.strip_prefix("of=") {

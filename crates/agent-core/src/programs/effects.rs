@@ -10,7 +10,10 @@
 //! matched by any prefix (`--outp` is `--output`, as `getopt_long` and git would read it; an
 //! ambiguous prefix the program would refuse is treated as the option), and a short option is
 //! found anywhere in a cluster. What is *allowed* without asking is decided elsewhere, by
-//! allowlists ([`super::read_only`]).
+//! allowlists ([`super::read_only`]), and a word these checks cannot read (an expansion or a
+//! glob that could be an option) keeps a prefix allow rule from approving the command
+//! ([`super::rule_scope`]). The words are read after brace expansion; sed's scripts are read
+//! by the `sed` module's parser.
 
 use super::getopt::long_matches;
 use crate::shell::Word;
@@ -20,7 +23,8 @@ use crate::shell::Word;
 pub struct Effects {
     /// Files (or directories) it writes.
     pub writes: Vec<Word>,
-    /// Files it reads through options (outside its operands).
+    /// Files it reads through options (outside its operands), or through operands that are
+    /// not plainly files (`git diff`'s, which may be any file outside the work tree).
     pub reads: Vec<Word>,
     /// Why it runs another program, if it does.
     pub runs: Option<String>,
@@ -158,9 +162,66 @@ const SAFE_GIT_CONFIG: &[&str] = &[
     "advice.",
 ];
 
-/// The effects of the command `words` (name first, after any wrapper).
+/// What one program does through its options: its names, and the reader of its arguments.
+type Reader = fn(&str, &[Word], &mut Effects);
+
+/// The programs whose options are read here, by name (the first word's basename).
+const PROGRAMS: &[(&[&str], Reader)] = &[
+    (&["git"], |_, args, e| git(args, e)),
+    (&["sort"], sort),
+    (&["wc", "du"], |_, args, e| {
+        e.reads = values(args, &[v(None, &["files0-from"])]);
+    }),
+    (&["tree"], |_, args, e| {
+        e.writes = values(args, &[v(Some('o'), &[])])
+    }),
+    (&["date"], date),
+    (&["file"], file),
+    (&["cp", "mv", "install", "ln"], |_, args, e| {
+        e.writes = values(args, &[v(Some('t'), &["target-directory"])]);
+    }),
+    (&["tee"], |_, args, e| tee(args, e)),
+    (&["tar"], |_, args, e| tar(args, e)),
+    (&["curl"], curl),
+    (&["wget"], wget),
+    (&["npm", "npx", "pnpm", "yarn"], package_manager),
+    (&["rg"], |name, args, e| {
+        e.runs = present(args, "z", &["pre", "hostname-bin", "search-zip"])
+            .and_then(|o| runs(name, &o, "runs a preprocessor or decompressor program"));
+    }),
+    (&["rsync"], |name, args, e| {
+        e.runs = present(args, "e", &["rsh", "rsync-path"])
+            .and_then(|o| runs(name, &o, "runs the given program"));
+    }),
+    (&["scp", "sftp"], |name, args, e| {
+        e.runs =
+            present(args, "S", &[]).and_then(|o| runs(name, &o, "runs the given program as ssh"));
+    }),
+    (&["ssh"], ssh),
+    (&["find"], |_, args, e| find(args, e)),
+    (&["sed"], |_, args, e| sed(args, e)),
+    (super::read_only::DIGEST_TOOLS, checksums),
+    (&["b2sum", "cksum"], checksums),
+];
+
+/// Whether [`of`] reads the options of the program `name` (a basename): a program whose
+/// options it checks, so that an argument it cannot read (a word only known at run time where
+/// an option may stand) leaves those checks undone.
+pub fn inspects_options(name: &str) -> bool {
+    PROGRAMS.iter().any(|(names, _)| names.contains(&name))
+}
+
+/// The effects of the command `words` (name first, after any wrapper), read after brace
+/// expansion as bash passes them (`git log {--output=F,}` writes `F`).
 pub fn of(words: &[Word]) -> Effects {
     let mut e = Effects::default();
+    let Ok(words) = crate::shell::braces::expand_words(words) else {
+        e.runs = Some(format!(
+            "its braces make more than {} words, too many to check for options that write or run programs",
+            crate::shell::braces::MAX_CHECKED_WORDS
+        ));
+        return e;
+    };
     let Some(name) = words
         .first()
         .filter(|w| w.is_static())
@@ -168,129 +229,193 @@ pub fn of(words: &[Word]) -> Effects {
     else {
         return e;
     };
-    let args = &words[1..];
-    match name {
-        "git" => git(args, &mut e),
-        "sort" => {
-            e.writes = values(args, &[v(Some('o'), &["output"])]);
-            e.writes
-                .extend(values(args, &[v(Some('T'), &["temporary-directory"])]));
-            e.reads = values(args, &[v(None, &["files0-from", "random-source"])]);
-            e.runs = present(args, "", &["compress-program"])
-                .and_then(|o| runs(name, &o, "runs a compression program"));
-        }
-        "wc" | "du" => e.reads = values(args, &[v(None, &["files0-from"])]),
-        "tree" => e.writes = values(args, &[v(Some('o'), &[])]),
-        "date" => {
-            e.reads = values(args, &[v(Some('f'), &["file"])]);
-            e.runs =
-                present(args, "s", &["set"]).and_then(|o| runs(name, &o, "sets the system clock"));
-        }
-        "file" => {
-            e.reads = values(
-                args,
-                &[v(Some('m'), &["magic-file"]), v(Some('f'), &["files-from"])],
-            );
-            if present(args, "C", &["compile"]).is_some() {
-                e.writes.push(Word::literal("magic.mgc"));
-            }
-        }
-        "cp" | "mv" | "install" | "ln" => {
-            e.writes = values(args, &[v(Some('t'), &["target-directory"])]);
-        }
-        // `tee` exists to write files: its operands are checked like redirect targets.
-        "tee" => {
-            let mut options_done = false;
-            for w in args {
-                if !options_done && w.text == "--" {
-                    options_done = true;
-                } else if options_done || !w.text.starts_with('-') || w.text == "-" {
-                    e.writes.push(w.clone());
-                }
-            }
-        }
-        "tar" => tar(args, &mut e),
-        "curl" => {
-            e.writes = values(
-                args,
-                &[
-                    v(Some('o'), &["output"]),
-                    v(Some('D'), &["dump-header"]),
-                    v(Some('c'), &["cookie-jar"]),
-                    v(
-                        None,
-                        &[
-                            "trace",
-                            "trace-ascii",
-                            "stderr",
-                            "libcurl",
-                            "etag-save",
-                            "hsts",
-                            "alt-svc",
-                            "output-dir",
-                        ],
-                    ),
-                ],
-            );
-            if present(args, "O", &["remote-name", "remote-name-all"]).is_some() {
-                e.writes.push(dynamic_target("the remote file name"));
-            }
-            e.runs = present(args, "K", &["config"])
-                .and_then(|o| runs(name, &o, "reads options (outputs included) from a file"));
-        }
-        "wget" => {
-            e.writes = values(
-                args,
-                &[
-                    v(Some('O'), &["output-document"]),
-                    v(Some('o'), &["output-file"]),
-                    v(Some('a'), &["append-output"]),
-                    v(Some('P'), &["directory-prefix"]),
-                    v(None, &["save-cookies", "warc-file"]),
-                ],
-            );
-            e.runs = present(args, "e", &["execute", "use-askpass"])
-                .and_then(|o| runs(name, &o, "runs commands or a program"));
-        }
-        "npm" | "npx" | "pnpm" | "yarn" => {
-            e.runs = present(args, "", &["script-shell"])
-                .and_then(|o| runs(name, &o, "runs scripts with the given shell"));
-        }
-        "rg" => {
-            e.runs = present(args, "z", &["pre", "hostname-bin", "search-zip"])
-                .and_then(|o| runs(name, &o, "runs a preprocessor or decompressor program"));
-        }
-        "rsync" => {
-            e.runs = present(args, "e", &["rsh", "rsync-path"])
-                .and_then(|o| runs(name, &o, "runs the given program"));
-        }
-        "scp" | "sftp" => {
-            e.runs = present(args, "S", &[])
-                .and_then(|o| runs(name, &o, "runs the given program as ssh"));
-        }
-        "ssh"
-            if args.iter().any(|w| {
-                let t = w.text.to_ascii_lowercase();
-                t.contains("proxycommand") || t.contains("localcommand")
-            }) =>
-        {
-            e.runs = runs(name, "-o ProxyCommand/LocalCommand", "runs a local command");
-        }
-        "find" => {
-            let mut it = args.iter();
-            while let Some(w) = it.next() {
-                if matches!(
-                    w.text.as_str(),
-                    "-fprint" | "-fprint0" | "-fprintf" | "-fls"
-                ) && let Some(f) = it.next()
-                {
-                    e.writes.push(f.clone());
-                }
-            }
-        }
-        _ => {}
+    if let Some((_, reader)) = PROGRAMS.iter().find(|(names, _)| names.contains(&name)) {
+        reader(name, &words[1..], &mut e);
     }
     e
+}
+
+fn sort(name: &str, args: &[Word], e: &mut Effects) {
+    e.writes = values(args, &[v(Some('o'), &["output"])]);
+    e.writes
+        .extend(values(args, &[v(Some('T'), &["temporary-directory"])]));
+    e.reads = values(args, &[v(None, &["files0-from", "random-source"])]);
+    e.runs = present(args, "", &["compress-program"])
+        .and_then(|o| runs(name, &o, "runs a compression program"));
+}
+
+fn date(name: &str, args: &[Word], e: &mut Effects) {
+    e.reads = values(args, &[v(Some('f'), &["file"])]);
+    e.runs = present(args, "s", &["set"]).and_then(|o| runs(name, &o, "sets the system clock"));
+}
+
+fn file(_: &str, args: &[Word], e: &mut Effects) {
+    e.reads = values(
+        args,
+        &[v(Some('m'), &["magic-file"]), v(Some('f'), &["files-from"])],
+    );
+    if present(args, "C", &["compile"]).is_some() {
+        e.writes.push(Word::literal("magic.mgc"));
+    }
+}
+
+/// `tee` exists to write files: its operands are checked like redirect targets.
+fn tee(args: &[Word], e: &mut Effects) {
+    let mut options_done = false;
+    for w in args {
+        if !options_done && w.text == "--" {
+            options_done = true;
+        } else if options_done || !w.text.starts_with('-') || w.text == "-" {
+            e.writes.push(w.clone());
+        }
+    }
+}
+
+fn curl(name: &str, args: &[Word], e: &mut Effects) {
+    e.writes = values(
+        args,
+        &[
+            v(Some('o'), &["output"]),
+            v(Some('D'), &["dump-header"]),
+            v(Some('c'), &["cookie-jar"]),
+            v(
+                None,
+                &[
+                    "trace",
+                    "trace-ascii",
+                    "stderr",
+                    "libcurl",
+                    "etag-save",
+                    "hsts",
+                    "alt-svc",
+                    "output-dir",
+                ],
+            ),
+        ],
+    );
+    if present(args, "O", &["remote-name", "remote-name-all"]).is_some() {
+        e.writes.push(dynamic_target("the remote file name"));
+    }
+    e.runs = present(args, "K", &["config"])
+        .and_then(|o| runs(name, &o, "reads options (outputs included) from a file"));
+}
+
+fn wget(name: &str, args: &[Word], e: &mut Effects) {
+    e.writes = values(
+        args,
+        &[
+            v(Some('O'), &["output-document"]),
+            v(Some('o'), &["output-file"]),
+            v(Some('a'), &["append-output"]),
+            v(Some('P'), &["directory-prefix"]),
+            v(None, &["save-cookies", "warc-file"]),
+        ],
+    );
+    e.runs = present(args, "e", &["execute", "use-askpass"])
+        .and_then(|o| runs(name, &o, "runs commands or a program"));
+}
+
+/// Options of npm, pnpm and yarn that choose the program a script runs with (`--script-shell`,
+/// `--shell`, `--node-options`, `--node-gyp`, `--editor`, ...), the configuration that can
+/// (`--userconfig`, `--globalconfig`, yarn's `--use-yarnrc`), or the package whose scripts run
+/// (`--prefix` / npm's `-C`, pnpm's `--dir` / `-C`, yarn's `--cwd`); npm's `-c` / `--call` is
+/// a command of its own. npm reads abbreviations, so any prefix counts.
+const PACKAGE_MANAGER_RUNNERS: &[&str] = &[
+    "script-shell",
+    "shell",
+    "node-options",
+    "node-gyp",
+    "userconfig",
+    "globalconfig",
+    "use-yarnrc",
+    "prefix",
+    "dir",
+    "cwd",
+    "call",
+    "editor",
+    "browser",
+    "viewer",
+    "git",
+    "init-module",
+    "onload-script",
+];
+
+fn package_manager(name: &str, args: &[Word], e: &mut Effects) {
+    e.runs = present(args, "Cc", PACKAGE_MANAGER_RUNNERS).and_then(|o| {
+        runs(
+            name,
+            &o,
+            "chooses the shell, program, configuration or package its scripts run with",
+        )
+    });
+}
+
+fn ssh(name: &str, args: &[Word], e: &mut Effects) {
+    if args.iter().any(|w| {
+        let t = w.text.to_ascii_lowercase();
+        t.contains("proxycommand") || t.contains("localcommand")
+    }) {
+        e.runs = runs(name, "-o ProxyCommand/LocalCommand", "runs a local command");
+    }
+}
+
+fn find(args: &[Word], e: &mut Effects) {
+    let mut it = args.iter();
+    while let Some(w) = it.next() {
+        if matches!(
+            w.text.as_str(),
+            "-fprint" | "-fprint0" | "-fprintf" | "-fls"
+        ) && let Some(f) = it.next()
+        {
+            e.writes.push(f.clone());
+        }
+    }
+}
+
+/// sed's script writes (`w`, `s///w`), reads (`r`, `R`) and runs (`e`, `s///e`); `-i` with a
+/// suffix writes a backup of every file. A script that cannot be read (from `-f`, only known
+/// at run time, or not parsing) counts as running a program.
+fn sed(args: &[Word], e: &mut Effects) {
+    use super::sed::Command;
+    let call = match super::sed::read(args) {
+        Ok(call) => call,
+        Err(why) => {
+            e.runs = Some(format!(
+                "{why}; a sed script can write files and run commands"
+            ));
+            return;
+        }
+    };
+    for c in &call.commands {
+        match c {
+            Command::Substitute {
+                execute: true,
+                write,
+            } => {
+                e.runs = runs("sed", "s///e", "runs the result as a command");
+                e.writes.extend(write.as_deref().map(Word::literal));
+            }
+            Command::Substitute {
+                execute: false,
+                write,
+            } => e.writes.extend(write.as_deref().map(Word::literal)),
+            Command::Execute => e.runs = runs("sed", "e", "runs a command from its script"),
+            Command::Write(f) => e.writes.push(Word::literal(f)),
+            Command::Read(f) => e.reads.push(Word::literal(f)),
+            Command::Other(_) => {}
+        }
+    }
+    e.writes
+        .extend(call.files.iter().filter_map(|f| call.backup_of(f)));
+}
+
+/// `--check` reads every file its checksum list names: files the command line never shows.
+fn checksums(name: &str, args: &[Word], e: &mut Effects) {
+    if let Some(o) = present(args, "c", &["check"]) {
+        e.reads.push(dynamic_target(&format!(
+            "the files `{name} {o}` reads from its checksum list"
+        )));
+    }
 }
 
 /// A write whose target is only known at run time.
@@ -306,6 +431,7 @@ fn dynamic_target(what: &str) -> Word {
 fn git(args: &[Word], e: &mut Effects) {
     // Global options, before the subcommand.
     let mut i = 0;
+    let mut moved = false;
     while let Some(w) = args.get(i) {
         let t = w.text.as_str();
         if !t.starts_with('-') {
@@ -335,14 +461,16 @@ fn git(args: &[Word], e: &mut Effects) {
             }
         } else if takes("config-env") || takes("exec-path") {
             e.runs = runs("git", t, "chooses programs git runs");
-        } else if (opt == "-C"
+        } else if opt == "-C"
             || takes("git-dir")
             || takes("work-tree")
             || takes("namespace")
-            || takes("super-prefix"))
-            && value.is_none()
+            || takes("super-prefix")
         {
-            i += 1; // the option's value
+            moved |= opt == "-C" || takes("git-dir") || takes("work-tree");
+            if value.is_none() {
+                i += 1; // the option's value
+            }
         }
     }
     let Some(sub) = args.get(i) else { return };
@@ -401,6 +529,17 @@ fn git(args: &[Word], e: &mut Effects) {
         .iter()
         .filter(|w| !w.text.starts_with('-'))
         .collect();
+    // `git diff` given a path outside the work tree (or run outside one) compares files with
+    // `--no-index` by itself: every operand may be a file it reads, from the directory `-C`
+    // names when there is one.
+    if sub_name == "diff" {
+        if moved {
+            e.reads
+                .push(dynamic_target("the files `git -C … diff` compares"));
+        } else {
+            e.reads.extend(operands.iter().map(|w| (*w).clone()));
+        }
+    }
     match sub_name {
         "init" => e.writes.extend(operands.first().map(|w| (*w).clone())),
         "clone" => {

@@ -1,12 +1,17 @@
 //! `find` in the read-only set: start points, then an expression of allowed tests and
 //! actions. Anything that runs a program or writes a file (`-exec`, `-execdir`, `-ok`,
-//! `-okdir`, `-delete`, `-fprint`, `-fprint0`, `-fprintf`, `-fls`) or is not listed is not
-//! read-only.
+//! `-okdir`, `-delete`, `-fprint`, `-fprint0`, `-fprintf`, `-fls`), follows symbolic links
+//! while it descends (`-L`, `-follow`: a link to `/` walks the whole disk) or is not listed is
+//! not read-only. `-H` follows only the start points, which are checked like every file read.
+//!
+//! Every word of the expression must be known before run time: a word with an expansion or an
+//! unquoted glob, as a test or as a test's argument (`-name *`), can become several words or
+//! an action such as `-delete` once expanded.
 
 use crate::shell::Word;
 
-/// Leading options (`find -L .`).
-const LEADING: &[&str] = &["-H", "-L", "-P"];
+/// Leading options (`find -H .`); `-L` is left out, it follows every link below.
+const LEADING: &[&str] = &["-H", "-P"];
 /// Tests and actions without an argument.
 const FLAGS: &[&str] = &[
     "-print",
@@ -24,7 +29,6 @@ const FLAGS: &[&str] = &[
     "-nogroup",
     "-depth",
     "-daystart",
-    "-follow",
     "-mount",
     "-xdev",
     "-noleaf",
@@ -94,7 +98,7 @@ pub(crate) fn classify(args: &[Word]) -> Result<Vec<Word>, String> {
         if w.is_static() && (w.text.starts_with('-') || matches!(w.text.as_str(), "!" | "(")) {
             break;
         }
-        if w.splits || (w.glob && w.text.starts_with(['*', '?', '[', '{'])) {
+        if w.splits || (w.glob && w.text.starts_with(['*', '?', '[', '{', '-'])) {
             return Err(format!(
                 "`find`: `{}` could expand to an expression word",
                 w.raw
@@ -119,9 +123,9 @@ pub(crate) fn classify(args: &[Word]) -> Result<Vec<Word>, String> {
             let Some(v) = args.get(i) else {
                 return Err(format!("`find`: `{t}` needs an argument"));
             };
-            if v.splits {
+            if v.splits || v.glob {
                 return Err(format!(
-                    "`find`: `{}` could split into several words",
+                    "`find`: `{}` could expand to several words (quote a pattern: `{t} '*.rs'`)",
                     v.raw
                 ));
             }

@@ -66,6 +66,7 @@ impl OptTable {
     /// by `|` (`n|--lines`), followed by `=` for a required text value, `=P` for a required
     /// path the program reads, or `?` for an optional attached value. For example
     /// `"a|--all n=|--lines= f=P|--file=P --color?"`. The marker may sit on any of the names.
+    /// An entry with two short letters (`i|y|--ignore-case`) makes one option per letter.
     ///
     /// # Panics
     /// Never on the tables of this crate (a unit test parses every one); an entry that is
@@ -79,6 +80,7 @@ impl OptTable {
                 arity: Arity::None,
                 value: ValueKind::Text,
             };
+            let mut more_shorts = Vec::new();
             for name in entry.split('|') {
                 let (name, arity, value) = if let Some(n) = name.strip_suffix("=P") {
                     (n, Arity::Required, ValueKind::ReadPath)
@@ -95,9 +97,18 @@ impl OptTable {
                 }
                 if let Some(l) = name.strip_prefix("--") {
                     spec.long.push(l);
-                } else {
+                } else if spec.short.is_none() {
                     spec.short = name.chars().next();
+                } else {
+                    more_shorts.extend(name.chars().next());
                 }
+            }
+            for c in more_shorts {
+                options.push(OptSpec {
+                    short: Some(c),
+                    long: Vec::new(),
+                    ..spec.clone()
+                });
             }
             options.push(spec);
         }
@@ -241,7 +252,7 @@ pub fn parse_args<'a>(table: &'a OptTable, args: &'a [Word]) -> Result<Vec<Arg<'
                     let v = args
                         .get(i)
                         .ok_or_else(|| ArgError::MissingValue(format!("-{c}")))?;
-                    if v.splits {
+                    if may_be_words(table, v) {
                         return Err(ArgError::Dynamic(v.raw.clone()));
                     }
                     i += 1;
@@ -252,6 +263,14 @@ pub fn parse_args<'a>(table: &'a OptTable, args: &'a [Word]) -> Result<Vec<Arg<'
         }
     }
     Ok(out)
+}
+
+/// Whether an option's value in a word of its own may become several words, the second of
+/// which would stand where options are read: an unquoted expansion, or a glob whose matches
+/// could start with `-` (`sort -k * x` with files named `1` and `-o.bashrc`), unless every
+/// option of the program is harmless.
+fn may_be_words(table: &OptTable, v: &Word) -> bool {
+    v.splits || (v.glob && !table.glob_safe && v.text.starts_with(['*', '?', '[', '-']))
 }
 
 /// The pseudo-option of `-NUM`.
@@ -295,7 +314,7 @@ fn long_option<'a>(
             let v = args
                 .get(i)
                 .ok_or_else(|| ArgError::MissingValue(format!("{dash}{name}")))?;
-            if v.splits {
+            if may_be_words(table, v) {
                 return Err(ArgError::Dynamic(v.raw.clone()));
             }
             i += 1;

@@ -5,7 +5,10 @@
 //! options end at the first operand only for a few subcommands, so options after operands
 //! are parsed as options everywhere.
 //!
-//! Operands (revisions and pathspecs) are text: git refuses paths outside the repository.
+//! Operands (revisions and pathspecs) are text, since git refuses paths outside the
+//! repository, except for `diff`, which compares any two files when one is outside the work
+//! tree (`git diff /etc/passwd x` is `git diff --no-index`), and the `log` family sharing its
+//! pathspecs: their operands are checked like files read.
 
 use std::sync::OnceLock;
 
@@ -56,6 +59,11 @@ struct Sub {
     numeric: bool,
     /// Operands allowed only together with one of these options (`branch --list PATTERN`).
     operands_need: &'static [&'static str],
+    /// Its operands may be files it reads: `git diff` given a path outside the work tree
+    /// switches to `--no-index` by itself and compares any two files, so its operands (and
+    /// those of `log`, `show` and `whatchanged`, which share its pathspecs) are checked like
+    /// every file a read-only command reads; a revision (`HEAD~1`, `main..x`) resolves inside.
+    operands_read: bool,
 }
 
 const SUBS: &[Sub] = &[
@@ -68,6 +76,7 @@ const SUBS: &[Sub] = &[
         ],
         numeric: false,
         operands_need: &[],
+        operands_read: false,
     },
     Sub {
         names: &["diff"],
@@ -77,18 +86,21 @@ const SUBS: &[Sub] = &[
         ],
         numeric: false,
         operands_need: &[],
+        operands_read: true,
     },
     Sub {
         names: &["log", "show", "whatchanged"],
         options: &[DIFF, REVS],
         numeric: true,
         operands_need: &[],
+        operands_read: true,
     },
     Sub {
         names: &["shortlog"],
         options: &[REVS, "s|--summary e|--email --group= w?"],
         numeric: true,
         operands_need: &[],
+        operands_read: false,
     },
     Sub {
         names: &["rev-list"],
@@ -99,6 +111,7 @@ const SUBS: &[Sub] = &[
         ],
         numeric: true,
         operands_need: &[],
+        operands_read: false,
     },
     Sub {
         names: &["blame"],
@@ -111,6 +124,7 @@ const SUBS: &[Sub] = &[
         ],
         numeric: false,
         operands_need: &[],
+        operands_read: false,
     },
     Sub {
         names: &["grep"],
@@ -127,6 +141,7 @@ const SUBS: &[Sub] = &[
         ],
         numeric: true,
         operands_need: &[],
+        operands_read: false,
     },
     Sub {
         names: &["ls-files"],
@@ -139,6 +154,7 @@ const SUBS: &[Sub] = &[
         ],
         numeric: false,
         operands_need: &[],
+        operands_read: false,
     },
     Sub {
         names: &["ls-tree"],
@@ -148,6 +164,7 @@ const SUBS: &[Sub] = &[
         ],
         numeric: false,
         operands_need: &[],
+        operands_read: false,
     },
     Sub {
         names: &["rev-parse"],
@@ -161,6 +178,7 @@ const SUBS: &[Sub] = &[
             --disambiguate="],
         numeric: false,
         operands_need: &[],
+        operands_read: false,
     },
     Sub {
         names: &["describe"],
@@ -170,6 +188,7 @@ const SUBS: &[Sub] = &[
         ],
         numeric: false,
         operands_need: &[],
+        operands_read: false,
     },
     Sub {
         names: &["cat-file"],
@@ -180,6 +199,7 @@ const SUBS: &[Sub] = &[
         ],
         numeric: false,
         operands_need: &[],
+        operands_read: false,
     },
     Sub {
         names: &["show-ref"],
@@ -189,12 +209,14 @@ const SUBS: &[Sub] = &[
         ],
         numeric: false,
         operands_need: &[],
+        operands_read: false,
     },
     Sub {
         names: &["merge-base"],
         options: &["a|--all --octopus --independent --is-ancestor --fork-point"],
         numeric: false,
         operands_need: &[],
+        operands_read: false,
     },
     Sub {
         names: &["for-each-ref"],
@@ -205,6 +227,7 @@ const SUBS: &[Sub] = &[
         ],
         numeric: false,
         operands_need: &[],
+        operands_read: false,
     },
     Sub {
         names: &["branch"],
@@ -216,6 +239,7 @@ const SUBS: &[Sub] = &[
         ],
         numeric: false,
         operands_need: &["list"],
+        operands_read: false,
     },
     Sub {
         names: &["tag"],
@@ -226,12 +250,14 @@ const SUBS: &[Sub] = &[
         ],
         numeric: false,
         operands_need: &["list"],
+        operands_read: false,
     },
     Sub {
         names: &["count-objects"],
         options: &["v|--verbose H|--human-readable"],
         numeric: false,
         operands_need: &["-"],
+        operands_read: false,
     },
 ];
 
@@ -263,6 +289,13 @@ pub(crate) fn known_long_names() -> &'static [&'static str] {
 /// Every subcommand name of the read-only set with its option text (for the docs).
 pub fn subcommands() -> impl Iterator<Item = (&'static [&'static str], String)> {
     SUBS.iter().map(|s| (s.names, s.options.join(" ")))
+}
+
+/// Whether the read-only subcommand `name` reads its operands as files (see
+/// `Sub::operands_read`).
+pub(crate) fn reads_operands(name: &str) -> bool {
+    SUBS.iter()
+        .any(|s| s.operands_read && s.names.contains(&name))
 }
 
 /// The files the command reads through options, or why it is not read-only. `args` are the
@@ -333,7 +366,12 @@ fn classify_sub(name: &str, args: &[Word]) -> Result<Vec<Word>, String> {
                     reads.push(v);
                 }
             }
-            Arg::Operand(_) => has_operands = true,
+            Arg::Operand(w) => {
+                has_operands = true;
+                if sub.operands_read {
+                    reads.push(w.clone());
+                }
+            }
         }
     }
     if has_operands && !sub.operands_need.is_empty() && !(listed && sub.operands_need == ["list"]) {

@@ -6,12 +6,19 @@
 //!   `find`, `test` / `[` and `git` in modules of their own).
 //! - [`effects`]: what known programs write or run through their options, for the safety
 //!   step that no allow rule waives.
+//! - `sed`: sed's options and scripts as sed reads them (for the effects and `acceptEdits`).
+//! - `accept_edits`: the filesystem commands `acceptEdits` runs, an allowlist of options each.
+//! - [`rule_scope`]: the commands only an exact-string allow rule approves (hidden options,
+//!   `find` actions, package scripts run with unknown options).
 
+pub(crate) mod accept_edits;
 pub mod effects;
 pub(crate) mod find;
 pub mod getopt;
 pub(crate) mod git;
 pub mod read_only;
+pub mod rule_scope;
+pub(crate) mod sed;
 pub(crate) mod test;
 
 pub use git::subcommands as git_read_only_subcommands;

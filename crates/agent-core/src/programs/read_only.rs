@@ -9,9 +9,14 @@
 //! at run time where an option may stand makes the command not read-only; it then falls
 //! through to the allow rules and the mode like any other command.
 //!
-//! Left out on purpose (they write, run programs, read files named elsewhere, or change
-//! state): `sort -o/--output -T --compress-program --files0-from`, `wc/du --files0-from`,
-//! `date -s/--set -f/--file` and operands other than `+FORMAT`, `file -m -C -f -z -Z -S -p`,
+//! Words are read after brace expansion, as bash passes them. Left out on purpose (they
+//! write, run programs, read files named elsewhere, follow symbolic links out of the tree while
+//! they walk it, or change state): `ls -L`, `grep -R`, `du -L`, `tree -l`, `rg -L`, `find -L
+//! -follow`, `diff` of a directory without `--no-dereference` (see
+//! [`ReadOnlyCommand::follows_links_unless`]), the checksum tools' `-c/--check` (it reads every
+//! file its list names), `sort -o/--output -T --compress-program --files0-from`, `wc/du
+//! --files0-from`, `date -s/--set -f/--file` and operands other than `+FORMAT`, `file -m -C -f
+//! -z -Z -S -p`,
 //! `diff --from-file --to-file -l`, `grep`'s `--pre`-like features (none in GNU grep), `tree
 //! -o -R --fromfile`, `find -exec -execdir -ok -okdir -delete -fprint -fprint0 -fprintf -fls`,
 //! and for git every global option but `--no-pager` / `-P` / `--no-optional-locks` (`-c` can
@@ -53,6 +58,31 @@ pub struct ReadOnlyCommand {
     pub glob_safe: bool,
     /// Its operands.
     pub operands: Operands,
+    /// The option without which the command reads what the symbolic links inside a directory
+    /// operand point to (`diff a b` of two directories compares the files their links lead to,
+    /// wherever that is): such a command is read-only only when none of its operands is a
+    /// directory, or with this option.
+    pub follows_links_unless: Option<&'static str>,
+}
+
+/// What a read-only command reads, as [`classify`] finds it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Reads {
+    /// The files it reads (operands and option values), to be checked against the working
+    /// directories.
+    pub files: Vec<Word>,
+    /// It reads what the symbolic links inside a directory among [`Reads::files`] point to, so
+    /// none of them may be a directory (see [`ReadOnlyCommand::follows_links_unless`]).
+    pub follows_links_in_directories: bool,
+}
+
+impl Reads {
+    fn of_files(files: Vec<Word>) -> Self {
+        Self {
+            files,
+            follows_links_in_directories: false,
+        }
+    }
 }
 
 const fn cmd(
@@ -66,29 +96,37 @@ const fn cmd(
         numeric: false,
         glob_safe: false,
         operands,
+        follows_links_unless: None,
     }
 }
 
-const SUMS: &str = "b|--binary c|--check --tag t|--text z|--zero --ignore-missing --quiet --status --strict w|--warn";
+const SUMS: &str = "b|--binary --tag t|--text z|--zero";
+
+/// The `*sum` digest tools of GNU coreutils in the read-only set.
+pub(crate) const DIGEST_TOOLS: &[&str] = &[
+    "md5sum",
+    "sha1sum",
+    "sha224sum",
+    "sha256sum",
+    "sha384sum",
+    "sha512sum",
+];
 
 /// The table (git, `find`, `test`, `cd`, `echo` and `printf` have rules of their own below).
 pub const COMMANDS: &[ReadOnlyCommand] = &[
-    ReadOnlyCommand {
-        glob_safe: true,
-        ..cmd(
-            &["ls"],
-            "a|--all A|--almost-all --author b|--escape B|--ignore-backups c C d|--directory f \
-             F|--classify? --file-type --format= --full-time g --group-directories-first \
-             G|--no-group h|--human-readable --si H|--dereference-command-line \
-             --dereference-command-line-symlink-to-dir --hide= --hyperlink? --indicator-style= \
-             i|--inode I=|--ignore= k|--kibibytes l L|--dereference m n|--numeric-uid-gid \
-             N|--literal o p q|--hide-control-chars --show-control-chars Q|--quote-name \
-             --quoting-style= r|--reverse R|--recursive s|--size S --sort= --time= --time-style= \
-             t T=|--tabsize= u U v w=|--width= x X Z|--context --zero 1 --color? \
-             --block-size=",
-            Operands::Paths,
-        )
-    },
+    cmd(
+        &["ls"],
+        "a|--all A|--almost-all --author b|--escape B|--ignore-backups c C d|--directory f \
+         F|--classify? --file-type --format= --full-time g --group-directories-first \
+         G|--no-group h|--human-readable --si H|--dereference-command-line \
+         --dereference-command-line-symlink-to-dir --hide= --hyperlink? --indicator-style= \
+         i|--inode I=|--ignore= k|--kibibytes l m n|--numeric-uid-gid \
+         N|--literal o p q|--hide-control-chars --show-control-chars Q|--quote-name \
+         --quoting-style= r|--reverse R|--recursive s|--size S --sort= --time= --time-style= \
+         t T=|--tabsize= u U v w=|--width= x X Z|--context --zero 1 --color? \
+         --block-size=",
+        Operands::Paths,
+    ),
     ReadOnlyCommand {
         glob_safe: true,
         ..cmd(
@@ -133,15 +171,17 @@ pub const COMMANDS: &[ReadOnlyCommand] = &[
     cmd(
         &["du"],
         "0|--null a|--all --apparent-size B=|--block-size= b|--bytes c|--total \
-         D|H|--dereference-args d=|--max-depth= h|--human-readable --inodes k L|--dereference \
+         D|H|--dereference-args d=|--max-depth= h|--human-readable --inodes k \
          l|--count-links m P|--no-dereference S|--separate-dirs --si s|--summarize \
          t=|--threshold= --time? --time-style= X=P|--exclude-from=P --exclude= \
          x|--one-file-system",
         Operands::Paths,
     ),
-    cmd(
-        &["diff"],
-        "--normal q|--brief s|--report-identical-files c C= u U=|--unified? e|--ed n|--rcs \
+    ReadOnlyCommand {
+        follows_links_unless: Some("no-dereference"),
+        ..cmd(
+            &["diff"],
+            "--normal q|--brief s|--report-identical-files c C= u U=|--unified? e|--ed n|--rcs \
          y|--side-by-side W=|--width= --left-column --suppress-common-lines \
          p|--show-c-function F=|--show-function-line= --label= t|--expand-tabs \
          T|--initial-tab --tabsize= --suppress-blank-empty r|--recursive --no-dereference \
@@ -151,10 +191,10 @@ pub const COMMANDS: &[ReadOnlyCommand] = &[
          b|--ignore-space-change w|--ignore-all-space B|--ignore-blank-lines \
          I=|--ignore-matching-lines= a|--text --strip-trailing-cr d|--minimal \
          --horizon-lines= --speed-large-files --color? --palette=",
-        Operands::Paths,
-    ),
+            Operands::Paths,
+        )
+    },
     ReadOnlyCommand {
-        glob_safe: true,
         numeric: true,
         ..cmd(
             &["grep", "egrep", "fgrep"],
@@ -166,7 +206,7 @@ pub const COMMANDS: &[ReadOnlyCommand] = &[
              h|--no-filename --label= n|--line-number --line-buffered T|--initial-tab Z|--null \
              z|--null-data A=|--after-context= B=|--before-context= C=|--context= a|--text \
              --binary-files= I D=|--devices= d=|--directories= --exclude= --exclude-from=P \
-             --exclude-dir= --include= r|--recursive R|--dereference-recursive U|--binary",
+             --exclude-dir= --include= r|--recursive U|--binary",
             Operands::PatternThenPaths,
         )
     },
@@ -181,7 +221,7 @@ pub const COMMANDS: &[ReadOnlyCommand] = &[
              --heading --column --no-column o|--only-matching r=|--replace= \
              A=|--after-context= B=|--before-context= C=|--context= m=|--max-count= g=|--glob= \
              --iglob= t=|--type= T=|--type-not= .|--hidden u|--unrestricted --no-ignore \
-             --no-ignore-vcs --no-ignore-parent --no-ignore-dot L|--follow d=|--max-depth= \
+             --no-ignore-vcs --no-ignore-parent --no-ignore-dot d=|--max-depth= \
              --max-filesize= j=|--threads= --sort= --sortr= --json --vimgrep U|--multiline \
              --multiline-dotall P|--pcre2 --color= --colors= p|--pretty q|--quiet a|--text \
              --binary 0|--null --null-data --trim M=|--max-columns= --stats --type-list \
@@ -245,30 +285,12 @@ pub const COMMANDS: &[ReadOnlyCommand] = &[
             Operands::Paths,
         )
     },
-    ReadOnlyCommand {
-        glob_safe: true,
-        ..cmd(
-            &[
-                "md5sum",
-                "sha1sum",
-                "sha224sum",
-                "sha256sum",
-                "sha384sum",
-                "sha512sum",
-            ],
-            SUMS,
-            Operands::Paths,
-        )
-    },
-    ReadOnlyCommand {
-        glob_safe: true,
-        ..cmd(
-            &["cksum"],
-            "a=|--algorithm= --base64 c|--check l=|--length= --raw --tag --untagged z|--zero \
-             --ignore-missing --quiet --status --strict w|--warn",
-            Operands::Paths,
-        )
-    },
+    cmd(DIGEST_TOOLS, SUMS, Operands::Paths),
+    cmd(
+        &["cksum"],
+        "a=|--algorithm= --base64 l=|--length= --raw --tag --untagged z|--zero",
+        Operands::Paths,
+    ),
     cmd(
         &["file"],
         "b|--brief i|--mime --mime-type --mime-encoding L|--dereference h|--no-dereference \
@@ -279,7 +301,7 @@ pub const COMMANDS: &[ReadOnlyCommand] = &[
     ReadOnlyCommand {
         ..cmd(
             &["tree"],
-            "a d l f x L= P= I= --gitignore --ignore-case --matchdirs --metafirst --prune \
+            "a d f x L= P= I= --gitignore --ignore-case --matchdirs --metafirst --prune \
              --info --noreport --charset= --filelimit= q N Q p u g s h --si --du D --timefmt= \
              F --inodes --device v t c U r --dirsfirst --filesfirst --sort= i A S n C X J \
              --nolinks",
@@ -342,35 +364,55 @@ pub fn lookup(name: &str) -> Option<(&'static ReadOnlyCommand, &'static OptTable
         .map(|(c, t)| (*c, t))
 }
 
-/// The files a read-only command reads (to be checked against the working directories), or
-/// why it is not read-only. `words` starts at the command name.
+/// What a read-only command reads (its files to be checked against the working directories),
+/// or why it is not read-only. `words` starts at the command name; they are read after brace
+/// expansion, as bash passes them ([`crate::shell::braces::expand_words`]).
 ///
 /// # Errors
 /// A sentence saying which word makes the command not read-only.
-pub fn classify(words: &[Word]) -> Result<Vec<Word>, String> {
+pub fn classify(words: &[Word]) -> Result<Reads, String> {
+    let words = crate::shell::braces::expand_words(words).map_err(|_| {
+        format!(
+            "its braces make more than {} words, too many to check one by one",
+            crate::shell::braces::MAX_CHECKED_WORDS
+        )
+    })?;
     let Some(head) = words.first().filter(|w| w.is_static()) else {
         return Err("the command name is only known at run time".to_owned());
     };
     // A path-qualified name (`./ls`) may be any program.
     let name = head.text.as_str();
     let args = &words[1..];
-    match name {
-        "echo" => return Ok(Vec::new()),
-        "printf" => return printf(args),
-        "test" | "[" => return super::test::classify(name, args),
-        "cd" => return cd(args),
-        "find" => return super::find::classify(args),
-        "git" => return super::git::classify(args),
-        _ => {}
-    }
+    let files = match name {
+        "echo" => Ok(Vec::new()),
+        "printf" => printf(args),
+        "test" | "[" => super::test::classify(name, args),
+        "cd" => cd(args),
+        "find" => super::find::classify(args),
+        "git" => super::git::classify(args),
+        _ => return table_command(name, args),
+    };
+    files.map(Reads::of_files)
+}
+
+/// A command of [`COMMANDS`].
+fn table_command(name: &str, args: &[Word]) -> Result<Reads, String> {
     let (spec, table) =
         lookup(name).ok_or_else(|| format!("`{name}` is not in the read-only set"))?;
     let parsed = parse_args(table, args).map_err(|e| format!("`{name}`: {e}"))?;
     let mut reads = Vec::new();
     let mut operands = Vec::new();
     let mut pattern_given = false;
+    let mut follows = spec.follows_links_unless.is_some();
     for a in parsed {
         match a {
+            Arg::Opt(o, _)
+                if spec
+                    .follows_links_unless
+                    .is_some_and(|l| o.long.contains(&l)) =>
+            {
+                follows = false;
+            }
             Arg::Opt(o, Some(v)) => {
                 if o.value == ValueKind::ReadPath {
                     reads.push(v);
@@ -383,26 +425,34 @@ pub fn classify(words: &[Word]) -> Result<Vec<Word>, String> {
             Arg::Operand(w) => operands.push(w.clone()),
         }
     }
-    match spec.operands {
-        Operands::None if !operands.is_empty() => Err(format!("`{name}` takes no operands here")),
-        Operands::None | Operands::Text => Ok(reads),
+    let files = match spec.operands {
+        Operands::None if !operands.is_empty() => {
+            return Err(format!("`{name}` takes no operands here"));
+        }
+        Operands::None | Operands::Text => reads,
         Operands::Format => match operands.as_slice() {
-            [] => Ok(reads),
-            [f] if f.text.starts_with('+') => Ok(reads),
-            _ => Err(format!(
-                "`{name}` with an operand other than +FORMAT sets the clock"
-            )),
+            [] => reads,
+            [f] if f.text.starts_with('+') => reads,
+            _ => {
+                return Err(format!(
+                    "`{name}` with an operand other than +FORMAT sets the clock"
+                ));
+            }
         },
         Operands::Paths => {
             reads.extend(operands);
-            Ok(reads)
+            reads
         }
         Operands::PatternThenPaths => {
             let skip = usize::from(!pattern_given);
             reads.extend(operands.into_iter().skip(skip));
-            Ok(reads)
+            reads
         }
-    }
+    };
+    Ok(Reads {
+        files,
+        follows_links_in_directories: follows,
+    })
 }
 
 /// `printf FORMAT [ARG...]`: the format may not be an option (`-v` assigns a variable), so it
@@ -470,15 +520,24 @@ pub fn markdown_table() -> String {
             format!("`{opts}`")
         };
         let numeric = if c.numeric { " and `-NUM`" } else { "" };
+        let links = c
+            .follows_links_unless
+            .map(|o| format!(" (no directory without `--{o}`)"))
+            .unwrap_or_default();
         out.push_str(&format!(
-            "| `{}` | {opts}{numeric} | {} |\n",
+            "| `{}` | {opts}{numeric} | {}{links} |\n",
             c.names.join("`, `"),
             operands(c.operands)
         ));
     }
     for (names, text) in super::git::subcommands() {
+        let operands = if names.iter().any(|n| super::git::reads_operands(n)) {
+            "revisions and pathspecs, checked as files read"
+        } else {
+            "revisions and pathspecs (text)"
+        };
         out.push_str(&format!(
-            "| `git {}` | `{}` | revisions and pathspecs (text) |\n",
+            "| `git {}` | `{}` | {operands} |\n",
             names.join("`, `git "),
             squash(&text)
         ));
@@ -493,7 +552,14 @@ mod tests {
     #[test]
     fn every_table_parses() {
         for (c, t) in tables() {
-            let listed = c.options.split_whitespace().count();
+            let listed: usize = c
+                .options
+                .split_whitespace()
+                .map(|e| {
+                    let shorts = e.split('|').filter(|n| !n.starts_with("--")).count();
+                    shorts.max(1)
+                })
+                .sum();
             assert_eq!(t.options.len(), listed, "{:?}", c.names);
             for o in &t.options {
                 assert!(o.short.is_some() || !o.long.is_empty(), "{:?}", c.names);

@@ -28,6 +28,7 @@
 //! # Ok::<(), agent_core::shell::ShellError>(())
 //! ```
 
+pub mod braces;
 mod guards;
 mod plain;
 pub mod runtime_eval;

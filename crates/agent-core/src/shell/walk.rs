@@ -554,7 +554,19 @@ impl Walker {
                 self.out.issues.extend(found);
             }
         }
-        let words = command.effective_words();
+        // As bash passes the words: `sh {-c,'rm x'}` runs `rm x`, `find . {-exec,} rm x +`
+        // runs `rm`.
+        let Ok(words) = super::braces::expand_words(command.effective_words()) else {
+            self.issue(
+                IssueKind::DynamicScript,
+                format!(
+                    "braces making more than {} words, too many to find the commands they run",
+                    super::braces::MAX_CHECKED_WORDS
+                ),
+            );
+            return found;
+        };
+        let words = &words[..];
         let Some(head) = words.first().filter(|w| w.is_static()) else {
             return found;
         };
@@ -839,6 +851,18 @@ mod tests {
                 "rm {}",
                 "sh -c curl y",
                 "curl y"
+            ]
+        );
+        // Braces are expanded first, as bash does.
+        assert_eq!(names("sh {-c,'rm x'}"), ["sh {-c,rm x}", "rm x"]);
+        assert_eq!(names("eval {rm,x}"), ["eval {rm,x}", "rm x"]);
+        assert_eq!(
+            names("find . -name x {-exec,} rm -rf {} + ; find . {-execdir,} {id,-u} \\;"),
+            [
+                "find . -name x {-exec,} rm -rf {} +",
+                "rm -rf {}",
+                "find . {-execdir,} {id,-u} ;",
+                "id -u"
             ]
         );
     }

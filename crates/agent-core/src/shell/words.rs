@@ -49,6 +49,14 @@ pub(crate) fn analyze(raw: &str, opts: &ParserOptions) -> Analysis {
     match parse_pieces(raw, opts, false) {
         Ok(pieces) => {
             add_pieces(&pieces, raw, false, &mut acc, opts);
+            // A brace expansion whose braces sit in different pieces (`{-c,'rm x'}`): the
+            // expander itself says whether the word makes other words.
+            if !acc.word.glob
+                && raw.contains('{')
+                && super::braces::expand(raw, 1).map_or(true, |w| w != [raw])
+            {
+                acc.word.glob = true;
+            }
             // Cross-check: every `$(` / backtick that the shell would expand must have been
             // found as a nested script. brush's word parser can mis-split odd words (found by
             // the sandbox's fuzz target: `$(rm a$((;($))4(J)($)))` yielded no substitution),

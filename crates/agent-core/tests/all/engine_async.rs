@@ -234,7 +234,7 @@ async fn ask_once_per_session_then_allow_revocable_and_resettable() {
         .build()
         .unwrap();
     let none = PreToolUseOutcome::default();
-    let d = e.decide(&bash("npm test --watch"), &none).await;
+    let d = e.decide(&bash("npm test -- --watch"), &none).await;
     assert_eq!((d.behavior, d.step), (Behavior::Allow, Step::Prompt));
     assert!(
         p.seen.lock().unwrap()[0]

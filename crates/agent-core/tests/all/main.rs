@@ -6,13 +6,16 @@
     reason = "test and bench code: a panic is a failure report"
 )]
 
+mod brace_words;
 mod contained_approvals;
 mod engine_async;
 mod events_compat;
+mod hidden_options;
 mod hooks_engine;
 mod hooks_process;
 mod hooks_protocol;
 mod hooks_registry;
+mod link_following;
 mod mode_matrix;
 mod option_effects;
 mod permissions_table;
@@ -21,5 +24,6 @@ mod read_only_options;
 mod read_only_oracle;
 mod read_paths;
 mod runtime_eval;
+mod sed_scripts;
 mod settings_files;
 mod support;

@@ -6,7 +6,7 @@
 use agent_core::permissions::{Behavior, PermissionMode, Step};
 use serde_json::json;
 
-use crate::support::{HOME, check, engine};
+use crate::support::{HOME, asked_under, check, engine};
 
 /// (allow rule, command template with `T` for the written file), every spelling.
 const WRITES: &[(&str, &str)] = &[
@@ -154,17 +154,7 @@ fn program_running_options_ask_whatever_rule_allowed_the_program() {
         ("Bash(date *)", "date -s 2020-01-01"),
         ("Bash(date *)", "date --se=2020-01-01"),
     ] {
-        let e = engine(
-            json!({"permissions": {"allow": [rule]}}),
-            PermissionMode::Default,
-        );
-        let d = check(&e, "Bash", cmd);
-        assert_eq!(
-            (d.behavior, d.step),
-            (Behavior::Ask, Step::Safety),
-            "{rule}: {cmd:?}: {}",
-            d.reason
-        );
+        asked_under(rule, cmd, Step::Safety);
     }
     // Exactly spelled options that merely share a prefix are not taken for them.
     let e = engine(
@@ -176,6 +166,50 @@ fn program_running_options_ask_whatever_rule_allowed_the_program() {
         "git -c color.ui=never log",
         "git log --stat",
     ] {
+        assert_eq!(check(&e, "Bash", cmd).behavior, Behavior::Allow, "{cmd:?}");
+    }
+}
+
+/// Issue 24, classes 10 and 11: files a command reads although no operand names them as a
+/// plain file (`git diff` given a path outside the work tree switches to `--no-index`; a
+/// checksum `--check` reads every file its list names) are checked like reads through
+/// options, whatever rule allowed the program.
+#[test]
+fn reads_outside_through_git_diff_or_a_checksum_list_ask_under_an_allow_rule() {
+    for (rule, cmd) in [
+        ("Bash(git diff *)", "git diff /etc/passwd in.txt"),
+        ("Bash(git diff *)", "git diff ../../x in.txt"),
+        ("Bash(git diff *)", "git diff --no-index /etc/passwd in.txt"),
+        ("Bash(git diff *)", "git diff --stat ~/.ssh/id_rsa in.txt"),
+        ("Bash(git *)", "git -C /etc diff passwd group"),
+        ("Bash(git *)", "git --work-tree=/ diff etc/passwd x"),
+        ("Bash(md5sum *)", "md5sum -c sums.txt"),
+        ("Bash(sha256sum *)", "sha256sum --check sums.txt"),
+        ("Bash(sha256sum *)", "sha256sum --ch sums.txt"),
+        ("Bash(b2sum *)", "b2sum -c sums.txt"),
+        ("Bash(cksum *)", "cksum --check sums.txt"),
+        ("Bash(md5sum *)", "md5sum -bc sums.txt"),
+    ] {
+        for mode in [PermissionMode::Default, PermissionMode::AcceptEdits] {
+            let e = engine(json!({"permissions": {"allow": [rule]}}), mode);
+            let d = check(&e, "Bash", cmd);
+            assert_ne!(
+                d.behavior,
+                Behavior::Allow,
+                "{mode:?} {rule}: {cmd:?}: {}",
+                d.reason
+            );
+        }
+    }
+    for (rule, cmd) in [
+        ("Bash(git diff *)", "git diff HEAD~1 -- src"),
+        ("Bash(git diff *)", "git diff main..feature"),
+        ("Bash(md5sum *)", "md5sum a.txt b.txt"),
+    ] {
+        let e = engine(
+            json!({"permissions": {"allow": [rule]}}),
+            PermissionMode::Default,
+        );
         assert_eq!(check(&e, "Bash", cmd).behavior, Behavior::Allow, "{cmd:?}");
     }
 }

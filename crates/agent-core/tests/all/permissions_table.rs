@@ -51,7 +51,12 @@ const CASES: &[Case] = &[
     ("default", "Bash", "git diff", Allow, AllowRule),
     ("default", "Bash", "git diffx", Ask, Prompt),
     ("default", "Bash", "npm run test", Allow, AllowRule),
-    ("default", "Bash", "npm run test --watch", Allow, AllowRule),
+    // Claude Code's rule matches `npm run test --watch` (see rules::bash), but npm reads
+    // `--watch` as its own configuration, and only options known to change nothing about
+    // what runs pass a prefix rule for a script (issue 24, class 16); after `--` they go to
+    // the script.
+    ("default", "Bash", "npm run test --watch", Ask, Prompt),
+    ("default", "Bash", "npm run test --silent", Allow, AllowRule),
     ("default", "Bash", "npm run test:unit", Ask, Prompt),
     (
         "default",
@@ -468,7 +473,8 @@ const CASES: &[Case] = &[
     ),
     ("acceptEdits", "Bash", "cp /etc/passwd x", Ask, Prompt),
     ("acceptEdits", "Bash", "sed -i 's/a/b/' f.txt", Allow, Mode),
-    ("acceptEdits", "Bash", "sed -i 's/a/b/e' f.txt", Ask, Prompt),
+    // sed's `e` runs a command: the safety step asks, whatever approved sed (issue 24).
+    ("acceptEdits", "Bash", "sed -i 's/a/b/e' f.txt", Ask, Safety),
     ("acceptEdits", "Bash", "npm install", Ask, Prompt),
     ("acceptEdits", "Bash", "rm -r ..", Ask, Safety),
     ("acceptEdits", "Read", "src/a.rs", Allow, Mode),

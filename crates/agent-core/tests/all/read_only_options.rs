@@ -175,6 +175,17 @@ const FORBIDDEN: &[(&str, &str, Option<char>, char)] = &[
     ("rg", "search-zip", Some('z'), 'i'),
     ("rg", "hostname-bin", None, 'i'),
     ("ls", "nonexistent-option", Some('j'), 'l'),
+    // Issue 24, class 7: they follow symbolic links while they walk directories.
+    ("ls", "dereference", Some('L'), 'l'),
+    ("grep", "dereference-recursive", Some('R'), 'i'),
+    ("du", "dereference", Some('L'), 's'),
+    ("rg", "follow", Some('L'), 'i'),
+    ("tree", "", Some('l'), 'a'),
+    // Issue 24, class 11: they read every file the checksum list names.
+    ("md5sum", "check", Some('c'), 'b'),
+    ("sha256sum", "check", Some('c'), 'b'),
+    ("sha1sum", "check", Some('c'), 'z'),
+    ("cksum", "check", Some('c'), 'z'),
 ];
 
 #[test]
@@ -240,11 +251,23 @@ fn git_options_that_write_run_or_change_the_repository_are_refused() {
         "git log $X",
         "git log \"$X\"",
         "git status *",
+        // Issue 24, class 10: `git diff` given a path outside the work tree is `--no-index`.
+        "git diff /etc/passwd x",
+        "git diff ../../x y",
+        "git diff --stat ~/.ssh/id_rsa x",
+        "git log -- /etc/passwd",
+        "git show HEAD -- ../x",
+        "git log -- \"$X\"",
+        "git diff \"$X\" y",
+        "git stash show -p /etc/passwd",
     ] {
         assert!(!read_only(text), "{text:?} is read-only");
     }
     for text in [
-        "git log -- \"$X\"",
+        "git log -- src",
+        "git diff HEAD~1 -- src/a.rs",
+        "git diff main..feature",
+        "git show HEAD:src/a.rs",
         "git remote show -n origin",
         "git branch --list 'feat*'",
         "git config --get user.name",
@@ -270,6 +293,12 @@ fn words_only_known_at_run_time_never_stand_where_options_are_read() {
         "find $D -name x",
         "wc *",
         "sort *.txt",
+        // A file named `-RL`, `-R` or `-c` would make these follow links out or read the
+        // files a list names (issue 24, classes 7 and 11).
+        "ls *",
+        "grep x *",
+        "md5sum *",
+        "sort -k * x",
     ] {
         assert!(!read_only(text), "{text:?} is read-only");
     }
@@ -281,7 +310,8 @@ fn words_only_known_at_run_time_never_stand_where_options_are_read() {
         "[ \"$a\" = b ]",
         "cat -- in.txt",
         "wc -l -- *.txt",
-        "ls *",
+        "ls -- *",
+        "grep x -- *",
         "cat *.rs",
     ] {
         assert!(read_only(text), "{text:?} is not read-only");

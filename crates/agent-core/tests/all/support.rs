@@ -2,7 +2,8 @@
 //! works lexically), and helpers to build engines and calls.
 
 use agent_core::permissions::{
-    PermissionDecision, PermissionEngine, PermissionMode, PreToolUseOutcome, Settings, ToolCall,
+    Behavior, PermissionDecision, PermissionEngine, PermissionMode, PreToolUseOutcome, Settings,
+    Step, ToolCall,
 };
 use serde_json::{Value, json};
 use std::path::Path;
@@ -47,4 +48,39 @@ pub fn check(engine: &PermissionEngine, tool: &str, arg: &str) -> PermissionDeci
         &ToolCall::new(tool, input(tool, arg)),
         &PreToolUseOutcome::default(),
     )
+}
+
+/// Under the allow rule `rule`, the command `cmd` asks at `step` in default mode and is denied
+/// in dontAsk.
+pub fn asked_under(rule: &str, cmd: &str, step: Step) {
+    let e = engine(
+        json!({"permissions": {"allow": [rule]}}),
+        PermissionMode::Default,
+    );
+    let d = check(&e, "Bash", cmd);
+    assert_eq!(
+        (d.behavior, d.step),
+        (Behavior::Ask, step),
+        "{rule}: {cmd:?}: {}",
+        d.reason
+    );
+    let e = engine(
+        json!({"permissions": {"allow": [rule]}}),
+        PermissionMode::DontAsk,
+    );
+    assert_eq!(
+        check(&e, "Bash", cmd).behavior,
+        Behavior::Deny,
+        "dontAsk {rule}: {cmd:?}"
+    );
+}
+
+/// Under the allow rule `rule`, the command `cmd` is allowed in default mode.
+pub fn allowed_under(rule: &str, cmd: &str) {
+    let e = engine(
+        json!({"permissions": {"allow": [rule]}}),
+        PermissionMode::Default,
+    );
+    let d = check(&e, "Bash", cmd);
+    assert_eq!(d.behavior, Behavior::Allow, "{rule}: {cmd:?}: {}", d.reason);
 }

@@ -63,7 +63,6 @@
 //! ```
 
 mod arith;
-mod braces;
 mod builtins;
 mod cond;
 mod context;

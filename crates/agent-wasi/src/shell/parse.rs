@@ -129,9 +129,9 @@ struct Compiler<'a> {
 }
 
 /// The most words brace expansion may make in one script, all words together. Each word's
-/// expansion is bounded too (braces.rs), but 50 copies of `true {1..99999}` (807 bytes) made
-/// 5 million words when the script was compiled, before any time limit applied, and took
-/// 2.4 GB (issue 24); a script needing more should loop with `seq` instead.
+/// expansion is bounded too (`agent_core::shell::braces`), but 50 copies of `true {1..99999}`
+/// (807 bytes) made 5 million words when the script was compiled, before any time limit
+/// applied, and took 2.4 GB (issue 24); a script needing more should loop with `seq` instead.
 pub(crate) const MAX_SCRIPT_BRACE_WORDS: usize = 100_000;
 
 fn at(p: &SourcePosition) -> Position {
@@ -427,16 +427,17 @@ impl Compiler<'_> {
         Ok(out)
     }
 
-    /// A command's argument (or a `for` loop's value) after brace expansion (braces.rs): one
-    /// word, or the words its braces make.
+    /// A command's argument (or a `for` loop's value) after brace expansion
+    /// (`agent_core::shell::braces`): one word, or the words its braces make.
     fn words(&self, word: &ast::Word, fallback: Position) -> Result<Vec<Word>, ShellError> {
         let start = start_of(word).unwrap_or(fallback);
-        let raws = super::braces::expand(&word.value).map_err(|_| {
-            unsupported(
-                "brace expansion making more than 100000 words or 64 groups",
-                start,
-            )
-        })?;
+        let raws = agent_core::shell::braces::expand(&word.value, super::expand::MAX_ARGS)
+            .map_err(|_| {
+                unsupported(
+                    "brace expansion making more than 100000 words or 64 groups",
+                    start,
+                )
+            })?;
         let braced = raws.len() > 1;
         if braced {
             let made = self.brace_words.get().saturating_add(raws.len());

@@ -669,7 +669,7 @@ fn dollar(rest: &[u8], depth: usize) -> Result<usize, &'static str> {
 /// The offset in `b` of the `}` that closes a `${` whose operator starts `b`: the first one
 /// no quote, backslash or nested `${..}` protects; `None` when it never closes.
 fn closing_brace(b: &[u8]) -> Option<usize> {
-    super::braces::walk(b, 0, |_, c| c == b'}')
+    agent_core::shell::braces::walk(b, 0, |_, c| c == b'}')
 }
 
 /// `((EXPRESSION))` after a `$`: its length when it closes and `arith::check` accepts it.

@@ -461,9 +461,21 @@ impl PermissionEngine {
             ));
         }
         let why = match &subject {
-            Subject::Bash(_) => {
-                "no allow rule, read-only command or grant covers every part of this command"
-                    .to_owned()
+            Subject::Bash(b) => {
+                let mut why =
+                    "no allow rule, read-only command or grant covers every part of this command"
+                        .to_owned();
+                if let Some((text, reason)) = b
+                    .allow_views
+                    .iter()
+                    .flatten()
+                    .find_map(|v| v.exact_reason.as_deref().map(|r| (v.text.as_str(), r)))
+                {
+                    why.push_str(&format!(
+                        "; only an exact-string rule approves `{text}`: {reason}"
+                    ));
+                }
+                why
             }
             Subject::Read(_) => {
                 "reading outside the working directories needs an allow rule".to_owned()

@@ -3,37 +3,89 @@
 //! `src/{a,b}/mod.rs`) or a sequence (`{1..5}`, `{a..e}`, `{01..10}`, `{10..1..3}`) makes one
 //! word per item, with the text before and after, left to right, nested braces included.
 //! Quotes, backslashes and `${..}` protect their braces; `{a}`, `{}` and an invalid sequence
-//! (`{1..b}`) stay as written (the word compiler then refuses the ones that look like brace
-//! expansion). One source word may make at most [`MAX_WORDS`] words, through at most 64
-//! groups.
+//! (`{1..b}`) stay as written. One source word may make at most the caller's limit of words,
+//! through at most [`MAX_GROUPS`] groups.
 //!
-//! The permission checker (agent-core) treats a word with brace expansion as unknown before
-//! run time, so `{rm,-rf,x}` is asked about, never matched as a harmless name.
+//! One expander serves both sides: the WASI shell expands the words it runs with [`expand`],
+//! and the permission checks read a command's words as bash will pass them
+//! ([`expand_words`]): `cat {.,/}/etc/x` reads `./etc/x` and `//etc/x`, `git log
+//! {--output=F,}` is `git log --output=F`, so every alternative is checked, never the
+//! braces as one literal path.
 
-/// The most words one source word may expand to (the most arguments a command line takes).
-pub(crate) const MAX_WORDS: usize = super::expand::MAX_ARGS;
+use super::Word;
+use brush_parser::ParserOptions;
 
 /// The most brace groups one source word may expand, one inside or after another (each is a
 /// level of recursion).
-const MAX_GROUPS: usize = 64;
+pub const MAX_GROUPS: usize = 64;
 
-/// Why a word could not be brace-expanded.
+/// The most words a command may have after brace expansion for the permission checks to read
+/// them one by one (a checker's bound, far below what a command line takes: past it the
+/// command is judged unknown and never auto-approved).
+pub const MAX_CHECKED_WORDS: usize = 1024;
+
+/// Occurs when a word's braces make more words, or nest more groups, than allowed.
 #[derive(Debug, PartialEq, Eq)]
-pub(crate) struct TooMany;
+pub struct TooMany;
 
-/// The words `raw` makes (itself alone when it has no brace expansion).
-pub(crate) fn expand(raw: &str) -> Result<Vec<String>, TooMany> {
+/// The words `raw` (a word's source text) makes: itself alone when it has no brace expansion,
+/// at most `limit` words.
+///
+/// # Errors
+/// [`TooMany`] past `limit` words or [`MAX_GROUPS`] groups.
+pub fn expand(raw: &str, limit: usize) -> Result<Vec<String>, TooMany> {
     let mut out = Vec::new();
-    expand_into(raw, &mut out, 0)?;
+    expand_into(raw, &mut out, 0, limit)?;
     Ok(out)
 }
 
-fn expand_into(raw: &str, out: &mut Vec<String>, depth: usize) -> Result<(), TooMany> {
+/// The words bash passes for `words` after brace expansion: a word with a brace expansion
+/// becomes one word per alternative, each analysed afresh (so `{~,x}/a` has a home-directory
+/// word, as bash expands braces before tildes), and an alternative that is empty and unquoted
+/// disappears (`{x,}` is one word). Words without braces are kept as they are.
+///
+/// # Errors
+/// [`TooMany`] when the words would be more than [`MAX_CHECKED_WORDS`].
+pub fn expand_words(words: &[Word]) -> Result<std::borrow::Cow<'_, [Word]>, TooMany> {
+    if !words.iter().any(has_braces) {
+        return Ok(std::borrow::Cow::Borrowed(words));
+    }
+    let opts = ParserOptions::default();
+    let mut out = Vec::with_capacity(words.len());
+    for w in words {
+        if !has_braces(w) {
+            out.push(w.clone());
+            continue;
+        }
+        let budget = MAX_CHECKED_WORDS.saturating_sub(out.len());
+        for raw in expand(&w.raw, budget)? {
+            if !raw.is_empty() {
+                out.push(super::words::analyze(&raw, &opts).word);
+            }
+        }
+    }
+    if out.len() > MAX_CHECKED_WORDS {
+        return Err(TooMany);
+    }
+    Ok(std::borrow::Cow::Owned(out))
+}
+
+/// Whether the word may hold a brace expansion (the parse flags braces as globs).
+fn has_braces(w: &Word) -> bool {
+    w.glob && w.raw.contains('{')
+}
+
+fn expand_into(
+    raw: &str,
+    out: &mut Vec<String>,
+    depth: usize,
+    limit: usize,
+) -> Result<(), TooMany> {
     if depth > MAX_GROUPS {
         return Err(TooMany);
     }
-    let Some((open, close, items)) = first_expansion(raw)? else {
-        if out.len() >= MAX_WORDS {
+    let Some((open, close, items)) = first_expansion(raw, limit)? else {
+        if out.len() >= limit {
             return Err(TooMany);
         }
         out.push(raw.to_owned());
@@ -41,13 +93,16 @@ fn expand_into(raw: &str, out: &mut Vec<String>, depth: usize) -> Result<(), Too
     };
     let (before, after) = (&raw[..open], &raw[close + 1..]);
     for item in items {
-        expand_into(&format!("{before}{item}{after}"), out, depth + 1)?;
+        expand_into(&format!("{before}{item}{after}"), out, depth + 1, limit)?;
     }
     Ok(())
 }
 
 /// The first `{..}` that expands: its offsets and its items.
-fn first_expansion(raw: &str) -> Result<Option<(usize, usize, Vec<String>)>, TooMany> {
+fn first_expansion(
+    raw: &str,
+    limit: usize,
+) -> Result<Option<(usize, usize, Vec<String>)>, TooMany> {
     let b = raw.as_bytes();
     let mut found = Ok(None);
     walk(b, 0, |open, c| {
@@ -58,7 +113,7 @@ fn first_expansion(raw: &str) -> Result<Option<(usize, usize, Vec<String>)>, Too
             return false;
         };
         let body = &raw[open + 1..close];
-        found = match sequence(body) {
+        found = match sequence(body, limit) {
             Ok(Some(items)) => Ok(Some((open, close, items))),
             Ok(None) => {
                 let items = split_commas(body);
@@ -75,13 +130,9 @@ fn first_expansion(raw: &str) -> Result<Option<(usize, usize, Vec<String>)>, Too
 }
 
 /// Calls `visit` with each byte of `b` from `start` that no quote, backslash or `${..}`
-/// protects, until it returns true; the index it stopped at. (word.rs finds the end of a
-/// `${NAME<op>..}` with it too.)
-pub(super) fn walk(
-    b: &[u8],
-    start: usize,
-    mut visit: impl FnMut(usize, u8) -> bool,
-) -> Option<usize> {
+/// protects, until it returns true; the index it stopped at. (The WASI shell finds the end of
+/// a `${NAME<op>..}` with it too.)
+pub fn walk(b: &[u8], start: usize, mut visit: impl FnMut(usize, u8) -> bool) -> Option<usize> {
     let mut j = start;
     while j < b.len() {
         j = match b[j] {
@@ -167,7 +218,7 @@ fn split_commas(body: &str) -> Vec<String> {
 }
 
 /// `X..Y[..STEP]` with integers or single letters; `None` when the body is not one.
-fn sequence(body: &str) -> Result<Option<Vec<String>>, TooMany> {
+fn sequence(body: &str, limit: usize) -> Result<Option<Vec<String>>, TooMany> {
     let parts: Vec<&str> = body.split("..").collect();
     let (from, to, step) = match parts.as_slice() {
         [from, to] => (*from, *to, None),
@@ -193,7 +244,7 @@ fn sequence(body: &str) -> Result<Option<Vec<String>>, TooMany> {
             0
         };
         let count = a.abs_diff(z) / step + 1;
-        if count > MAX_WORDS as u64 {
+        if count > limit as u64 {
             return Err(TooMany);
         }
         let mut items = Vec::with_capacity(usize::try_from(count).unwrap_or(0));
@@ -243,6 +294,13 @@ fn sequence(body: &str) -> Result<Option<Vec<String>>, TooMany> {
 mod tests {
     use super::*;
 
+    /// The WASI shell's limit, the most arguments a command line takes.
+    const LIMIT: usize = 100_000;
+
+    fn expand(raw: &str) -> Result<Vec<String>, TooMany> {
+        super::expand(raw, LIMIT)
+    }
+
     fn words(raw: &str) -> Vec<String> {
         expand(raw).unwrap()
     }
@@ -283,5 +341,56 @@ mod tests {
         assert_eq!(words("\\{a,b}"), ["\\{a,b}"]);
         assert_eq!(words("${x:-{a,b}}"), ["${x:-{a,b}}"]);
         assert_eq!(words("{'a,b',c}"), ["'a,b'", "c"]);
+    }
+
+    /// The words of `cmd` after brace expansion, as (value, dynamic, home) triples.
+    fn command_words(cmd: &str) -> Vec<(String, bool, bool)> {
+        let script = crate::shell::parse(cmd).unwrap();
+        let words = expand_words(&script.commands[0].words).unwrap();
+        words
+            .iter()
+            .map(|w| (w.text.clone(), w.dynamic, w.home))
+            .collect()
+    }
+
+    fn texts(cmd: &str) -> Vec<String> {
+        command_words(cmd).into_iter().map(|(t, _, _)| t).collect()
+    }
+
+    #[test]
+    fn a_command_is_read_with_every_alternative_of_its_braces() {
+        assert_eq!(texts("cat {.,/}/etc/x"), ["cat", "./etc/x", "//etc/x"]);
+        assert_eq!(texts("git log {--output=F,}"), ["git", "log", "--output=F"]);
+        assert_eq!(texts("grep -f {/etc/x,} y"), ["grep", "-f", "/etc/x", "y"]);
+        assert_eq!(
+            texts("git blame --contents={,/etc/x} y"),
+            ["git", "blame", "--contents=", "--contents=/etc/x", "y"]
+        );
+        assert_eq!(texts("x {,} \"\"{,}"), ["x", "", ""]);
+        assert_eq!(texts("ls '{a,b}' \\{c,d}"), ["ls", "{a,b}", "{c,d}"]);
+        // Braces expand before tildes and parameters, as in bash.
+        assert_eq!(
+            command_words("cat {~,x}/a \"$V\"{1,2}"),
+            [
+                ("cat".to_owned(), false, false),
+                ("~/a".to_owned(), false, true),
+                ("x/a".to_owned(), false, false),
+                ("$V1".to_owned(), true, false),
+                ("$V2".to_owned(), true, false),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_command_whose_braces_make_too_many_words_is_not_read() {
+        let script = crate::shell::parse("echo {1..2000}").unwrap();
+        assert_eq!(expand_words(&script.commands[0].words), Err(TooMany));
+        let script = crate::shell::parse(&"x{a,b} ".repeat(600)).unwrap();
+        assert_eq!(expand_words(&script.commands[0].words), Err(TooMany));
+        let script = crate::shell::parse("echo {1..1000}").unwrap();
+        assert_eq!(
+            expand_words(&script.commands[0].words).map(|w| w.len()),
+            Ok(1001)
+        );
     }
 }
