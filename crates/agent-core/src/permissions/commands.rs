@@ -9,7 +9,7 @@
 
 use super::arguments::{Paths, positionals};
 use crate::programs::read_only;
-use crate::shell::wrappers::{EXEC_WRAPPERS, basename};
+use crate::shell::wrappers::{basename, is_exec_wrapper};
 use crate::shell::{SimpleCommand, join};
 
 /// Variables an allow rule matches past (`NODE_ENV=test npm test`). Any other assignment before
@@ -54,8 +54,8 @@ pub(crate) fn allow_view(cmd: &SimpleCommand) -> Option<AllowView> {
         return None;
     }
     let name = basename(&head.text);
-    let exact_only = EXEC_WRAPPERS.contains(&name)
-        || (name == "find" && words.iter().any(|w| is_find_action(&w.text)));
+    let exact_only =
+        is_exec_wrapper(name) || (name == "find" && words.iter().any(|w| is_find_action(&w.text)));
     Some(AllowView {
         text: join(words),
         exact_only,
@@ -107,6 +107,9 @@ pub(crate) fn deny_views(cmd: &SimpleCommand) -> Vec<String> {
     let starts = std::iter::once(0).chain(cmd.layers.iter().map(|l| l.inner));
     for start in starts {
         let words = &cmd.words[start..];
+        if words.is_empty() {
+            continue; // a wrapper that runs a command line (`flock F -c STRING`)
+        }
         push(join(words));
         if let Some(head) = words.first() {
             let base = basename(&head.text);
@@ -130,10 +133,8 @@ pub(crate) fn is_read_only(cmd: &SimpleCommand, at: &Paths<'_>) -> bool {
     if !safe_assignments(cmd) {
         return false;
     }
-    let Some(words) = cmd.words.get(cmd.allow_start()..) else {
-        return false;
-    };
-    match read_only::classify(words) {
+    // With `xargs`' items, which may be any options or files (`… | xargs git log`).
+    match read_only::classify(&cmd.argv_from(cmd.allow_start())) {
         Ok(files) => files.iter().all(|w| at.inside(w)),
         Err(_) => false,
     }

@@ -262,8 +262,7 @@ impl BashSubject {
                 subject.allow_views.push(allow_view(cmd));
                 subject.read_only.push(is_read_only(cmd, &at));
                 subject.fs_in_scope.push(is_in_scope_fs_command(cmd, &at));
-                let words = cmd.effective_words();
-                let found = effects::of(words);
+                let found = effects::of_command(cmd);
                 if subject.runs_program.is_none() {
                     subject.runs_program = found.runs;
                 }

@@ -13,7 +13,7 @@
 //! allowlists ([`super::read_only`]).
 
 use super::getopt::long_matches;
-use crate::shell::Word;
+use crate::shell::{SimpleCommand, Word};
 
 /// What a command does through its options.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -157,6 +157,19 @@ const SAFE_GIT_CONFIG: &[&str] = &[
     "column.",
     "advice.",
 ];
+
+/// The effects of `cmd`: those of the innermost command, run with the words it gets
+/// ([`SimpleCommand::effective_argv`]: `xargs`' items included), and the files its wrappers
+/// write and read themselves (`time -o FILE`, `flock FILE`, `xargs -a FILE`), at any depth of
+/// wrapping.
+pub fn of_command(cmd: &SimpleCommand) -> Effects {
+    let mut e = of(&cmd.effective_argv());
+    for layer in &cmd.layers {
+        e.writes.extend(layer.writes.iter().cloned());
+        e.reads.extend(layer.reads.iter().cloned());
+    }
+    e
+}
 
 /// The effects of the command `words` (name first, after any wrapper).
 pub fn of(words: &[Word]) -> Effects {

@@ -6,12 +6,17 @@
 //!   `find`, `test` / `[` and `git` in modules of their own).
 //! - [`effects`]: what known programs write or run through their options, for the safety
 //!   step that no allow rule waives.
+//! - [`getopt_long`]: GNU `getopt_long` over a program's complete option table.
+//! - [`wrappers`]: the programs that run another program (`xargs`, `env`, `timeout`, `sudo`,
+//!   ...), one complete option table each, with example rows.
 
 pub mod effects;
 pub(crate) mod find;
 pub mod getopt;
+pub mod getopt_long;
 pub(crate) mod git;
 pub mod read_only;
 pub(crate) mod test;
+pub mod wrappers;
 
 pub use git::subcommands as git_read_only_subcommands;

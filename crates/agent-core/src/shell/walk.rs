@@ -64,6 +64,16 @@ impl Walker {
         self.out.issues.push(Issue { kind, detail });
     }
 
+    /// The wrapper layers of a command's words; a wrapper that cannot be seen through is an
+    /// issue.
+    fn unwrap(&mut self, words: &mut [Word]) -> Vec<wrappers::Layer> {
+        let unwrapped = wrappers::unwrap(words);
+        if let Some(why) = unwrapped.unknown {
+            self.issue(IssueKind::Wrapper, why);
+        }
+        unwrapped.layers
+    }
+
     fn nested(&mut self, text: &str, origin: Origin, depth: u32) {
         if depth > MAX_DEPTH {
             self.issue(
@@ -364,7 +374,7 @@ impl Walker {
             }
         }
         redirects.extend_from_slice(outer);
-        let layers = wrappers::unwrap(&words);
+        let layers = self.unwrap(&mut words);
         let command = SimpleCommand {
             words,
             assignments,
@@ -494,12 +504,13 @@ impl Walker {
         pending: &mut Pending,
     ) -> Vec<SimpleCommand> {
         let mut found = Vec::new();
+        // `env -S`, `flock -c`, `watch`: the command line the last wrapper runs.
+        if let Some(script) = command.layers.last().and_then(|l| l.script.as_ref()) {
+            self.string_script(script, pending);
+        }
         let mut starts = vec![0];
         starts.extend(command.layers.iter().map(|l| l.inner));
         for &start in &starts {
-            if let Some(i) = wrappers::string_command_arg(&command.words, start) {
-                self.string_script(&command.words[i], pending);
-            }
             if let Some(words) = command.words.get(start..) {
                 let found = runtime_eval::builtin(words);
                 self.out.issues.extend(found);
@@ -541,11 +552,11 @@ impl Walker {
                 self.string_script(action, pending);
             }
         } else if name == "find" {
-            for segment in find_exec_segments(words) {
+            for mut segment in find_exec_segments(words) {
                 if depth + 1 > MAX_DEPTH {
                     break;
                 }
-                let layers = wrappers::unwrap(&segment);
+                let layers = self.unwrap(&mut segment);
                 let inner = SimpleCommand {
                     words: segment,
                     assignments: Vec::new(),
@@ -736,7 +747,14 @@ mod tests {
             ["sudo -u x bash -c rm", "rm"]
         );
         assert_eq!(names("eval 'rm x'"), ["eval rm x", "rm x"]);
-        assert_eq!(names("env -S 'rm x'"), ["env -S rm x", "rm x"]);
+        // env -S: the string's words are env's own arguments again (options included).
+        assert_eq!(names("env -S 'rm x'"), ["env -S rm x", "env rm x"]);
+        assert_eq!(
+            names("env -S'-u X rm' y"),
+            ["env -S-u X rm y", "env -u X rm y"]
+        );
+        assert_eq!(names("flock f -c 'rm x'"), ["flock f -c rm x", "rm x"]);
+        assert_eq!(names("watch -n1 'a; b'"), ["watch -n1 a; b", "a", "b"]);
         assert_eq!(names("bash <<EOF\nrm -rf /\nEOF"), ["bash", "rm -rf /"]);
         assert_eq!(names("bash <<< 'rm x'"), ["bash", "rm x"]);
         assert_eq!(names("bash script.sh"), ["bash script.sh"]);

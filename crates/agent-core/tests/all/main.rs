@@ -22,3 +22,4 @@ mod read_paths;
 mod runtime_eval;
 mod settings_files;
 mod support;
+mod wrapper_tables;

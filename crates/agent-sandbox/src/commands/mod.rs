@@ -346,7 +346,7 @@ impl CommandChecker {
         if let Some(v) = self.check_environment(cmd, shown) {
             return Some(v);
         }
-        let found = effects::of(inner);
+        let found = effects::of_command(cmd);
         if let Some(why) = &found.runs {
             return Some(Verdict::deny(
                 format!("`{shown}`: {why}, out of the checker's sight"),
