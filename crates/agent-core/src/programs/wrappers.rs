@@ -983,9 +983,9 @@ fn joined(words: &[Word]) -> Word {
     }
 }
 
-/// One option in the tables' compact form: `-a|--arg-file=R`.
+/// One option in the compact form of the read-only set's tables: `a|--arg-file=R`.
 fn compact(o: &Opt) -> String {
-    let mut names: Vec<String> = o.short.map(|c| format!("-{c}")).into_iter().collect();
+    let mut names: Vec<String> = o.short.map(String::from).into_iter().collect();
     names.extend(o.long.iter().map(|l| format!("--{l}")));
     let mut s = names.join("|");
     let marker = match o.role {
@@ -1030,18 +1030,18 @@ fn layout_text(l: Layout) -> &'static str {
 /// rules see through it, and its example rows.
 pub fn markdown_table() -> String {
     let mut out = String::from(
-        "| wrapper | options | after the options | allow rules |\n|---|---|---|---|\n",
+        "| wrapper | options | after the options | allow rules | source |\n|---|---|---|---|---|\n",
     );
     for w in WRAPPERS {
-        let mut opts: Vec<String> = w.options.opts.iter().map(compact).collect();
-        if w.options.numeric.is_some() {
-            opts.push("-NUM".to_owned());
-        }
-        let opts = if opts.is_empty() {
+        let opts: Vec<String> = w.options.opts.iter().map(compact).collect();
+        let mut opts = if opts.is_empty() {
             "none".to_owned()
         } else {
             format!("`{}`", opts.join(" ").replace('|', "\\|"))
         };
+        if w.options.numeric.is_some() {
+            opts.push_str(" and `-NUM`");
+        }
         let allow = match (w.transparent, w.exact_only) {
             (_, true) => "exact rule only",
             (true, _) if w.layout == Layout::Xargs => "see through (without options)",
@@ -1049,9 +1049,10 @@ pub fn markdown_table() -> String {
             (false, _) => "must name it",
         };
         out.push_str(&format!(
-            "| `{}` | {opts} | {} | {allow} |\n",
+            "| `{}` | {opts} | {} | {allow} | {} |\n",
             w.name,
-            layout_text(w.layout)
+            layout_text(w.layout),
+            w.source.replace('|', "\\|")
         ));
     }
     out.push_str("\n| example | the checker sees |\n|---|---|\n");

@@ -120,3 +120,29 @@ fn files_written_by_wrappers_are_writes() {
         ],
     );
 }
+
+/// docs/permissions.md lists every wrapper's table and example rows; they must be the tables
+/// the code uses. Regenerate with
+/// `AGENT_WRITE_DOCS=1 cargo test -p agent-core wrapper_tables_in_docs`.
+#[test]
+fn wrapper_tables_in_docs() {
+    let path = format!("{}/../../docs/permissions.md", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).unwrap();
+    let (begin, end) = (
+        "<!-- wrapper-table:begin -->\n",
+        "<!-- wrapper-table:end -->",
+    );
+    let start = text.find(begin).expect("the begin marker") + begin.len();
+    let stop = text.find(end).expect("the end marker");
+    let table = agent_core::programs::wrappers::markdown_table();
+    if std::env::var_os("AGENT_WRITE_DOCS").is_some() {
+        let updated = format!("{}{table}{}", &text[..start], &text[stop..]);
+        std::fs::write(&path, updated).unwrap();
+        return;
+    }
+    assert_eq!(
+        &text[start..stop],
+        table,
+        "docs/permissions.md is stale: regenerate it"
+    );
+}
