@@ -14,8 +14,9 @@
 //! When the arguments do not parse as the program parses them (an unknown or ambiguous option,
 //! a missing value), or a word only known at run time stands where an option or the command
 //! may stand, the checker does not guess which command runs: the command is not analysable
-//! ([`Peel::Unknown`]), so it is never auto-approved and no prefix rule approves it. The
-//! program itself would fail on a bad option; a different version of it might not.
+//! (an [`crate::shell::IssueKind::Wrapper`] issue), so it is never auto-approved and no prefix
+//! rule approves it. The program itself would fail on a bad option; a different version of it
+//! might not.
 
 use super::getopt::Arity;
 use super::getopt_long::{Given, Opt, Options, Parsed, Role};
@@ -682,7 +683,7 @@ pub(crate) enum Peel {
     Unknown(String),
 }
 
-/// The argument a word stands in: the arguments' own index helper.
+/// A wrapper's arguments (the words after its name), as [`peel`] reads them.
 struct Args<'a> {
     words: &'a [Word],
     /// Index (in the command's words) of the first argument.

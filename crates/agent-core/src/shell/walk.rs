@@ -516,7 +516,9 @@ impl Walker {
                 self.out.issues.extend(found);
             }
         }
-        let words = command.effective_words();
+        // With the items `xargs` appends: `xargs sh -c` takes its script from the input.
+        let argv = command.effective_argv();
+        let words: &[Word] = &argv;
         let Some(head) = words.first().filter(|w| w.is_static()) else {
             return found;
         };
@@ -755,6 +757,20 @@ mod tests {
         );
         assert_eq!(names("flock f -c 'rm x'"), ["flock f -c rm x", "rm x"]);
         assert_eq!(names("watch -n1 'a; b'"), ["watch -n1 a; b", "a", "b"]);
+        // The script `xargs sh -c` runs comes from its input; with -I, from the input too.
+        for s in [
+            "xargs sh -c",
+            "xargs -I{} sh -c 'echo {}'",
+            "xargs -0 bash -c",
+        ] {
+            let kinds: Vec<_> = parse(s)
+                .unwrap()
+                .issues
+                .into_iter()
+                .map(|i| i.kind)
+                .collect();
+            assert_eq!(kinds, [IssueKind::DynamicScript], "{s}");
+        }
         assert_eq!(names("bash <<EOF\nrm -rf /\nEOF"), ["bash", "rm -rf /"]);
         assert_eq!(names("bash <<< 'rm x'"), ["bash", "rm x"]);
         assert_eq!(names("bash script.sh"), ["bash script.sh"]);
