@@ -247,6 +247,15 @@ mod tests {
         );
         assert_eq!(fail(&["-u"]).0, "env: option requires an argument -- 'u'");
         assert!(fail(&["-S", "echo a", "x"]).0.contains("not supported"));
+        assert!(fail(&["-a", "name", "true"]).0.contains("not supported"));
+        assert!(fail(&["--env0-from=f", "true"]).0.contains("not supported"));
+        assert_eq!(
+            fail(&["--i", "true"]).0,
+            "env: option '--i' is ambiguous; possibilities: '--ignore-environment' '--ignore-signal'"
+        );
+        // Abbreviations, as GNU reads them (and the permission checker).
+        assert_eq!(run(&["--u", "X", "rm", "x"]).argv, ["rm", "x"]);
+        assert_eq!(run(&["--ch=sub", "ls"]).chdir.as_deref(), Some("sub"));
         assert!(matches!(
             call(&["--default-signal", "true"]),
             EnvCall::Run(_)

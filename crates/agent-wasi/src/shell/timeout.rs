@@ -245,4 +245,19 @@ mod tests {
         assert_eq!(first(&["-1", "true"]), "timeout: invalid option -- '1'");
         assert!(parse_words(&["--foreground", "-k", "1", "--", "1", "true"]).is_ok());
     }
+
+    #[test]
+    fn long_options_abbreviate_as_in_gnu() {
+        let t = parse_words(&["--sig", "KILL", "--pres", "-fp", "5", "rm", "x"]).unwrap();
+        assert_eq!(t.signal, 9);
+        assert_eq!(t.argv, ["rm", "x"]);
+        let err = parse_words(&["--ver", "5", "true"]).unwrap_err();
+        assert_eq!(
+            err,
+            [
+                "timeout: option '--ver' is ambiguous; possibilities: '--verbose' '--version'",
+                "Try 'timeout --help' for more information."
+            ]
+        );
+    }
 }
