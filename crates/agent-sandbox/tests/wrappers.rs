@@ -22,11 +22,13 @@ fn verdicts(c: &CommandChecker, cases: &[(&str, bool)]) {
 }
 
 /// `deniedCommands: ["rm"]` sees `rm` where the wrapper's program would run it, and refuses
-/// a wrapper whose options it cannot read as the program would.
+/// a wrapper whose options it cannot read as the program would, or that runs the command in
+/// another directory (where `deniedPaths` would not see its relative paths).
 #[test]
 fn a_denied_command_behind_any_spelling_of_a_wrapper_is_refused() {
     let c = CommandChecker::new(&SandboxSettings {
         denied_commands: vec!["rm".to_owned()],
+        denied_paths: vec![std::path::PathBuf::from("/etc/shadow")],
         ..SandboxSettings::default()
     })
     .with_cwd(std::env::temp_dir());
@@ -45,6 +47,8 @@ fn a_denied_command_behind_any_spelling_of_a_wrapper_is_refused() {
             ("watch -n 1 'ls; rm x'", false),
             ("flock l -c 'rm x'", false),
             ("xargs --max 1 echo x", false),
+            ("env -C /etc cat shadow", false),
+            ("cat /etc/shadow", false),
             ("timeout --sig KILL 1 echo t", true),
             ("xargs --replace echo x", true),
             ("env -S'echo x'", true),

@@ -45,6 +45,9 @@ pub enum Role {
     /// Its value is split into words that take its place among the program's own arguments,
     /// options included (`env -S STRING`).
     SplitString,
+    /// The command runs in another directory (`env -C DIR`, `sudo -D DIR`, `sudo -i`), so its
+    /// relative paths name other files than those the checker resolves from the session's.
+    Chdir,
     /// `xargs -I R` / `--replace[=R]`: the words of the command that hold `R` are filled in
     /// from xargs' input (the value, `{}` when an optional value is not given).
     Replace,

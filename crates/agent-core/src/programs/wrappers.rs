@@ -188,7 +188,7 @@ pub const ENV: Wrapper = Wrapper {
             Opt::value("env0-from", None, &["env0-from"]).role(Role::ReadsFile),
             Opt::flag("null", Some('0'), &["null"]),
             Opt::value("unset", Some('u'), &["unset"]),
-            Opt::value("chdir", Some('C'), &["chdir"]),
+            Opt::value("chdir", Some('C'), &["chdir"]).role(Role::Chdir),
             Opt::optional("default-signal", None, &["default-signal"]),
             Opt::optional("ignore-signal", None, &["ignore-signal"]),
             Opt::optional("block-signal", None, &["block-signal"]),
@@ -206,7 +206,9 @@ pub const ENV: Wrapper = Wrapper {
             ("env --u X rm x", Runs("rm")),
             ("env -i A=1 B=2 rm", Runs("rm")),
             ("env - A=1 rm", Runs("rm")),
-            ("env -uX -C /tmp rm", Runs("rm")),
+            ("env -uX -i rm", Runs("rm")),
+            ("env -C /etc cat shadow", Unknown),
+            ("env --ch=/ rm x", Unknown),
             ("env -S 'rm -rf x'", Script("env rm -rf x")),
             ("env -S'-u X rm' y", Script("env -u X rm y")),
             ("env --split=rm", Script("env rm")),
@@ -415,7 +417,7 @@ pub const WRAPPERS: &[Wrapper] = &[
             Opt::flag("preserve-env", Some('E'), &[]),
             Opt::flag("edit", Some('e'), &["edit"]).role(Role::RunsNothing),
             Opt::flag("set-home", Some('H'), &["set-home"]),
-            Opt::flag("login", Some('i'), &["login"]),
+            Opt::flag("login", Some('i'), &["login"]).role(Role::Chdir),
             Opt::flag("remove-timestamp", Some('K'), &["remove-timestamp"]).role(Role::RunsNothing),
             Opt::flag("list", Some('l'), &["list"]).role(Role::RunsNothing),
             Opt::flag("preserve-groups", Some('P'), &["preserve-groups"]),
@@ -427,7 +429,7 @@ pub const WRAPPERS: &[Wrapper] = &[
             Opt::flag("bell", Some('B'), &["bell"]),
             Opt::value("close-from", Some('C'), &["close-from"]),
             Opt::value("login-class", Some('c'), &["login-class"]),
-            Opt::value("chdir", Some('D'), &["chdir"]),
+            Opt::value("chdir", Some('D'), &["chdir"]).role(Role::Chdir),
             Opt::value("group", Some('g'), &["group"]),
             HELP,
             // `-h` alone is --help, `-hHOST` is --host: taken as a plain option, so the
@@ -438,7 +440,7 @@ pub const WRAPPERS: &[Wrapper] = &[
             Opt::flag("no-update", Some('N'), &["no-update"]),
             Opt::flag("non-interactive", Some('n'), &["non-interactive"]),
             Opt::value("prompt", Some('p'), &["prompt"]),
-            Opt::value("chroot", Some('R'), &["chroot"]),
+            Opt::value("chroot", Some('R'), &["chroot"]).role(Role::Chdir),
             Opt::value("role", Some('r'), &["role"]),
             Opt::flag("stdin", Some('S'), &["stdin"]),
             Opt::value("command-timeout", Some('T'), &["command-timeout"]),
@@ -455,6 +457,8 @@ pub const WRAPPERS: &[Wrapper] = &[
             ("sudo --us root rm", Runs("rm")),
             ("sudo -E A=1 rm", Runs("rm")),
             ("sudo -l rm", Nothing),
+            ("sudo -D / rm x", Unknown),
+            ("sudo -i rm x", Unknown),
             ("sudo -s", Nothing),
             ("sudo --pre rm", Unknown),
             ("sudo -y rm", Unknown),
@@ -766,6 +770,13 @@ pub(crate) fn peel(words: &[Word], start: usize) -> Peel {
     if parsed.given.iter().any(|g| g.opt.role == Role::RunsNothing) {
         return Peel::None;
     }
+    if let Some(g) = parsed.given.iter().find(|g| g.opt.role == Role::Chdir) {
+        return args.unknown(format_args!(
+            "`--{}` runs it in another directory, where its relative paths name other files \
+             than those checked; write `cd DIR && …` instead",
+            g.opt.name
+        ));
+    }
     let mut layer = Layer {
         wrapper: wrapper.name,
         inner: words.len(),
@@ -994,9 +1005,14 @@ fn compact(o: &Opt) -> String {
         Role::ReadsFile => "R",
         Role::RunsString | Role::SplitString => "S",
         Role::Replace => "X",
+        Role::Chdir => "D",
         Role::Plain | Role::RunsNothing => "",
     };
     match o.arity {
+        Arity::None if !marker.is_empty() => {
+            s.push(':');
+            s.push_str(marker);
+        }
         Arity::None => {}
         Arity::Required => {
             s.push('=');

@@ -52,6 +52,9 @@ fn wrappers_run_the_command_their_program_would_run() {
             ("default", "ls | xargs -I{} {} x", Ask),
             ("default", "timeout --ver 5 ls", Ask),
             ("dontAsk", "xargs --e ls", Deny),
+            // The command runs in another directory: its relative paths are not those checked.
+            ("default", "env -C /etc cat shadow", Ask),
+            ("default", "env --ch=.git sed -i s/a/b/ config", Ask),
             // Still allowed when read right.
             ("default", "ls | xargs --replace ls x", Allow),
             ("default", "ls | xargs -I{} ls {}", Allow),
