@@ -12,7 +12,7 @@
 use super::arguments::Paths;
 use super::environment::is_safe_env_assignment;
 use crate::programs::{accept_edits, read_only, rule_scope};
-use crate::shell::wrappers::{EXEC_WRAPPERS, basename};
+use crate::shell::wrappers::{basename, is_exec_wrapper};
 use crate::shell::{SimpleCommand, braces, join};
 
 /// What allow rules match for one command.
@@ -42,7 +42,7 @@ pub(crate) fn allow_view(cmd: &SimpleCommand) -> Option<AllowView> {
     let exact_reason = rule_scope::exact_rule_only(words);
     Some(AllowView {
         text: join(words),
-        exact_only: EXEC_WRAPPERS.contains(&name) || exact_reason.is_some(),
+        exact_only: is_exec_wrapper(name) || exact_reason.is_some(),
         exact_reason,
     })
 }
@@ -79,6 +79,9 @@ pub(crate) fn deny_views(cmd: &SimpleCommand) -> Vec<String> {
     let starts = std::iter::once(0).chain(cmd.layers.iter().map(|l| l.inner));
     for start in starts {
         let words = &cmd.words[start..];
+        if words.is_empty() {
+            continue; // a wrapper that runs a command line (`flock F -c STRING`)
+        }
         push(join(words));
         // And as bash passes it after brace expansion: `git push {--force,origin}` is `git
         // push --force origin` to a deny rule too.
@@ -107,10 +110,11 @@ pub(crate) fn is_read_only(cmd: &SimpleCommand, at: &Paths<'_>) -> bool {
     if !safe_assignments(cmd) {
         return false;
     }
-    let Some(words) = cmd.words.get(cmd.allow_start()..) else {
+    if cmd.words.get(cmd.allow_start()..).is_none() {
         return false;
-    };
-    match read_only::classify(words) {
+    }
+    // With `xargs`' items, which may be any options or files (`… | xargs git log`).
+    match read_only::classify(&cmd.argv_from(cmd.allow_start())) {
         Ok(reads) => {
             reads.files.iter().all(|w| at.inside(w))
                 && !(reads.follows_links_in_directories

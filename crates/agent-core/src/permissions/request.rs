@@ -309,8 +309,7 @@ impl BashSubject {
                     is_read_only(cmd, &at) && !git_elsewhere
                 });
                 subject.fs_in_scope.push(is_in_scope_fs_command(cmd, &at));
-                let words = cmd.effective_words();
-                let found = effects::of(words);
+                let found = effects::of_command(cmd);
                 if subject.runs_program.is_none() {
                     subject.runs_program = found.runs;
                 }

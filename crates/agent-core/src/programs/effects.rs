@@ -16,7 +16,7 @@
 //! by the `sed` module's parser.
 
 use super::getopt::long_matches;
-use crate::shell::Word;
+use crate::shell::{SimpleCommand, Word};
 
 /// What a command does through its options.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -209,6 +209,19 @@ const PROGRAMS: &[(&[&str], Reader)] = &[
 /// an option may stand) leaves those checks undone.
 pub fn inspects_options(name: &str) -> bool {
     PROGRAMS.iter().any(|(names, _)| names.contains(&name))
+}
+
+/// The effects of `cmd`: those of the innermost command, run with the words it gets
+/// ([`SimpleCommand::effective_argv`]: `xargs`' items included), and the files its wrappers
+/// write and read themselves (`time -o FILE`, `flock FILE`, `xargs -a FILE`), at any depth of
+/// wrapping.
+pub fn of_command(cmd: &SimpleCommand) -> Effects {
+    let mut e = of(&cmd.effective_argv());
+    for layer in &cmd.layers {
+        e.writes.extend(layer.writes.iter().cloned());
+        e.reads.extend(layer.reads.iter().cloned());
+    }
+    e
 }
 
 /// The effects of the command `words` (name first, after any wrapper), read after brace

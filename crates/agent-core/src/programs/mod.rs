@@ -10,15 +10,20 @@
 //! - `accept_edits`: the filesystem commands `acceptEdits` runs, an allowlist of options each.
 //! - [`rule_scope`]: the commands only an exact-string allow rule approves (hidden options,
 //!   `find` actions, package scripts run with unknown options).
+//! - [`getopt_long`]: GNU `getopt_long` over a program's complete option table.
+//! - [`wrappers`]: the programs that run another program (`xargs`, `env`, `timeout`, `sudo`,
+//!   ...), one complete option table each, with example rows.
 
 pub(crate) mod accept_edits;
 pub mod effects;
 pub(crate) mod find;
 pub mod getopt;
+pub mod getopt_long;
 pub(crate) mod git;
 pub mod read_only;
 pub mod rule_scope;
 pub(crate) mod sed;
 pub(crate) mod test;
+pub mod wrappers;
 
 pub use git::subcommands as git_read_only_subcommands;

@@ -196,8 +196,8 @@ pub enum Origin {
     FunctionBody,
     /// Inside `$( )`, backticks, `<( )` or `>( )`.
     Substitution,
-    /// Inside a string that a shell runs: `bash -c`, `eval`, `env -S`, `flock -c`, or a
-    /// here-document / here-string fed to a shell.
+    /// Inside a string that a shell runs: `bash -c`, `eval`, `env -S`, `flock -c`, `watch`
+    /// (without `-x`), or a here-document / here-string fed to a shell.
     ShellString,
     /// The command run by `find -exec` / `-execdir` / `-ok` / `-okdir`.
     FindExec,
@@ -240,6 +240,29 @@ impl SimpleCommand {
     /// The innermost command after every wrapper layer, name first.
     pub fn effective_words(&self) -> &[Word] {
         self.words.get(self.effective_start()..).unwrap_or(&[])
+    }
+
+    /// The words the command starting at `start` runs with: `words[start..]`, followed, when
+    /// an `xargs` layer runs it and appends the items it reads, by one word standing for them
+    /// (dynamic and splitting: any number of words, each possibly an option).
+    pub fn argv_from(&self, start: usize) -> std::borrow::Cow<'_, [Word]> {
+        let words = self.words.get(start..).unwrap_or(&[]);
+        let appended = self
+            .layers
+            .iter()
+            .any(|l| l.appends_input && l.inner <= start);
+        if appended && !words.is_empty() {
+            let mut owned = words.to_vec();
+            owned.push(wrappers::input_items());
+            std::borrow::Cow::Owned(owned)
+        } else {
+            std::borrow::Cow::Borrowed(words)
+        }
+    }
+
+    /// [`SimpleCommand::argv_from`] the innermost command: what it runs with.
+    pub fn effective_argv(&self) -> std::borrow::Cow<'_, [Word]> {
+        self.argv_from(self.effective_start())
     }
 
     /// The basename of the innermost command (`sudo /bin/rm x` → `rm`).
@@ -326,6 +349,11 @@ pub enum IssueKind {
     /// arithmetic on variables, `${!x}`, `${x@P}`, names given to `test -v` / `printf -v` /
     /// `read`, ...); see [`runtime_eval`].
     RuntimeEval,
+    /// A wrapper (`xargs`, `timeout`, `env`, `sudo`, ...) whose arguments do not parse as the
+    /// program parses them (an unknown or ambiguous option, a missing value), or hold a word
+    /// only known at run time where an option or the command may stand: the command it runs
+    /// is not known (see [`wrappers`]).
+    Wrapper,
 }
 
 /// Why a script could not be parsed at all.

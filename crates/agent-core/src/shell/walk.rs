@@ -67,6 +67,16 @@ impl Walker {
         self.out.issues.push(Issue { kind, detail });
     }
 
+    /// The wrapper layers of a command's words; a wrapper that cannot be seen through is an
+    /// issue.
+    fn unwrap(&mut self, words: &mut [Word]) -> Vec<wrappers::Layer> {
+        let unwrapped = wrappers::unwrap(words);
+        if let Some(why) = unwrapped.unknown {
+            self.issue(IssueKind::Wrapper, why);
+        }
+        unwrapped.layers
+    }
+
     fn nested(&mut self, text: &str, origin: Origin, depth: u32) {
         if depth > MAX_DEPTH {
             self.issue(
@@ -409,7 +419,7 @@ impl Walker {
         // The enclosing compound command's redirects are in effect first, then the command's
         // own, in source order: the order bash applies them in.
         let redirects = [outer, &redirects[..]].concat();
-        let layers = wrappers::unwrap(&words);
+        let layers = self.unwrap(&mut words);
         let command = SimpleCommand {
             words,
             assignments,
@@ -543,20 +553,23 @@ impl Walker {
         pending: &mut Pending,
     ) -> Vec<SimpleCommand> {
         let mut found = Vec::new();
+        // `env -S`, `flock -c`, `watch`: the command line the last wrapper runs.
+        if let Some(script) = command.layers.last().and_then(|l| l.script.as_ref()) {
+            self.string_script(script, pending);
+        }
         let mut starts = vec![0];
         starts.extend(command.layers.iter().map(|l| l.inner));
         for &start in &starts {
-            if let Some(i) = wrappers::string_command_arg(&command.words, start) {
-                self.string_script(&command.words[i], pending);
-            }
             if let Some(words) = command.words.get(start..) {
                 let found = runtime_eval::builtin(words);
                 self.out.issues.extend(found);
             }
         }
-        // As bash passes the words: `sh {-c,'rm x'}` runs `rm x`, `find . {-exec,} rm x +`
-        // runs `rm`.
-        let Ok(words) = super::braces::expand_words(command.effective_words()) else {
+        // As bash passes the words, with the items `xargs` appends (`xargs sh -c` takes its
+        // script from the input): `sh {-c,'rm x'}` runs `rm x`, `find . {-exec,} rm x +` runs
+        // `rm`.
+        let argv = command.effective_argv();
+        let Ok(words) = super::braces::expand_words(&argv) else {
             self.issue(
                 IssueKind::DynamicScript,
                 format!(
@@ -602,11 +615,11 @@ impl Walker {
                 self.string_script(action, pending);
             }
         } else if name == "find" {
-            for segment in find_exec_segments(words) {
+            for mut segment in find_exec_segments(words) {
                 if depth + 1 > MAX_DEPTH {
                     break;
                 }
-                let layers = wrappers::unwrap(&segment);
+                let layers = self.unwrap(&mut segment);
                 let inner = SimpleCommand {
                     words: segment,
                     assignments: Vec::new(),
@@ -840,7 +853,28 @@ mod tests {
             ["sudo -u x bash -c rm", "rm"]
         );
         assert_eq!(names("eval 'rm x'"), ["eval rm x", "rm x"]);
-        assert_eq!(names("env -S 'rm x'"), ["env -S rm x", "rm x"]);
+        // env -S: the string's words are env's own arguments again (options included).
+        assert_eq!(names("env -S 'rm x'"), ["env -S rm x", "env rm x"]);
+        assert_eq!(
+            names("env -S'-u X rm' y"),
+            ["env -S-u X rm y", "env -u X rm y"]
+        );
+        assert_eq!(names("flock f -c 'rm x'"), ["flock f -c rm x", "rm x"]);
+        assert_eq!(names("watch -n1 'a; b'"), ["watch -n1 a; b", "a", "b"]);
+        // The script `xargs sh -c` runs comes from its input; with -I, from the input too.
+        for s in [
+            "xargs sh -c",
+            "xargs -I{} sh -c 'echo {}'",
+            "xargs -0 bash -c",
+        ] {
+            let kinds: Vec<_> = parse(s)
+                .unwrap()
+                .issues
+                .into_iter()
+                .map(|i| i.kind)
+                .collect();
+            assert_eq!(kinds, [IssueKind::DynamicScript], "{s}");
+        }
         assert_eq!(names("bash <<EOF\nrm -rf /\nEOF"), ["bash", "rm -rf /"]);
         assert_eq!(names("bash <<< 'rm x'"), ["bash", "rm x"]);
         assert_eq!(names("bash script.sh"), ["bash script.sh"]);

@@ -1,256 +1,112 @@
 //! Commands that run another command given in their arguments (`timeout 5 rm x`, `sudo rm x`,
-//! `xargs rm`), and how to find the command they wrap.
+//! `xargs rm`), and how to find the command they wrap: each wrapper's arguments are read with
+//! its own complete option table ([`crate::programs::wrappers`]), as the program reads them.
 //!
 //! Two classes, as in Claude Code (claude-code.md §3.2):
 //! - **transparent** wrappers are stripped for allow and deny matching alike: `timeout`, `time`,
 //!   `nice`, `nohup`, `stdbuf`, `command` (not `command -v`), `builtin`, `noglob`, `exec` and
-//!   `xargs` without flags;
+//!   `xargs` without options;
 //! - **deny-only** wrappers are seen through by deny and ask rules but not by allow rules: `env`,
 //!   `sudo`, `doas`, `watch`, `ionice`, `setsid`, `flock`, `chrt`, `taskset`, `nocorrect` and
-//!   `xargs` with flags. An allow rule must name them. `watch`, `setsid`, `ionice` and `flock`
+//!   `xargs` with options. An allow rule must name them. `watch`, `setsid`, `ionice` and `flock`
 //!   are exec wrappers: only an exact-string allow rule approves them.
+//!
+//! A wrapper whose arguments do not parse as the program parses them (an unknown or ambiguous
+//! option, a word only known at run time where an option or the command may stand) is not
+//! seen through: [`Unwrapped::unknown`] says why, and the parse reports it as an
+//! [`super::IssueKind::Wrapper`] issue, so the command is never auto-approved.
 
 use super::Word;
+use crate::programs::wrappers::{self as tables, Peel};
 
 /// How one wrapper layer was recognised.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Layer {
     /// The wrapper's name, e.g. `timeout`.
     pub wrapper: &'static str,
-    /// Index (into the command's words) of the first word of the wrapped command.
+    /// Index (into the command's words) of the first word of the wrapped command; the number
+    /// of words when the wrapper runs a command line given as a string ([`Layer::script`]).
     pub inner: usize,
     /// Whether allow rules see through this wrapper.
     pub transparent: bool,
+    /// Whether the wrapped command gets more arguments at run time, after its own: the items
+    /// `xargs` reads (without `-I`). They can be anything, options included.
+    pub appends_input: bool,
+    /// The command line the wrapper runs through a shell or splits into words (`flock F -c
+    /// STRING`, `env -S STRING`, `watch` without `-x`), parsed as a nested script. The last
+    /// layer then.
+    pub script: Option<Word>,
+    /// Files the wrapper itself writes (`time -o FILE`, `flock FILE`, `watch -s DIR`).
+    pub writes: Vec<Word>,
+    /// Files the wrapper itself reads (`xargs -a FILE`, `env --env0-from=FILE`).
+    pub reads: Vec<Word>,
 }
 
-/// Static description of one wrapper's command line.
-struct Spec {
-    name: &'static str,
-    /// Short options that take an argument (`-n 5` or `-n5`).
-    short_with_arg: &'static str,
-    /// Long options that take a separate argument when written without `=`.
-    long_with_arg: &'static [&'static str],
-    /// Positional arguments before the wrapped command (`timeout DURATION`, `flock FILE`).
-    positionals: usize,
-    /// Whether `NAME=value` arguments may appear before the command (`env`, `sudo`).
-    assignments: bool,
-    /// Whether allow rules see through it.
-    transparent: bool,
-    /// Whether `-5`-style numeric options are accepted (`nice -10`).
-    numeric_flags: bool,
-}
-
-const SPECS: &[Spec] = &[
-    spec(
-        "timeout",
-        "sk",
-        &["--signal", "--kill-after"],
-        1,
-        false,
-        true,
-    ),
-    spec("time", "fo", &["--format", "--output"], 0, false, true),
-    Spec {
-        numeric_flags: true,
-        ..spec("nice", "n", &["--adjustment"], 0, false, true)
-    },
-    spec("nohup", "", &[], 0, false, true),
-    spec(
-        "stdbuf",
-        "ioe",
-        &["--input", "--output", "--error"],
-        0,
-        false,
-        true,
-    ),
-    spec("command", "", &[], 0, false, true),
-    spec("builtin", "", &[], 0, false, true),
-    spec("noglob", "", &[], 0, false, true),
-    spec("exec", "a", &[], 0, false, true),
-    spec(
-        "xargs",
-        "InPLsdEa",
-        &[
-            "--arg-file",
-            "--delimiter",
-            "--eof",
-            "--replace",
-            "--max-lines",
-            "--max-args",
-            "--max-procs",
-            "--max-chars",
-            "--process-slot-var",
-        ],
-        0,
-        false,
-        true,
-    ),
-    spec(
-        "env",
-        "uCS",
-        &["--unset", "--chdir", "--split-string"],
-        0,
-        true,
-        false,
-    ),
-    spec(
-        "sudo",
-        "ugpCDrtTUh",
-        &[
-            "--user",
-            "--group",
-            "--prompt",
-            "--close-from",
-            "--chdir",
-            "--role",
-            "--type",
-            "--command-timeout",
-            "--other-user",
-            "--host",
-        ],
-        0,
-        true,
-        false,
-    ),
-    spec("doas", "uC", &[], 0, false, false),
-    spec(
-        "watch",
-        "nd",
-        &["--interval", "--differences"],
-        0,
-        false,
-        false,
-    ),
-    spec(
-        "ionice",
-        "cnp",
-        &["--class", "--classdata", "--pid"],
-        0,
-        false,
-        false,
-    ),
-    spec("setsid", "", &[], 0, false, false),
-    spec(
-        "flock",
-        "wEc",
-        &["--timeout", "--conflict-exit-code", "--command"],
-        1,
-        false,
-        false,
-    ),
-    spec("chrt", "", &[], 1, false, false),
-    spec("taskset", "", &[], 1, false, false),
-    spec("nocorrect", "", &[], 0, false, false),
-];
-
-const fn spec(
-    name: &'static str,
-    short_with_arg: &'static str,
-    long_with_arg: &'static [&'static str],
-    positionals: usize,
-    assignments: bool,
-    transparent: bool,
-) -> Spec {
-    Spec {
-        name,
-        short_with_arg,
-        long_with_arg,
-        positionals,
-        assignments,
-        transparent,
-        numeric_flags: false,
-    }
+/// Every wrapper layer at the head of a command.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Unwrapped {
+    /// The layers, outermost first.
+    pub layers: Vec<Layer>,
+    /// Why the command the innermost wrapper runs is not known, if it is not.
+    pub unknown: Option<String>,
 }
 
 /// Wrappers that execute their arguments in a way a prefix rule cannot vouch for: only an
 /// exact-string allow rule approves them (claude-code.md §3.2 item 5).
-pub const EXEC_WRAPPERS: &[&str] = &["watch", "setsid", "ionice", "flock"];
+pub fn is_exec_wrapper(name: &str) -> bool {
+    tables::is_exec_wrapper(name)
+}
 
 /// The basename of a command word (`/usr/bin/rm` → `rm`, `./rm` → `rm`).
 pub fn basename(name: &str) -> &str {
     name.rsplit('/').next().unwrap_or(name)
 }
 
-/// Peels every wrapper layer off `words`, outermost first.
-pub fn unwrap(words: &[Word]) -> Vec<Layer> {
-    let mut layers = Vec::new();
-    let mut start = 0;
-    // Each layer consumes at least its own name, so this ends; the bound is a belt and braces.
-    while start < words.len() && layers.len() < 32 {
-        let Some(layer) = peel(words, start) else {
-            break;
-        };
-        start = layer.inner;
-        layers.push(layer);
-    }
-    layers
-}
+/// The most layers peeled (each consumes at least its own name, so peeling ends anyway).
+const MAX_LAYERS: usize = 32;
 
-/// Recognises one wrapper at `words[start]`.
-fn peel(words: &[Word], start: usize) -> Option<Layer> {
-    let head = words.get(start)?;
-    if head.dynamic || head.glob {
-        return None;
-    }
-    let name = basename(&head.text);
-    let spec = SPECS.iter().find(|s| s.name == name)?;
-    let mut i = start + 1;
-    let mut saw_option = false;
-    while let Some(w) = words.get(i) {
-        let arg = w.text.as_str();
-        if arg == "--" {
-            i += 1;
-            break;
-        }
-        if let Some(long) = arg.strip_prefix("--") {
-            saw_option = true;
-            let name_part = long.split('=').next().unwrap_or(long);
-            let needs_arg = !long.contains('=')
-                && spec
-                    .long_with_arg
-                    .iter()
-                    .any(|l| l.trim_start_matches("--") == name_part);
-            i += if needs_arg { 2 } else { 1 };
-            continue;
-        }
-        if arg.len() > 1 && arg.starts_with('-') {
-            saw_option = true;
-            let flags = &arg[1..];
-            if spec.numeric_flags && flags.bytes().all(|b| b.is_ascii_digit()) {
-                i += 1;
-                continue;
+/// Peels every wrapper layer off `words`, outermost first. Words that `xargs -I R` fills from
+/// its input (those holding `R`) are marked [`Word::dynamic`]: their text is only known at
+/// run time.
+pub fn unwrap(words: &mut [Word]) -> Unwrapped {
+    let mut out = Unwrapped::default();
+    let mut start = 0;
+    while start < words.len() && out.layers.len() < MAX_LAYERS {
+        match tables::peel(words, start) {
+            Peel::None => break,
+            Peel::Unknown(why) => {
+                out.unknown = Some(why);
+                break;
             }
-            if spec.name == "command" && flags.contains(['v', 'V']) {
-                return None; // `command -v x` looks `x` up; it does not run it
-            }
-            let mut consumed = 1;
-            for (pos, c) in flags.char_indices() {
-                if spec.short_with_arg.contains(c) {
-                    if pos + c.len_utf8() == flags.len() {
-                        consumed = 2; // the argument is the next word
+            Peel::Layer(layer, filled) => {
+                for i in filled {
+                    if let Some(w) = words.get_mut(i) {
+                        w.dynamic = true;
                     }
+                }
+                let last = layer.script.is_some();
+                start = layer.inner;
+                out.layers.push(layer);
+                if last {
                     break;
                 }
             }
-            i += consumed;
-            continue;
         }
-        if spec.assignments && is_assignment(arg) {
-            i += 1;
-            continue;
-        }
-        break;
     }
-    let inner = i + spec.positionals;
-    if inner >= words.len() {
-        return None; // nothing wrapped: `sudo -s`, `xargs` alone (runs echo), `flock 9`
+    out
+}
+
+/// The word that stands for the items `xargs` appends: any number of words, each possibly an
+/// option, only known at run time.
+pub(super) fn input_items() -> Word {
+    let text = "(the items xargs reads)";
+    Word {
+        text: text.to_owned(),
+        raw: text.to_owned(),
+        dynamic: true,
+        splits: true,
+        ..Word::default()
     }
-    let transparent = spec.transparent && !(spec.name == "xargs" && saw_option);
-    Some(Layer {
-        wrapper: spec.name,
-        inner,
-        transparent,
-    })
 }
 
 /// `NAME=value` with a valid shell identifier before `=`.
@@ -265,23 +121,6 @@ pub fn is_assignment(arg: &str) -> bool {
     }
 }
 
-/// Where `env -S STRING` / `flock -c STRING` keep a command line to be split or run by a shell.
-pub fn string_command_arg(words: &[Word], start: usize) -> Option<usize> {
-    let head = words.get(start)?;
-    let flag = match basename(&head.text) {
-        "env" => ["-S", "--split-string"],
-        "flock" => ["-c", "--command"],
-        _ => return None,
-    };
-    words
-        .iter()
-        .enumerate()
-        .skip(start + 1)
-        .find(|(_, w)| flag.contains(&w.text.as_str()))
-        .map(|(i, _)| i + 1)
-        .filter(|&i| i < words.len())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -291,7 +130,8 @@ mod tests {
     }
 
     fn inner(s: &str) -> Vec<(&'static str, usize, bool)> {
-        unwrap(&words(s))
+        unwrap(&mut words(s))
+            .layers
             .into_iter()
             .map(|l| (l.wrapper, l.inner, l.transparent))
             .collect()
@@ -302,6 +142,7 @@ mod tests {
         assert_eq!(inner("timeout 5 rm x"), [("timeout", 2, true)]);
         assert_eq!(inner("timeout -s KILL 5 rm x"), [("timeout", 4, true)]);
         assert_eq!(inner("timeout --signal=KILL 5 rm"), [("timeout", 3, true)]);
+        assert_eq!(inner("timeout --sig KILL 5 rm"), [("timeout", 4, true)]);
         assert_eq!(inner("nice -n 10 rm"), [("nice", 3, true)]);
         assert_eq!(inner("nice -10 rm"), [("nice", 2, true)]);
         assert_eq!(
@@ -315,6 +156,9 @@ mod tests {
         assert_eq!(inner("xargs rm"), [("xargs", 1, true)]);
         assert_eq!(inner("xargs -0 rm"), [("xargs", 2, false)]);
         assert_eq!(inner("xargs -I {} rm {}"), [("xargs", 3, false)]);
+        assert_eq!(inner("xargs --replace rm x"), [("xargs", 2, false)]);
+        assert_eq!(inner("xargs --max-a 1 rm x"), [("xargs", 3, false)]);
+        assert_eq!(inner("env --u X rm x"), [("env", 3, false)]);
         assert_eq!(inner("/usr/bin/sudo rm"), [("sudo", 1, false)]);
         assert_eq!(inner("flock /tmp/l rm"), [("flock", 2, false)]);
         assert_eq!(inner("stdbuf -oL rm"), [("stdbuf", 2, true)]);
@@ -330,10 +174,43 @@ mod tests {
     }
 
     #[test]
-    fn string_commands() {
-        assert_eq!(string_command_arg(&words("env -S rm"), 0), Some(2));
-        assert_eq!(string_command_arg(&words("flock f -c rm"), 0), Some(3));
-        assert_eq!(string_command_arg(&words("env rm"), 0), None);
+    fn a_bad_option_stops_the_peeling_with_a_reason() {
+        for (s, layers, why) in [
+            ("xargs --max 1 rm", 0, "option '--max' is ambiguous"),
+            (
+                "timeout 5 env --bogus rm",
+                1,
+                "unrecognized option '--bogus'",
+            ),
+            (
+                "nice -n 1 xargs $OPTS rm",
+                1,
+                "`$OPTS` is only known at run time",
+            ),
+        ] {
+            let mut w = crate::shell::parse(s).unwrap().commands.remove(0).words;
+            let u = unwrap(&mut w);
+            assert_eq!(u.layers.len(), layers, "{s}");
+            assert!(
+                u.unknown.as_deref().is_some_and(|u| u.contains(why)),
+                "{s}: {u:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn xargs_replace_marks_the_words_it_fills() {
+        let mut w = words("xargs -I% cp % dest/%.bak x");
+        let u = unwrap(&mut w);
+        assert_eq!(u.layers[0].inner, 2);
+        assert!(!u.layers[0].appends_input);
+        let dynamic: Vec<bool> = w.iter().map(|w| w.dynamic).collect();
+        assert_eq!(dynamic, [false, false, false, true, true, false]);
+        let mut w = words("xargs -I% -n 2 cp %");
+        assert!(
+            unwrap(&mut w).layers[0].appends_input,
+            "-n after -I may turn it off"
+        );
     }
 
     #[test]

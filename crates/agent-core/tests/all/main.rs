@@ -27,3 +27,4 @@ mod runtime_eval;
 mod sed_scripts;
 mod settings_files;
 mod support;
+mod wrapper_tables;

@@ -440,7 +440,7 @@ impl CommandChecker {
                 Some("built-in: script file".into()),
             ));
         }
-        let found = effects::of(inner);
+        let found = effects::of_command(cmd);
         if let Some(why) = &found.runs {
             return Some(Verdict::deny(
                 format!("`{shown}`: {why}, out of the checker's sight"),

@@ -8,40 +8,20 @@
 //! `--unset`, `-C DIR` / `--chdir`, `-v` / `--debug` (its trace on stderr), `-0` / `--null`
 //! (refused with a command, as GNU does); the signal options (`--default-signal`,
 //! `--ignore-signal`, `--block-signal`, `--list-signal-handling`) are accepted and do nothing:
-//! no signals reach a command here. `-S` / `--split-string` is refused. Exit status: the
+//! no signals reach a command here. `-S` / `--split-string`, `-a` / `--argv0` and
+//! `--env0-from` are refused. Options are read with agent-core's table of GNU env
+//! ([`agent_core::programs::wrappers::ENV`]), the one the permission checker reads. Exit status: the
 //! command's, 125 when env itself fails, 126 when the command cannot run, 127 when it is not
 //! found.
 
-use super::getopt::{ArgKind, Spec};
+use agent_core::programs::getopt_long::Options;
+use agent_core::programs::wrappers::ENV;
 
 /// env's own failures (a bad option, a bad name, a bad directory).
 pub(crate) const EXIT_FAILURE: i32 = 125;
 
-const SPEC: Spec = Spec {
-    program: "env",
-    short: &[
-        ('i', "ignore-environment", ArgKind::None),
-        ('0', "null", ArgKind::None),
-        ('u', "unset", ArgKind::Required),
-        ('C', "chdir", ArgKind::Required),
-        ('S', "split-string", ArgKind::Required),
-        ('v', "debug", ArgKind::None),
-    ],
-    long: &[
-        ("block-signal", ArgKind::Optional),
-        ("chdir", ArgKind::Required),
-        ("debug", ArgKind::None),
-        ("default-signal", ArgKind::Optional),
-        ("help", ArgKind::None),
-        ("ignore-environment", ArgKind::None),
-        ("ignore-signal", ArgKind::Optional),
-        ("list-signal-handling", ArgKind::None),
-        ("null", ArgKind::None),
-        ("split-string", ArgKind::Required),
-        ("unset", ArgKind::Required),
-        ("version", ArgKind::None),
-    ],
-};
+/// env's options: GNU coreutils' table, the one the permission checker reads env with.
+const SPEC: Options = ENV.options;
 
 /// What `env ARGS...` asks of the shell.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -81,7 +61,7 @@ pub(crate) fn parse(args: &[String]) -> EnvCall {
     let mut debug = false;
     let mut null = false;
     let mut bundle = false;
-    let parsed = SPEC.parse(args, |name, value| {
+    let parsed = SPEC.parse_with(args, |name, value| {
         match name {
             "ignore-environment" => changes.push(Change::Clear),
             "unset" => {
@@ -101,6 +81,11 @@ pub(crate) fn parse(args: &[String]) -> EnvCall {
                 return Err(vec![
                     "env: -S (--split-string) is not supported by the agent's shell; write the command's words directly".to_owned(),
                 ]);
+            }
+            "argv0" | "env0-from" => {
+                return Err(vec![format!(
+                    "env: --{name} is not supported by the agent's shell"
+                )]);
             }
             // No signals reach a command here: nothing to change or list.
             _ => {}
@@ -262,6 +247,15 @@ mod tests {
         );
         assert_eq!(fail(&["-u"]).0, "env: option requires an argument -- 'u'");
         assert!(fail(&["-S", "echo a", "x"]).0.contains("not supported"));
+        assert!(fail(&["-a", "name", "true"]).0.contains("not supported"));
+        assert!(fail(&["--env0-from=f", "true"]).0.contains("not supported"));
+        assert_eq!(
+            fail(&["--i", "true"]).0,
+            "env: option '--i' is ambiguous; possibilities: '--ignore-environment' '--ignore-signal'"
+        );
+        // Abbreviations, as GNU reads them (and the permission checker).
+        assert_eq!(run(&["--u", "X", "rm", "x"]).argv, ["rm", "x"]);
+        assert_eq!(run(&["--ch=sub", "ls"]).chdir.as_deref(), Some("sub"));
         assert!(matches!(
             call(&["--default-signal", "true"]),
             EnvCall::Run(_)

@@ -71,7 +71,6 @@ mod error;
 mod exec;
 mod expand;
 mod find_exec;
-mod getopt;
 mod glob;
 mod launch;
 mod options;

@@ -644,4 +644,46 @@ mod tests {
         // The shell's own launchers need no bundle.
         assert_eq!(route("xargs -a f true", &|n| n == "true"), Route::Wasi);
     }
+
+    /// The shell's own `xargs`, `env` and `timeout` read their options with agent-core's
+    /// tables, so each runs the command the permission checker sees: every example row of
+    /// those tables whose words are known from the text.
+    #[test]
+    fn the_launchers_run_the_command_the_permission_checker_sees() {
+        use agent_core::programs::wrappers::{ENV, Expect, TIMEOUT, XARGS};
+        for w in [XARGS, ENV, TIMEOUT] {
+            for (command, expect) in w.examples {
+                if command.contains('$') {
+                    continue; // words only known at run time
+                }
+                let script = agent_core::shell::parse(command).unwrap();
+                let args: Vec<String> = script.commands[0].words[1..]
+                    .iter()
+                    .map(|w| w.text.clone())
+                    .collect();
+                let runs = match w.name {
+                    "xargs" => xargs::command(&args)
+                        .ok()
+                        .filter(|c| c.at < args.len())
+                        .map(|c| c.command[0].clone()),
+                    "env" => match env_command::parse(&args) {
+                        EnvCall::Run(run) => Some(run.argv[0].clone()),
+                        EnvCall::Bundle | EnvCall::Fail(..) => None,
+                    },
+                    _ => timeout::parse(&args).ok().map(|run| run.argv[0].clone()),
+                };
+                match expect {
+                    Expect::Runs(name) | Expect::RunsWriting(name, _) => {
+                        assert_eq!(runs.as_deref(), Some(*name), "{command}");
+                    }
+                    Expect::Nothing => assert_eq!(runs, None, "{command}"),
+                    // A bad option: the checker sees no command, and the shell runs none.
+                    Expect::Unknown if w.options.parse(&args).error.is_some() => {
+                        assert_eq!(runs, None, "{command}");
+                    }
+                    Expect::Unknown | Expect::Script(_) => {}
+                }
+            }
+        }
+    }
 }

@@ -4,38 +4,25 @@
 //!
 //! GNU coreutils' options and statuses: DURATION is a non-negative number (decimal, with an
 //! optional fraction and exponent, `inf`) with an optional unit `s`, `m`, `h` or `d`; 0 means
-//! no cap. `-s SIGNAL` / `--signal`, `-k DURATION` / `--kill-after`, `--foreground` and
-//! `--preserve-status` are accepted; `-v` / `--verbose` says which signal was "sent". A command
+//! no cap. `-s SIGNAL` / `--signal`, `-k DURATION` / `--kill-after`, `-f` / `--foreground`
+//! and `-p` / `--preserve-status` are accepted (read with agent-core's table of GNU timeout,
+//! [`agent_core::programs::wrappers::TIMEOUT`], the one the permission checker reads); `-v` / `--verbose` says which signal was "sent". A command
 //! stopped by the cap is not signalled (it is stopped, as by SIGKILL), but the status is what
 //! GNU reports: 124, or 128 + the signal with `--preserve-status`, or 137 for `-s KILL`. 125
 //! when timeout itself fails, 126 when the command cannot run, 127 when it is not found.
 
 use std::time::Duration;
 
-use super::getopt::{ArgKind, Spec};
+use agent_core::programs::getopt_long::Options;
+use agent_core::programs::wrappers::TIMEOUT;
 
 /// timeout's own failures.
 pub(crate) const EXIT_FAILURE: i32 = 125;
 /// The status of a command stopped at DURATION.
 pub(crate) const EXIT_TIMED_OUT: i32 = 124;
 
-const SPEC: Spec = Spec {
-    program: "timeout",
-    short: &[
-        ('k', "kill-after", ArgKind::Required),
-        ('s', "signal", ArgKind::Required),
-        ('v', "verbose", ArgKind::None),
-    ],
-    long: &[
-        ("foreground", ArgKind::None),
-        ("help", ArgKind::None),
-        ("kill-after", ArgKind::Required),
-        ("preserve-status", ArgKind::None),
-        ("signal", ArgKind::Required),
-        ("verbose", ArgKind::None),
-        ("version", ArgKind::None),
-    ],
-};
+/// timeout's options: GNU coreutils' table, the one the permission checker reads timeout with.
+const SPEC: Options = TIMEOUT.options;
 
 /// Linux signal numbers by name, as `kill -l` lists them.
 const SIGNALS: &[(&str, i32)] = &[
@@ -96,7 +83,7 @@ pub(crate) fn parse(args: &[String]) -> Result<TimeoutRun, Vec<String>> {
     let mut signal = 15;
     let mut preserve_status = false;
     let mut verbose = false;
-    let at = SPEC.parse(args, |name, value| {
+    let at = SPEC.parse_with(args, |name, value| {
         let value = value.unwrap_or_default();
         match name {
             "signal" => {
@@ -257,5 +244,20 @@ mod tests {
         );
         assert_eq!(first(&["-1", "true"]), "timeout: invalid option -- '1'");
         assert!(parse_words(&["--foreground", "-k", "1", "--", "1", "true"]).is_ok());
+    }
+
+    #[test]
+    fn long_options_abbreviate_as_in_gnu() {
+        let t = parse_words(&["--sig", "KILL", "--pres", "-fp", "5", "rm", "x"]).unwrap();
+        assert_eq!(t.signal, 9);
+        assert_eq!(t.argv, ["rm", "x"]);
+        let err = parse_words(&["--ver", "5", "true"]).unwrap_err();
+        assert_eq!(
+            err,
+            [
+                "timeout: option '--ver' is ambiguous; possibilities: '--verbose' '--version'",
+                "Try 'timeout --help' for more information."
+            ]
+        );
     }
 }

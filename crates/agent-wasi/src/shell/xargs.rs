@@ -10,11 +10,14 @@
 //! exited 1-125, 124 when one exited 255 (xargs stops), 125 when a limit stopped one (as a
 //! signal would; xargs stops), 126 / 127 when it cannot run or is not found (xargs stops), 1 for
 //! a usage or input error. Not supported: `-p` / `-o` (no terminal), `--process-slot-var`,
-//! `--show-limits`; GNU's continuation of `-L` lines that end in a blank.
+//! `--show-limits`; GNU's continuation of `-L` lines that end in a blank. Options are read with
+//! agent-core's table of GNU xargs ([`agent_core::programs::wrappers::XARGS`]), the one the
+//! permission checker reads, so both agree on which word is the command.
 
 use std::io::{BufRead, BufReader, Read, Write};
 
-use super::getopt::{ArgKind, Spec};
+use agent_core::programs::getopt_long;
+use agent_core::programs::wrappers::XARGS;
 
 /// GNU's default `--max-chars` (the size of the command buffer it reports).
 const DEFAULT_MAX_CHARS: usize = 131_072;
@@ -68,12 +71,8 @@ struct Options {
     arg_file: Option<String>,
 }
 
-/// xargs' options.
-const SPEC: Spec = Spec {
-    program: "xargs",
-    short: SHORT,
-    long: LONG,
-};
+/// xargs' options: GNU findutils' table, the one the permission checker reads xargs with.
+const SPEC: getopt_long::Options = XARGS.options;
 
 /// What `xargs ARGS...` runs, as far as its arguments say (for the router, `route.rs`).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -117,7 +116,7 @@ fn parse_options(args: &[String]) -> Result<(Options, usize, Vec<String>), Vec<S
         arg_file: None,
     };
     let at = SPEC
-        .parse(args, |name, value| apply(&mut o, name, value))?
+        .parse_with(args, |name, value| apply(&mut o, name, value))?
         .min(args.len());
     let mut command: Vec<String> = args[at..].to_vec();
     if command.is_empty() {
@@ -125,49 +124,6 @@ fn parse_options(args: &[String]) -> Result<(Options, usize, Vec<String>), Vec<S
     }
     Ok((o, at, command))
 }
-
-/// Short options: the letter, the long name they act as, and their argument.
-const SHORT: &[(char, &str, ArgKind)] = &[
-    ('0', "null", ArgKind::None),
-    ('a', "arg-file", ArgKind::Required),
-    ('d', "delimiter", ArgKind::Required),
-    ('E', "eof-strict", ArgKind::Required),
-    ('e', "eof", ArgKind::Optional),
-    ('I', "replace-strict", ArgKind::Required),
-    ('i', "replace", ArgKind::Optional),
-    ('L', "max-lines-strict", ArgKind::Required),
-    ('l', "max-lines", ArgKind::Optional),
-    ('n', "max-args", ArgKind::Required),
-    ('P', "max-procs", ArgKind::Required),
-    ('p', "interactive", ArgKind::None),
-    ('o', "open-tty", ArgKind::None),
-    ('r', "no-run-if-empty", ArgKind::None),
-    ('s', "max-chars", ArgKind::Required),
-    ('t', "verbose", ArgKind::None),
-    ('x', "exit", ArgKind::None),
-];
-
-/// Long options and their argument.
-const LONG: &[(&str, ArgKind)] = &[
-    ("arg-file", ArgKind::Required),
-    ("delimiter", ArgKind::Required),
-    ("eof", ArgKind::Optional),
-    ("exit", ArgKind::None),
-    ("help", ArgKind::None),
-    ("interactive", ArgKind::None),
-    ("max-args", ArgKind::Required),
-    ("max-chars", ArgKind::Required),
-    ("max-lines", ArgKind::Optional),
-    ("max-procs", ArgKind::Required),
-    ("no-run-if-empty", ArgKind::None),
-    ("null", ArgKind::None),
-    ("open-tty", ArgKind::None),
-    ("process-slot-var", ArgKind::Required),
-    ("replace", ArgKind::Optional),
-    ("show-limits", ArgKind::None),
-    ("verbose", ArgKind::None),
-    ("version", ArgKind::None),
-];
 
 /// A positive number for option `-letter`, with GNU's messages.
 fn number(value: &str, letter: char, min: usize) -> Result<usize, Vec<String>> {
@@ -200,7 +156,13 @@ fn apply(o: &mut Options, name: &str, value: Option<String>) -> Result<(), Vec<S
                 None => 1,
             });
         }
-        "max-args" => o.grouping = Grouping::Args(Some(number(&value_or_empty, 'n', 1)?)),
+        "max-args" => {
+            let n = number(&value_or_empty, 'n', 1)?;
+            // GNU: `-n1` after `-I` is ignored; any other `-n` turns the replacement off.
+            if !(n == 1 && matches!(o.grouping, Grouping::Replace(_))) {
+                o.grouping = Grouping::Args(Some(n));
+            }
+        }
         "max-procs" => {
             number(&value_or_empty, 'P', 0)?;
         }
@@ -788,6 +750,23 @@ mod tests {
     }
 
     #[test]
+    fn long_options_abbreviate_and_optional_values_are_only_attached() {
+        let (ran, code, _) = run(&["--max-a", "1", "echo"], "a b", ok);
+        assert_eq!(lines(&ran), ["echo a", "echo b"]);
+        assert_eq!(code, 0);
+        // `--replace` takes no next word: `echo` is the command, `{}` the replace string.
+        let (ran, _, _) = run(&["--replace", "echo", "<{}>"], "a\nb", ok);
+        assert_eq!(lines(&ran), ["echo <a>", "echo <b>"]);
+        let (ran, _, _) = run(&["--replace=%", "echo", "<%>"], "a", ok);
+        assert_eq!(lines(&ran), ["echo <a>"]);
+        // GNU: `-n1` after `-I` changes nothing; `-n2` turns the replacement off.
+        let (ran, _, _) = run(&["-I{}", "-n1", "echo", "<{}>"], "a b", ok);
+        assert_eq!(lines(&ran), ["echo <a b>"]);
+        let (ran, _, _) = run(&["-I{}", "-n2", "echo", "<{}>"], "a b", ok);
+        assert_eq!(lines(&ran), ["echo <{}> a b"]);
+    }
+
+    #[test]
     fn bad_options_are_usage_errors() {
         for (args, message) in [
             (&["-z"][..], "xargs: invalid option -- 'z'"),
@@ -801,6 +780,14 @@ mod tests {
                 "xargs: invalid number \"x\" for -n option",
             ),
             (&["--bogus"][..], "xargs: unrecognized option '--bogus'"),
+            (
+                &["--max", "1", "echo"][..],
+                "xargs: option '--max' is ambiguous; possibilities: '--max-lines' '--max-args' '--max-chars' '--max-procs'\nTry 'xargs --help' for more information.",
+            ),
+            (
+                &["--e", "echo"][..],
+                "xargs: option '--e' is ambiguous; possibilities: '--eof' '--exit'",
+            ),
             (
                 &["-d", "ab"][..],
                 "xargs: invalid input delimiter specification ab",
