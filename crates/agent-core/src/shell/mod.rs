@@ -29,8 +29,10 @@
 //! ```
 
 mod guards;
+mod lower;
 mod plain;
 pub mod runtime_eval;
+pub mod tree;
 mod walk;
 mod words;
 pub mod wrappers;
@@ -345,6 +347,47 @@ pub struct ShellError {
 /// commands that did parse can still be checked against deny rules.
 pub fn parse(script: &str) -> Result<ParsedScript, ShellError> {
     walk::parse_top(script, true)
+}
+
+/// A script parsed once: its lowered tree, and the simple commands a policy reads, both from
+/// the same parse.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Parsed {
+    /// The whole script, lowered: what the WASI shell compiles its plan from.
+    pub tree: tree::Script,
+    /// Every simple command and every issue: what the permission rules and the sandbox's
+    /// command checker read.
+    pub script: ParsedScript,
+}
+
+/// Parses a shell script once into its lowered [`tree`] and its simple commands
+/// ([`ParsedScript`], as [`parse`] gives them).
+///
+/// # Errors
+/// As [`parse`].
+pub fn parse_script(script: &str) -> Result<Parsed, ShellError> {
+    parse_script_with(script, true)
+}
+
+/// [`parse_script`] with every script given to brush-parser: no fast path. The result is the
+/// same as [`parse_script`]'s, tree and positions included (the `shell_differential` fuzz
+/// target and the fast path's property tests hold the two to that).
+///
+/// # Errors
+/// As [`parse`].
+pub fn parse_script_with_brush_only(script: &str) -> Result<Parsed, ShellError> {
+    parse_script_with(script, false)
+}
+
+/// [`parse_script`]; `fast` lets plain scripts skip brush-parser.
+fn parse_script_with(script: &str, fast: bool) -> Result<Parsed, ShellError> {
+    let opts = brush_parser::ParserOptions::default();
+    let program =
+        walk::parse_program(script, &opts, fast).map_err(|message| ShellError { message })?;
+    Ok(Parsed {
+        tree: lower::program(&program, script),
+        script: walk::walk_program(&program, fast),
+    })
 }
 
 /// [`parse`] with every script, however plain, given to brush-parser: no fast path. The result

@@ -29,7 +29,9 @@ const RESERVED: &[&str] = &[
 
 #[derive(Clone, Copy)]
 enum Token<'a> {
-    Word(&'a str),
+    /// A word and the byte offset where it starts (a plain script is one line of ASCII, so
+    /// the offset is also its column, less one, and its character index).
+    Word(&'a str, usize),
     Semi,
     And,
     Or,
@@ -40,15 +42,15 @@ enum Token<'a> {
 pub(super) fn parse(text: &str) -> Option<ast::Program> {
     let tokens = tokenize(text)?;
     let mut items = Vec::new();
-    let mut words: Vec<&str> = Vec::new();
+    let mut words: Vec<(&str, usize)> = Vec::new();
     let mut pipeline: Vec<ast::Command> = Vec::new();
     let mut first: Option<ast::Pipeline> = None;
     let mut additional: Vec<ast::AndOr> = Vec::new();
     let mut joiner = Token::Semi;
     for token in tokens {
         match token {
-            Token::Word(w) => {
-                words.push(w);
+            Token::Word(w, at) => {
+                words.push((w, at));
                 continue;
             }
             Token::Pipe => pipeline.push(simple(&mut words)?),
@@ -115,22 +117,49 @@ pub(super) fn parse(text: &str) -> Option<ast::Program> {
 }
 
 /// One simple command from the words collected so far (which are taken).
-fn simple(words: &mut Vec<&str>) -> Option<ast::Command> {
+fn simple(words: &mut Vec<(&str, usize)>) -> Option<ast::Command> {
     let (name, rest) = words.split_first()?;
-    if name.contains('=') || words.iter().any(|w| is_reserved(w)) {
+    if name.0.contains('=') || words.iter().any(|(w, _)| is_reserved(w)) {
         return None;
     }
-    let word = |w: &&str| ast::Word {
-        value: (*w).to_owned(),
-        loc: None,
+    // The location brush's tokenizer gives the word.
+    let word = |&(w, at): &(&str, usize)| {
+        let position = |index: usize| {
+            std::sync::Arc::new(brush_parser::SourcePosition {
+                index,
+                line: 1,
+                column: index + 1,
+            })
+        };
+        ast::Word {
+            value: w.to_owned(),
+            loc: Some(brush_parser::SourceSpan {
+                start: position(at),
+                end: position(at + w.len()),
+            }),
+        }
     };
-    let suffix = (!rest.is_empty()).then(|| {
-        ast::CommandSuffix(
-            rest.iter()
-                .map(|w| ast::CommandPrefixOrSuffixItem::Word(word(w)))
-                .collect(),
-        )
-    });
+    // An argument shaped `NAME=value` / `NAME+=value` is an assignment word to brush (`env
+    // A=1`, `make CC=cc`), as in bash's grammar.
+    let item = |w: &(&str, usize)| {
+        let whole = word(w);
+        match assignment_shape(w.0) {
+            Some((name, append, value)) => {
+                let loc = whole.loc.clone().unwrap_or_default();
+                ast::CommandPrefixOrSuffixItem::AssignmentWord(
+                    ast::Assignment {
+                        name: ast::AssignmentName::VariableName(name.to_owned()),
+                        value: ast::AssignmentValue::Scalar(ast::Word::new(value)),
+                        append,
+                        loc,
+                    },
+                    whole,
+                )
+            }
+            None => ast::CommandPrefixOrSuffixItem::Word(whole),
+        }
+    };
+    let suffix = (!rest.is_empty()).then(|| ast::CommandSuffix(rest.iter().map(item).collect()));
     let command = ast::SimpleCommand {
         prefix: None,
         word_or_name: Some(word(name)),
@@ -138,6 +167,17 @@ fn simple(words: &mut Vec<&str>) -> Option<ast::Command> {
     };
     words.clear();
     Some(ast::Command::Simple(command))
+}
+
+/// `NAME=value` or `NAME+=value` with an unquoted name: the name, whether it appends, and the
+/// value as written.
+fn assignment_shape(raw: &str) -> Option<(&str, bool, &str)> {
+    let eq = raw.find('=')?;
+    let (name, append) = match raw[..eq].strip_suffix('+') {
+        Some(name) => (name, true),
+        None => (&raw[..eq], false),
+    };
+    super::runtime_eval::is_identifier(name).then(|| (name, append, &raw[eq + 1..]))
 }
 
 /// Whether `raw`, quotes removed, is a reserved word (a quoted one is not reserved in bash, but
@@ -209,7 +249,7 @@ fn tokenize(text: &str) -> Option<Vec<Token<'_>>> {
                         _ => return None,
                     }
                 }
-                tokens.push(Token::Word(text.get(start..i)?));
+                tokens.push(Token::Word(text.get(start..i)?, start));
             }
         }
     }
@@ -339,6 +379,10 @@ mod tests {
             let fast = crate::shell::parse(text);
             let brush = crate::shell::parse_with_brush_only(text);
             prop_assert_eq!(fast, brush, "{:?}", text);
+            // The lowered tree too, positions included.
+            let fast = crate::shell::parse_script(text);
+            let brush = crate::shell::parse_script_with_brush_only(text);
+            prop_assert_eq!(fast, brush, "{:?}", text);
         }
         Ok(())
     }
@@ -374,6 +418,11 @@ mod tests {
             assert_eq!(
                 crate::shell::parse(t),
                 crate::shell::parse_with_brush_only(t),
+                "{t}"
+            );
+            assert_eq!(
+                crate::shell::parse_script(t),
+                crate::shell::parse_script_with_brush_only(t),
                 "{t}"
             );
         }

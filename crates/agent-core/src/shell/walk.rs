@@ -27,17 +27,29 @@ const SHELLS: &[&str] = &[
 pub(super) fn parse_top(script: &str, fast: bool) -> Result<ParsedScript, ShellError> {
     let opts = ParserOptions::default();
     let program = parse_program(script, &opts, fast).map_err(|message| ShellError { message })?;
+    Ok(walk_program(&program, fast))
+}
+
+/// Walks a parsed top-level script (nested scripts are parsed as they are found; `fast` as in
+/// [`parse_top`]).
+pub(super) fn walk_program(program: &ast::Program, fast: bool) -> ParsedScript {
     let mut walker = Walker {
-        opts,
+        opts: ParserOptions::default(),
         fast,
         out: ParsedScript::default(),
         at: (Origin::TopLevel, 0),
     };
-    walker.program(&program, Origin::TopLevel, 0);
-    Ok(walker.out)
+    walker.program(program, Origin::TopLevel, 0);
+    walker.out
 }
 
-fn parse_program(text: &str, opts: &ParserOptions, fast: bool) -> Result<ast::Program, String> {
+/// Parses `text` behind the guards: the fast path for plain scripts when `fast`, else
+/// brush-parser (its panics caught). The error is the reason.
+pub(super) fn parse_program(
+    text: &str,
+    opts: &ParserOptions,
+    fast: bool,
+) -> Result<ast::Program, String> {
     if let Some(why) = guards::refuse(text) {
         return Err(why);
     }

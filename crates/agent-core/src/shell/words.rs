@@ -17,23 +17,10 @@ pub(crate) struct Analysis {
     pub assigned: Vec<(String, String)>,
 }
 
-/// Characters that never start an expansion, a quote or a glob: a word made only of these is
-/// its own literal value, so brush's word parser need not run (it is the common case).
-fn is_plain(raw: &str) -> bool {
-    !raw.is_empty()
-        && raw.bytes().all(|b| {
-            b.is_ascii_alphanumeric()
-                || matches!(
-                    b,
-                    b'-' | b'_' | b'.' | b'/' | b'=' | b':' | b',' | b'+' | b'%' | b'@' | b'^'
-                )
-        })
-}
-
 /// Analyses one word as it appears in the source (quotes and all).
 pub(crate) fn analyze(raw: &str, opts: &ParserOptions) -> Analysis {
     // A lone `[` (the `test` command) has no closing bracket, so it is no glob.
-    if is_plain(raw) || raw == "[" {
+    if super::lower::is_plain(raw) || raw == "[" {
         return Analysis {
             word: Word::literal(raw),
             ..Analysis::default()
