@@ -28,6 +28,7 @@
 //! # Ok::<(), agent_core::shell::ShellError>(())
 //! ```
 
+pub mod arithmetic;
 mod guards;
 mod lower;
 mod plain;
