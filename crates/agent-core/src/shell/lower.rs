@@ -1,11 +1,13 @@
-//! brush-parser's AST and word pieces → the owned [`super::tree`]: positions converted, every
-//! word lowered into its pieces once (through the word guards, panics caught).
+//! Text → brush-parser (behind the guards, or the fast path for plain scripts) → the owned
+//! [`super::tree`]: positions converted, every word lowered into its pieces once (through the
+//! word guards, panics caught). The one place agent-core's shell parse meets brush-parser.
+
+use std::io::Cursor;
 
 use brush_parser::ast::{self, SourceLocation};
 use brush_parser::word::{self as bw, ParameterExpr, WordPiece as BrushPiece, WordPieceWithSource};
-use brush_parser::{ParserOptions, SourcePosition};
+use brush_parser::{Parser, ParserOptions, SourcePosition};
 
-use super::guards;
 use super::tree::{
     AndOr, Assignment, AssignmentValue, BinaryTest, CaseArm, CaseNext, Command, CommandItem,
     Compound, CompoundCommand, Connector, ElseClause, FileOp, FunctionDefinition, HereDocument,
@@ -14,15 +16,33 @@ use super::tree::{
     SimpleCommand, SpecialParameter, TestCommand, TestExpr, Tilde, Transform, UnaryTest, Word,
     WordPiece,
 };
+use super::{guards, plain};
 
 /// How deep operand words of parameter expansions are lowered (`${a:-${b:-${c:-..}}}`). Real
 /// words nest two or three; deeper operands keep a refusal instead of pieces (fail closed), so
 /// lowering never recurses without bound.
 pub const MAX_OPERAND_NESTING: usize = 16;
 
+/// Parses and lowers `text` behind the guards: the fast path for plain scripts when `fast`,
+/// else brush-parser (its panics caught). The error is the reason.
+pub(super) fn parse(text: &str, fast: bool) -> Result<Script, String> {
+    if let Some(why) = guards::refuse(text) {
+        return Err(why);
+    }
+    if fast && let Some(script) = plain::parse(text) {
+        return Ok(script);
+    }
+    let opts = ParserOptions::default();
+    match guards::catch_panic(|| Parser::new(Cursor::new(text.as_bytes()), &opts).parse_program()) {
+        Some(Ok(program)) => Ok(self::program(&program, text)),
+        Some(Err(e)) => Err(e.to_string()),
+        None => Err("the shell parser failed on this input".to_owned()),
+    }
+}
+
 /// Lowers a whole program; `text` is the script it was parsed from (for the positions brush
 /// does not record, such as a `&` separator).
-pub(super) fn program(program: &ast::Program, text: &str) -> Script {
+fn program(program: &ast::Program, text: &str) -> Script {
     let lowering = Lowering { text };
     Script {
         items: program
@@ -84,6 +104,16 @@ fn pieces(text: &str, heredoc: bool, depth: usize) -> Result<Vec<WordPiece>, Str
         Some(Ok(pieces)) => Ok(lower_pieces(&pieces, depth)),
         Some(Err(e)) => Err(e.to_string()),
         None => Err(format!("the word parser failed on `{text}`")),
+    }
+}
+
+/// The pieces brush's word parser gives `text`, lowered, without the word guards (tests of
+/// what the guards and cross-checks protect against).
+#[cfg(test)]
+pub(super) fn pieces_unguarded(text: &str) -> Vec<WordPiece> {
+    match bw::parse(text, &ParserOptions::default()) {
+        Ok(pieces) => lower_pieces(&pieces, 0),
+        Err(e) => panic!("{text}: {e}"),
     }
 }
 
