@@ -112,14 +112,9 @@ fn unsupported(construct: &'static str, position: Position) -> ShellError {
     }
 }
 
-/// The tree's position as this crate's.
-fn at(p: tree::Position) -> Position {
-    Position::new(p.line, p.column)
-}
-
 /// Where a node of the tree starts, or `fallback` where brush records no position.
-fn at_or(p: Option<tree::Position>, fallback: Position) -> Position {
-    p.map_or(fallback, at)
+fn at_or(p: Option<Position>, fallback: Position) -> Position {
+    p.unwrap_or(fallback)
 }
 
 impl Compiler {
@@ -135,7 +130,7 @@ impl Compiler {
         for item in list {
             items.push(self.and_or(&item.and_or)?);
             if let Some(ampersand) = item.background {
-                return Err(unsupported("background job (&)", at(ampersand)));
+                return Err(unsupported("background job (&)", ampersand));
             }
         }
         Ok(items)
@@ -156,7 +151,7 @@ impl Compiler {
 
     fn pipeline(&self, pipeline: &tree::Pipeline) -> Result<Pipeline, ShellError> {
         if let Some(timed) = pipeline.timed {
-            return Err(unsupported("the `time` keyword", at(timed)));
+            return Err(unsupported("the `time` keyword", timed));
         }
         let stages = pipeline
             .commands
@@ -168,7 +163,7 @@ impl Compiler {
                 .commands
                 .get(MAX_PIPELINE_STAGES)
                 .and_then(tree::Command::at)
-                .map_or_else(Position::default, at);
+                .unwrap_or_default();
             return Err(unsupported("a pipeline of more than 64 commands", position));
         }
         Ok(Pipeline {
@@ -191,7 +186,7 @@ impl Compiler {
                 at_or(f.name.at, Position::default()),
             )),
             tree::Command::Test(test) => {
-                let here = at(test.at);
+                let here = test.at;
                 let cond = super::cond::compile(
                     &test.expr,
                     &mut |w| self.word(w, here, WordKind::Plain),
@@ -441,7 +436,7 @@ impl Compiler {
         assignment: &tree::Assignment,
         fallback: Position,
     ) -> Result<Assignment, ShellError> {
-        let position = at(assignment.at);
+        let position = assignment.at;
         if assignment.index.is_some() {
             return Err(unsupported("array", position));
         }
@@ -499,7 +494,7 @@ impl Compiler {
         use tree::RedirectTarget as T;
         let position = match target {
             T::File(w) | T::Duplicate(w) => at_or(w.at, fallback),
-            T::Process(sub) => at(sub.at),
+            T::Process(sub) => sub.at,
             T::Fd(_) => fallback,
         };
         let file = |this: &Self| match target {
@@ -577,7 +572,7 @@ impl Compiler {
 }
 
 fn process_substitution(sub: &tree::ProcessSubstitution) -> ShellError {
-    unsupported("process substitution <(..) / >(..)", at(sub.at))
+    unsupported("process substitution <(..) / >(..)", sub.at)
 }
 
 #[cfg(test)]

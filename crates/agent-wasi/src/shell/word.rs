@@ -3,9 +3,10 @@
 //! `$?`, the `${..}` operators of param.rs, `$((..))` and unquoted glob characters are kept.
 //!
 //! A quote-aware scan of the source text runs first and names the unsupported expansions
-//! (`$(`, backquotes, `${x@Q}`, `$1`, ...) with their position; a bound on unclosed `[` follows.
-//! The pieces are then checked again, so what the scan misses is still refused, and a word
-//! agent-core could not lower (its guards or brush's word parser refused it) is a parse error.
+//! (`$(`, backquotes, `${x@Q}`, `$1`, ...) with their position. The pieces are then checked
+//! again, so what the scan misses is still refused, and a word agent-core could not lower (its
+//! word guards, such as the bound on unclosed `[`, or brush's word parser refused it) is a
+//! parse error.
 
 use agent_core::shell::tree::{
     Parameter, ParameterExpansion, ParameterTest, Piece, ReplaceMode, SpecialParameter,
@@ -16,10 +17,6 @@ use super::arith;
 use super::error::{Position, ShellError};
 use super::param::{Op, Replace, Test};
 use super::plan::{Part, Word};
-
-/// How many `[` a word may leave unclosed; each one can double brush's word-parser time when
-/// an expansion sits between them (agent-core's guards use the same bound for the same reason).
-const MAX_UNCLOSED_BRACKETS: usize = 6;
 
 /// Where a word starts in the script, to turn byte offsets inside it into positions.
 #[derive(Clone, Copy, Debug)]
@@ -33,16 +30,8 @@ pub(crate) struct WordOrigin<'a> {
 impl WordOrigin<'_> {
     /// The position of byte `offset` of the word.
     pub fn at(&self, offset: usize) -> Position {
-        let mut pos = self.start;
-        for c in self.raw.get(..offset).unwrap_or(self.raw).chars() {
-            if c == '\n' {
-                pos.line += 1;
-                pos.column = 1;
-            } else {
-                pos.column += 1;
-            }
-        }
-        pos
+        self.start
+            .advance(self.raw.get(..offset).unwrap_or(self.raw))
     }
 
     fn unsupported(&self, offset: usize, construct: &'static str) -> ShellError {
@@ -73,14 +62,6 @@ pub(crate) fn compile(
     let raw = origin.raw;
     if let Some((offset, construct)) = scan(raw) {
         return Err(origin.unsupported(offset, construct));
-    }
-    if unclosed_brackets(raw) > MAX_UNCLOSED_BRACKETS {
-        return Err(ShellError::Parse {
-            message: format!(
-                "a word with more than {MAX_UNCLOSED_BRACKETS} unclosed `[` is not accepted"
-            ),
-            position: Some(origin.start),
-        });
     }
     let pieces = pieces.as_ref().map_err(|message| ShellError::Parse {
         message: message.clone(),
@@ -644,19 +625,6 @@ fn arithmetic(rest: &[u8]) -> Result<usize, &'static str> {
         }
     }
     Err(arith::REFUSED)
-}
-
-/// The number of `[` never closed by a later `]`.
-fn unclosed_brackets(text: &str) -> usize {
-    let mut depth = 0usize;
-    for c in text.bytes() {
-        match c {
-            b'[' => depth += 1,
-            b']' => depth = depth.saturating_sub(1),
-            _ => {}
-        }
-    }
-    depth
 }
 
 /// Decodes the body of `$'..'` with agent-core's decoder (the one the permission checker uses,
