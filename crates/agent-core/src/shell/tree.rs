@@ -77,13 +77,13 @@ pub struct Script {
 
 impl Script {
     /// Parses and lowers `text`, behind the parse guards (size, nesting, here-document shapes,
-    /// brush-parser panics). The fast path for plain scripts is used; the tree is the same
-    /// either way.
+    /// brush-parser panics), without walking it ([`super::parse_script`] gives the walk too).
+    /// The fast path for plain scripts is used; the tree is the same either way.
     ///
     /// # Errors
     /// [`super::ShellError`] when the text does not parse or the guards refuse it.
     pub fn parse(text: &str) -> Result<Self, super::ShellError> {
-        super::parse_script(text).map(|parsed| parsed.tree)
+        super::lower::parse(text, true).map_err(|message| super::ShellError { message })
     }
 }
 
