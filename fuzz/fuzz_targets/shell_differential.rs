@@ -1,6 +1,8 @@
 //! Differential fuzzing of the shell parse: `shell::parse` (which takes the plain-script fast
 //! path when it can) must give exactly what `shell::parse_with_brush_only` gives, for every
-//! input, errors included. A difference is a parser differential, the classic policy bypass.
+//! input, errors included, and `shell::parse_script` exactly what
+//! `shell::parse_script_with_brush_only` gives (the lowered tree the WASI shell compiles, with
+//! its positions). A difference is a parser differential, the classic policy bypass.
 
 #![no_main]
 
@@ -19,5 +21,8 @@ fuzz_target!(
     let fast = shell::parse(text);
     let brush = shell::parse_with_brush_only(text);
     assert_eq!(fast, brush, "the fast path disagrees on {text:?}");
+    let fast = shell::parse_script(text);
+    let brush = shell::parse_script_with_brush_only(text);
+    assert_eq!(fast, brush, "the fast path's tree disagrees on {text:?}");
     }
 );

@@ -61,7 +61,7 @@ const GROUPS: &[Group] = &[
         bench: "route",
         heading: "Routing a Bash script: WASI shell or host bash (`crates/agent-wasi/benches/route.rs`)",
         rows: WASI_ROUTE_ROWS,
-        footer: "`Toolbox::route` compiles the script as `Toolbox::shell` would (agent-core's parse, brush-parser's, the plan compiler) and checks every command name against the installed core-utils bundle; it runs nothing. See docs/shell.md (Routing).",
+        footer: "`Toolbox::route` compiles the script as `Toolbox::shell` would (agent-core's one parse into its lowered tree, then the plan compiler) and checks every command name against the installed core-utils bundle; it runs nothing. See docs/shell.md (Routing).",
     },
     Group {
         name: "bundles",
@@ -393,6 +393,27 @@ const WASI_ROUTE_ROWS: &[Row] = &[
         target: None,
         items: None,
         what: "`Toolbox::route` of a 20-command `&&` script vs. `agent_core::shell::parse` of it",
+    },
+    Row {
+        figure: "plan_parse_pipeline",
+        baseline: "core_parse_pipeline",
+        target: None,
+        items: None,
+        what: "`Plan::parse` of the typical agent command (agent-core's one parse, its lowered tree compiled into the WASI plan) vs. `agent_core::shell::parse` of it",
+    },
+    Row {
+        figure: "plan_parse_and_chain_20",
+        baseline: "core_parse_and_chain_20",
+        target: None,
+        items: None,
+        what: "`Plan::parse` of the 20-command `&&` script vs. `agent_core::shell::parse` of it",
+    },
+    Row {
+        figure: "plan_parse_compound",
+        baseline: "core_parse_compound",
+        target: None,
+        items: None,
+        what: "`Plan::parse` of a script with `for`, `if`, `case`, `while [[ .. ]]`, `${..}` operators and `$((..))` vs. `agent_core::shell::parse` of it",
     },
     Row {
         figure: "route_host_python",

@@ -1,5 +1,6 @@
 //! The layering check: a workspace crate may depend only on crates before it in DESIGN.md's
-//! order, and the bottom crates must not pull in heavy dependencies.
+//! order, the bottom crates must not pull in heavy dependencies, and a dependency that one crate
+//! owns (the shell parser) is a direct dependency of that crate alone.
 
 use std::collections::BTreeSet;
 
@@ -56,6 +57,14 @@ const HEAVY: &[(&str, &[&str])] = &[
         ],
     ),
 ];
+
+/// Dependencies only one workspace crate may depend on directly, and why: every other crate
+/// goes through that crate's API, so there is one reading of what they parse.
+const OWNED: &[(&str, &str, &str)] = &[(
+    "brush-parser",
+    "agent-core",
+    "the shell is parsed once, by agent_core::shell (its lowered tree and ParsedScript); read those instead of parsing again",
+)];
 
 pub fn check() -> Result<()> {
     let out = crate::cargo_command()
@@ -138,6 +147,13 @@ pub fn violations(meta: &Value) -> Result<Vec<String>> {
             let Some(dep_name) = dep["name"].as_str() else {
                 continue;
             };
+            if let Some((_, owner, why)) = OWNED.iter().find(|(d, ..)| *d == dep_name)
+                && *owner != name
+            {
+                problems.push(format!(
+                    "`{name}` depends on `{dep_name}`, which only `{owner}` may use: {why}"
+                ));
+            }
             let is_dev = dep["kind"].as_str() == Some("dev");
             if let Some(dep_rank) = ORDER.iter().position(|n| *n == dep_name)
                 && dep_rank >= rank
@@ -242,6 +258,33 @@ mod tests {
             )
             .is_empty()
         );
+    }
+
+    /// Only agent-core parses shell text (issue 24: one lowered shell tree); the WASI shell and
+    /// every other crate read its tree.
+    #[test]
+    fn only_agent_core_depends_on_the_shell_parser() {
+        let ok = meta(&[
+            ("agent-core", &["brush-parser"]),
+            ("agent-wasi", &["agent-core"]),
+            ("brush-parser", &[]),
+        ]);
+        assert!(violations(&ok).unwrap().is_empty());
+        for other in ["agent-wasi", "agent-sandbox", "agent-cli"] {
+            let m = meta(&[
+                ("agent-core", &["brush-parser"]),
+                (other, &["agent-core", "brush-parser"]),
+                ("brush-parser", &[]),
+            ]);
+            let v = violations(&m).unwrap();
+            assert_eq!(v.len(), 1, "{v:?}");
+            assert!(
+                v[0].contains(&format!(
+                    "`{other}` depends on `brush-parser`, which only `agent-core` may use"
+                )),
+                "{v:?}"
+            );
+        }
     }
 
     #[test]

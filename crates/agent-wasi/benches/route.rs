@@ -2,11 +2,14 @@
 //! core-utils bundle's command names, each figure beside a baseline measured in the same run:
 //!
 //! - `route_pipeline` / `route_and_chain_20`: `Toolbox::route` of a typical agent command (a
-//!   pipeline with `find -exec` and `xargs`) and of a 20-command `&&` script: agent-core's
-//!   parse, brush-parser's, the plan compiler, then the walk over every command name, each
-//!   looked up in the installed bundles; vs `core_parse_pipeline` / `core_parse_and_chain_20`,
+//!   pipeline with `find -exec` and `xargs`) and of a 20-command `&&` script: agent-core's one
+//!   parse (the tree and the checker's commands), the plan compiler, then the walk over every
+//!   command name, each looked up in the installed bundles; vs `core_parse_pipeline` / `core_parse_and_chain_20`,
 //!   `agent_core::shell::parse` of the same script (the parse the permission checker runs on
 //!   every Bash call anyway).
+//! - `plan_parse_pipeline` / `plan_parse_and_chain_20` / `plan_parse_compound`: `Plan::parse`
+//!   alone (the parse and the plan compiler, no routing) of those scripts and of one with
+//!   compound commands, `${..}` operators and arithmetic; vs `core_parse_*` of the same.
 //! - `route_host_python`: a script that goes to the host (`python3` is not a bundle command);
 //!   vs `spawn_bin_true`, spawning `/bin/true` with `std::process::Command::output` (the least
 //!   a host route costs).
@@ -40,6 +43,12 @@ const AND_CHAIN: &str = "echo start > log.txt && true && test -f log.txt && cat 
     head -n 1 log.txt && tail -n 1 log.txt && printf '%s\\n' x && basename a/b.txt && \
     dirname a/b.txt && seq 1 3 && sort log.txt && uniq log.txt && cut -c1-2 log.txt && \
     tr a-z A-Z < log.txt && grep -c t log.txt";
+
+/// A script with compound commands, parameter operators and arithmetic (the plan compiler's
+/// other paths).
+const COMPOUND: &str = "for f in a.txt b.txt c.txt; do if [ -f \"$f\" ]; then n=$((n + 1)); \
+    echo \"${f%.txt}: ${n:-0}\"; fi; done; case \"$n\" in 3) echo all;; *) echo some;; esac; \
+    while [[ $n -gt 0 && -n \"$f\" ]]; do n=$((n - 1)); done";
 
 const HOST: &str = "cd tools && python3 gen.py --out ../build | tee gen.log";
 
@@ -87,6 +96,18 @@ fn bench(c: &mut Criterion) {
     });
     group.bench_function("core_parse_and_chain_20", |b| {
         b.iter(|| black_box(agent_core::shell::parse(black_box(AND_CHAIN)).unwrap()));
+    });
+    for (name, script) in [
+        ("plan_parse_pipeline", PIPELINE),
+        ("plan_parse_and_chain_20", AND_CHAIN),
+        ("plan_parse_compound", COMPOUND),
+    ] {
+        group.bench_function(name, |b| {
+            b.iter(|| black_box(agent_wasi::shell::Plan::parse(black_box(script)).unwrap()));
+        });
+    }
+    group.bench_function("core_parse_compound", |b| {
+        b.iter(|| black_box(agent_core::shell::parse(black_box(COMPOUND)).unwrap()));
     });
     group.bench_function("route_host_python", |b| {
         b.iter(|| black_box(tb.route(black_box(HOST))));

@@ -13,7 +13,6 @@
 //! braces as one literal path.
 
 use super::Word;
-use brush_parser::ParserOptions;
 
 /// The most brace groups one source word may expand, one inside or after another (each is a
 /// level of recursion).
@@ -50,7 +49,6 @@ pub fn expand_words(words: &[Word]) -> Result<std::borrow::Cow<'_, [Word]>, TooM
     if !words.iter().any(has_braces) {
         return Ok(std::borrow::Cow::Borrowed(words));
     }
-    let opts = ParserOptions::default();
     let mut out = Vec::with_capacity(words.len());
     for w in words {
         if !has_braces(w) {
@@ -60,7 +58,7 @@ pub fn expand_words(words: &[Word]) -> Result<std::borrow::Cow<'_, [Word]>, TooM
         let budget = MAX_CHECKED_WORDS.saturating_sub(out.len());
         for raw in expand(&w.raw, budget)? {
             if !raw.is_empty() {
-                out.push(super::words::analyze(&raw, &opts).word);
+                out.push(super::words::analyze(&super::tree::Word::parse(&raw, None)).word);
             }
         }
     }

@@ -1,12 +1,17 @@
 //! One shell parse for everything that reads shell text.
 //!
-//! Permission rules, the sandbox's command checker and the WASI `Shell` all go through
-//! [`parse`], so they can never disagree about what a string means (a parser differential is
-//! the classic bypass). The parser is brush-parser (bash-faithful); this module turns its AST
-//! into the flat list of [`SimpleCommand`]s a policy needs, with every nesting level unfolded:
-//! `;` `&&` `||` `|` `|&` `&` and newlines, `$( )`, backticks, `<( )` / `>( )`, subshells, brace
-//! groups, `if` / `case` / loops, function bodies, the string argument of `bash -c` / `sh -c` /
-//! `eval` / `env -S` / `flock -c`, here-documents fed to a shell, and `find -exec`.
+//! A script is parsed once, into one lowered [`tree`] (owned, with source positions; every word
+//! split into its pieces once), and everything reads that tree: the permission rules and the
+//! sandbox's command checker through [`parse`] / [`parse_script`], the WASI `Shell` (agent-wasi)
+//! by compiling its plan from [`Parsed::tree`]. Only this module calls brush-parser (the
+//! layering check enforces it), so the readers can never disagree about what a string means
+//! (a parser differential is the classic bypass).
+//!
+//! [`parse`] walks the tree into the flat list of [`SimpleCommand`]s a policy needs, with every
+//! nesting level unfolded: `;` `&&` `||` `|` `|&` `&` and newlines, `$( )`, backticks,
+//! `<( )` / `>( )`, subshells, brace groups, `if` / `case` / loops, function bodies, the string
+//! argument of `bash -c` / `sh -c` / `eval` / `env -S` / `flock -c`, here-documents fed to a
+//! shell, and `find -exec`. Nested scripts are lowered the same way when the walk reaches them.
 //!
 //! Words are unquoted (`\rm`, `"rm"`, `r''m` and `$'\x72m'` all read `rm`); anything whose value
 //! is not known before run time (parameter and command expansions, globs, brace expansion) is
@@ -16,8 +21,9 @@
 //! Two things sit in front of brush-parser. Guards (`guards.rs`) refuse text it cannot answer
 //! in bounded time (over [`MAX_SCRIPT_BYTES`], parentheses deeper than [`MAX_PAREN_DEPTH`],
 //! broken here-documents) and turn its panics into parse failures. A fast path (`plain.rs`)
-//! builds the AST of plain scripts (`git status && cargo build | grep x`) directly, about four
-//! times cheaper; [`parse_with_brush_only`] skips it and must always agree with [`parse`].
+//! builds the tree of plain scripts (`git status && cargo build | grep x`) directly, about four
+//! times cheaper; [`parse_with_brush_only`] and [`parse_script_with_brush_only`] skip it and
+//! must always agree with [`parse`] and [`parse_script`].
 //!
 //! ```
 //! use agent_core::shell;
@@ -28,10 +34,13 @@
 //! # Ok::<(), agent_core::shell::ShellError>(())
 //! ```
 
+pub mod arithmetic;
 pub mod braces;
 mod guards;
+mod lower;
 mod plain;
 pub mod runtime_eval;
+pub mod tree;
 mod walk;
 mod words;
 pub mod wrappers;
@@ -374,6 +383,43 @@ pub struct ShellError {
 /// commands that did parse can still be checked against deny rules.
 pub fn parse(script: &str) -> Result<ParsedScript, ShellError> {
     walk::parse_top(script, true)
+}
+
+/// A script parsed once: its lowered tree, and the simple commands a policy reads, both from
+/// the same parse.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Parsed {
+    /// The whole script, lowered: what the WASI shell compiles its plan from.
+    pub tree: tree::Script,
+    /// Every simple command and every issue: what the permission rules and the sandbox's
+    /// command checker read.
+    pub script: ParsedScript,
+}
+
+/// Parses a shell script once into its lowered [`tree`] and its simple commands
+/// ([`ParsedScript`], as [`parse`] gives them).
+///
+/// # Errors
+/// As [`parse`].
+pub fn parse_script(script: &str) -> Result<Parsed, ShellError> {
+    parse_script_with(script, true)
+}
+
+/// [`parse_script`] with every script given to brush-parser: no fast path. The result is the
+/// same as [`parse_script`]'s, tree and positions included (the `shell_differential` fuzz
+/// target and the fast path's property tests hold the two to that).
+///
+/// # Errors
+/// As [`parse`].
+pub fn parse_script_with_brush_only(script: &str) -> Result<Parsed, ShellError> {
+    parse_script_with(script, false)
+}
+
+/// [`parse_script`]; `fast` lets plain scripts skip brush-parser.
+fn parse_script_with(script: &str, fast: bool) -> Result<Parsed, ShellError> {
+    let tree = lower::parse(script, fast).map_err(|message| ShellError { message })?;
+    let script = walk::walk_script(&tree, fast);
+    Ok(Parsed { tree, script })
 }
 
 /// [`parse`] with every script, however plain, given to brush-parser: no fast path. The result

@@ -3,8 +3,8 @@
 //!
 //! Most commands an agent runs look like `git status && cargo build --release | grep warning`.
 //! brush-parser spends about 20 µs on such a line (a backtracking PEG over its tokens, trying
-//! every word as an assignment); this lexer builds the same brush AST in about 1 µs, and the
-//! walker then treats it exactly like brush's own. It accepts a deliberately small language and
+//! every word as an assignment); this lexer builds the same lowered tree (positions included)
+//! in about 1 µs, and the walker and the WASI shell then treat it exactly like brush's own. It accepts a deliberately small language and
 //! returns `None` for anything else, which then goes to brush-parser:
 //!
 //! - unquoted bytes: ASCII letters, digits and `- _ . / = : , + % @ ^`;
@@ -16,9 +16,13 @@
 //!
 //! A differential property test (`plain_scripts_match_brush` below) and the `shell_differential`
 //! fuzz target check that every script accepted here gives the same [`super::ParsedScript`]
-//! as brush-parser.
+//! and the same [`super::tree::Script`] as brush-parser.
 
-use brush_parser::ast;
+use super::lower;
+use super::tree::{
+    AndOr, Assignment, AssignmentValue, Command, CommandItem, Connector, Item, Pipeline, Position,
+    Script, SimpleCommand,
+};
 
 /// Reserved words of bash (as command names they change the grammar; they are refused in any
 /// position, which costs nothing but speed).
@@ -29,50 +33,51 @@ const RESERVED: &[&str] = &[
 
 #[derive(Clone, Copy)]
 enum Token<'a> {
-    Word(&'a str),
+    /// A word and the byte offset where it starts (a plain script is one line of ASCII, so
+    /// the offset is also its column, less one, and its character index).
+    Word(&'a str, usize),
     Semi,
     And,
     Or,
     Pipe,
 }
 
-/// The brush AST of `text` when it is a plain script, or `None` to let brush-parser decide.
-pub(super) fn parse(text: &str) -> Option<ast::Program> {
+/// The lowered tree of `text` when it is a plain script, or `None` to let brush-parser decide.
+pub(super) fn parse(text: &str) -> Option<Script> {
     let tokens = tokenize(text)?;
     let mut items = Vec::new();
-    let mut words: Vec<&str> = Vec::new();
-    let mut pipeline: Vec<ast::Command> = Vec::new();
-    let mut first: Option<ast::Pipeline> = None;
-    let mut additional: Vec<ast::AndOr> = Vec::new();
+    let mut words: Vec<(&str, usize)> = Vec::new();
+    let mut pipeline: Vec<Command> = Vec::new();
+    let mut first: Option<Pipeline> = None;
+    let mut rest: Vec<(Connector, Pipeline)> = Vec::new();
     let mut joiner = Token::Semi;
+    let connector = |joiner: Token<'_>| match joiner {
+        Token::Or => Connector::Or,
+        _ => Connector::And,
+    };
     for token in tokens {
         match token {
-            Token::Word(w) => {
-                words.push(w);
+            Token::Word(w, at) => {
+                words.push((w, at));
                 continue;
             }
             Token::Pipe => pipeline.push(simple(&mut words)?),
             Token::And | Token::Or | Token::Semi => {
                 pipeline.push(simple(&mut words)?);
-                let p = ast::Pipeline {
-                    timed: None,
-                    bang: false,
-                    seq: std::mem::take(&mut pipeline),
-                };
-                match (&first, joiner) {
-                    (None, _) => first = Some(p),
-                    (Some(_), Token::Or) => additional.push(ast::AndOr::Or(p)),
-                    (Some(_), _) => additional.push(ast::AndOr::And(p)),
+                let p = plain_pipeline(std::mem::take(&mut pipeline));
+                match &first {
+                    None => first = Some(p),
+                    Some(_) => rest.push((connector(joiner), p)),
                 }
                 if matches!(token, Token::Semi) {
                     let first = first.take()?;
-                    items.push(ast::CompoundListItem(
-                        ast::AndOrList {
+                    items.push(Item {
+                        and_or: AndOr {
                             first,
-                            additional: std::mem::take(&mut additional),
+                            rest: std::mem::take(&mut rest),
                         },
-                        ast::SeparatorOperator::Sequence,
-                    ));
+                        background: None,
+                    });
                 }
                 joiner = token;
             }
@@ -85,59 +90,74 @@ pub(super) fn parse(text: &str) -> Option<ast::Program> {
         }
     } else {
         pipeline.push(simple(&mut words)?);
-        let p = ast::Pipeline {
-            timed: None,
-            bang: false,
-            seq: pipeline,
-        };
-        let and_or = match (first, joiner) {
-            (None, _) => ast::AndOrList {
-                first: p,
-                additional,
-            },
-            (Some(first), j) => {
-                additional.push(if matches!(j, Token::Or) {
-                    ast::AndOr::Or(p)
-                } else {
-                    ast::AndOr::And(p)
-                });
-                ast::AndOrList { first, additional }
+        let p = plain_pipeline(pipeline);
+        let and_or = match first {
+            None => AndOr { first: p, rest },
+            Some(first) => {
+                rest.push((connector(joiner), p));
+                AndOr { first, rest }
             }
         };
-        items.push(ast::CompoundListItem(
+        items.push(Item {
             and_or,
-            ast::SeparatorOperator::Sequence,
-        ));
+            background: None,
+        });
     }
-    Some(ast::Program {
-        complete_commands: vec![ast::CompoundList(items)],
-    })
+    Some(Script { items })
+}
+
+fn plain_pipeline(commands: Vec<Command>) -> Pipeline {
+    Pipeline {
+        timed: None,
+        negated: false,
+        commands,
+    }
 }
 
 /// One simple command from the words collected so far (which are taken).
-fn simple(words: &mut Vec<&str>) -> Option<ast::Command> {
+fn simple(words: &mut Vec<(&str, usize)>) -> Option<Command> {
     let (name, rest) = words.split_first()?;
-    if name.contains('=') || words.iter().any(|w| is_reserved(w)) {
+    if name.0.contains('=') || words.iter().any(|(w, _)| is_reserved(w)) {
         return None;
     }
-    let word = |w: &&str| ast::Word {
-        value: (*w).to_owned(),
-        loc: None,
+    // A plain script is one line of ASCII: a byte offset is a column, less one.
+    let position = |at: usize| Position::new(1, at + 1);
+    let word = |&(w, at): &(&str, usize)| lower::word(w, Some(position(at)));
+    // An argument shaped `NAME=value` / `NAME+=value` is an assignment word to brush (`env
+    // A=1`, `make CC=cc`), as in bash's grammar.
+    let item = |w: &(&str, usize)| match assignment_shape(w.0) {
+        Some((name, append, value)) => {
+            let value_at = w.0.len() - value.len();
+            CommandItem::Assignment(Assignment {
+                name: name.to_owned(),
+                index: None,
+                append,
+                value: AssignmentValue::Scalar(lower::word(value, Some(position(w.1 + value_at)))),
+                word: word(w),
+                at: position(w.1),
+            })
+        }
+        None => CommandItem::Word(word(w)),
     };
-    let suffix = (!rest.is_empty()).then(|| {
-        ast::CommandSuffix(
-            rest.iter()
-                .map(|w| ast::CommandPrefixOrSuffixItem::Word(word(w)))
-                .collect(),
-        )
-    });
-    let command = ast::SimpleCommand {
-        prefix: None,
-        word_or_name: Some(word(name)),
-        suffix,
+    let command = SimpleCommand {
+        prefix: Vec::new(),
+        name: Some(word(name)),
+        suffix: rest.iter().map(item).collect(),
+        at: Some(position(name.1)),
     };
     words.clear();
-    Some(ast::Command::Simple(command))
+    Some(Command::Simple(command))
+}
+
+/// `NAME=value` or `NAME+=value` with an unquoted name: the name, whether it appends, and the
+/// value as written.
+fn assignment_shape(raw: &str) -> Option<(&str, bool, &str)> {
+    let eq = raw.find('=')?;
+    let (name, append) = match raw[..eq].strip_suffix('+') {
+        Some(name) => (name, true),
+        None => (&raw[..eq], false),
+    };
+    super::runtime_eval::is_identifier(name).then(|| (name, append, &raw[eq + 1..]))
 }
 
 /// Whether `raw`, quotes removed, is a reserved word (a quoted one is not reserved in bash, but
@@ -209,7 +229,7 @@ fn tokenize(text: &str) -> Option<Vec<Token<'_>>> {
                         _ => return None,
                     }
                 }
-                tokens.push(Token::Word(text.get(start..i)?));
+                tokens.push(Token::Word(text.get(start..i)?, start));
             }
         }
     }
@@ -339,6 +359,10 @@ mod tests {
             let fast = crate::shell::parse(text);
             let brush = crate::shell::parse_with_brush_only(text);
             prop_assert_eq!(fast, brush, "{:?}", text);
+            // The lowered tree too, positions included.
+            let fast = crate::shell::parse_script(text);
+            let brush = crate::shell::parse_script_with_brush_only(text);
+            prop_assert_eq!(fast, brush, "{:?}", text);
         }
         Ok(())
     }
@@ -374,6 +398,11 @@ mod tests {
             assert_eq!(
                 crate::shell::parse(t),
                 crate::shell::parse_with_brush_only(t),
+                "{t}"
+            );
+            assert_eq!(
+                crate::shell::parse_script(t),
+                crate::shell::parse_script_with_brush_only(t),
                 "{t}"
             );
         }

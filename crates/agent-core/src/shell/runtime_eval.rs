@@ -27,7 +27,7 @@
 //!
 //! `trap ACTION SIGNAL` is not listed: its action is walked as a nested script, like `eval`'s.
 
-use brush_parser::word::{self, ParameterExpr, ParameterTransformOp};
+use super::tree::{Parameter, ParameterExpansion, Transform};
 
 use super::wrappers::basename;
 use super::{Issue, IssueKind, Word};
@@ -116,102 +116,16 @@ pub(crate) fn subscript(index: &str, whole: &str) -> Option<Issue> {
 
 /// Parameter expansions whose evaluation reaches text the parser cannot see: indirection,
 /// prompt expansion, and non-literal subscripts, offsets and lengths.
-pub(crate) fn parameter(expr: &ParameterExpr, slice: &str) -> Vec<Issue> {
-    use ParameterExpr as P;
+pub(crate) fn parameter(expr: &ParameterExpansion, slice: &str) -> Vec<Issue> {
     let mut out = Vec::new();
-    let (param, indirect) = match expr {
-        P::Parameter {
-            parameter,
-            indirect,
-        }
-        | P::UseDefaultValues {
-            parameter,
-            indirect,
-            ..
-        }
-        | P::AssignDefaultValues {
-            parameter,
-            indirect,
-            ..
-        }
-        | P::IndicateErrorIfNullOrUnset {
-            parameter,
-            indirect,
-            ..
-        }
-        | P::UseAlternativeValue {
-            parameter,
-            indirect,
-            ..
-        }
-        | P::ParameterLength {
-            parameter,
-            indirect,
-        }
-        | P::RemoveSmallestSuffixPattern {
-            parameter,
-            indirect,
-            ..
-        }
-        | P::RemoveLargestSuffixPattern {
-            parameter,
-            indirect,
-            ..
-        }
-        | P::RemoveSmallestPrefixPattern {
-            parameter,
-            indirect,
-            ..
-        }
-        | P::RemoveLargestPrefixPattern {
-            parameter,
-            indirect,
-            ..
-        }
-        | P::Substring {
-            parameter,
-            indirect,
-            ..
-        }
-        | P::Transform {
-            parameter,
-            indirect,
-            ..
-        }
-        | P::UppercaseFirstChar {
-            parameter,
-            indirect,
-            ..
-        }
-        | P::UppercasePattern {
-            parameter,
-            indirect,
-            ..
-        }
-        | P::LowercaseFirstChar {
-            parameter,
-            indirect,
-            ..
-        }
-        | P::LowercasePattern {
-            parameter,
-            indirect,
-            ..
-        }
-        | P::ReplaceSubstring {
-            parameter,
-            indirect,
-            ..
-        } => (Some(parameter), *indirect),
-        P::VariableNames { .. } | P::MemberKeys { .. } => (None, false),
-    };
-    if indirect {
+    let (param, indirect) = expr.parameter().unzip();
+    if indirect == Some(true) {
         out.push(issue(format!(
             "`{slice}` expands the variable named by another variable's value, which can hold a subscript that runs commands"
         )));
     }
-    if let P::Transform {
-        op: ParameterTransformOp::PromptExpand,
+    if let ParameterExpansion::Transform {
+        op: Transform::PromptExpand,
         ..
     } = expr
     {
@@ -219,16 +133,13 @@ pub(crate) fn parameter(expr: &ParameterExpr, slice: &str) -> Vec<Issue> {
             "`{slice}` applies prompt expansion, which runs the command substitutions in the value"
         )));
     }
-    if let P::Substring { offset, length, .. } = expr {
-        out.extend(arithmetic(
-            &offset.value,
-            &format!("the offset in `{slice}`"),
-        ));
+    if let ParameterExpansion::Substring { offset, length, .. } = expr {
+        out.extend(arithmetic(offset, &format!("the offset in `{slice}`")));
         if let Some(l) = length {
-            out.extend(arithmetic(&l.value, &format!("the length in `{slice}`")));
+            out.extend(arithmetic(l, &format!("the length in `{slice}`")));
         }
     }
-    if let Some(word::Parameter::NamedWithIndex { index, .. }) = param {
+    if let Some(Parameter::NamedWithIndex { index, .. }) = param {
         out.extend(subscript(index, slice));
     }
     out

@@ -1,17 +1,14 @@
-//! Walks brush-parser's AST and collects every simple command at every nesting level.
+//! Walks the lowered shell tree ([`super::tree`]) and collects every simple command at every
+//! nesting level.
 
-use std::io::Cursor;
-
-use brush_parser::ast::{self, AndOr, Command, CommandPrefixOrSuffixItem, CompoundCommand};
-use brush_parser::{Parser, ParserOptions};
-
+use super::tree::{self, Command, CommandItem, Compound};
 use super::words::{self, Analysis};
 use super::wrappers::{self, basename};
 use super::{
     Assignment, Issue, IssueKind, Origin, ParsedScript, Redirect, RedirectOp, ShellError,
     SimpleCommand, Word,
 };
-use super::{guards, plain, runtime_eval};
+use super::{lower, runtime_eval};
 
 /// How deep scripts may nest (`bash -c "$(bash -c '...')"`) before the walker gives up and
 /// reports [`IssueKind::TooDeep`]. Real commands rarely nest more than three levels.
@@ -25,34 +22,23 @@ const SHELLS: &[&str] = &[
 /// Parses `script` and walks it. `fast` lets plain scripts skip brush-parser (see
 /// [`super::plain`]); turning it off is for differential tests.
 pub(super) fn parse_top(script: &str, fast: bool) -> Result<ParsedScript, ShellError> {
-    let opts = ParserOptions::default();
-    let program = parse_program(script, &opts, fast).map_err(|message| ShellError { message })?;
+    let tree = lower::parse(script, fast).map_err(|message| ShellError { message })?;
+    Ok(walk_script(&tree, fast))
+}
+
+/// Walks a lowered top-level script (nested scripts are lowered as they are found; `fast` as
+/// in [`parse_top`]).
+pub(super) fn walk_script(script: &tree::Script, fast: bool) -> ParsedScript {
     let mut walker = Walker {
-        opts,
         fast,
         out: ParsedScript::default(),
         at: (Origin::TopLevel, 0),
     };
-    walker.program(&program, Origin::TopLevel, 0);
-    Ok(walker.out)
-}
-
-fn parse_program(text: &str, opts: &ParserOptions, fast: bool) -> Result<ast::Program, String> {
-    if let Some(why) = guards::refuse(text) {
-        return Err(why);
-    }
-    if fast && let Some(program) = plain::parse(text) {
-        return Ok(program);
-    }
-    match guards::catch_panic(|| Parser::new(Cursor::new(text.as_bytes()), opts).parse_program()) {
-        Some(Ok(program)) => Ok(program),
-        Some(Err(e)) => Err(e.to_string()),
-        None => Err("the shell parser failed on this input".to_owned()),
-    }
+    walker.list(&script.items, Origin::TopLevel, 0);
+    walker.out
 }
 
 struct Walker {
-    opts: ParserOptions,
     fast: bool,
     out: ParsedScript,
     /// Where the command being walked was found (for the assignments its words make).
@@ -85,8 +71,8 @@ impl Walker {
             );
             return;
         }
-        match parse_program(text, &self.opts, self.fast) {
-            Ok(program) => self.program(&program, origin, depth),
+        match lower::parse(text, self.fast) {
+            Ok(script) => self.list(&script.items, origin, depth),
             Err(e) => self.issue(
                 IssueKind::NestedParse,
                 format!("cannot parse `{text}`: {e}"),
@@ -100,26 +86,18 @@ impl Walker {
         }
     }
 
-    fn program(&mut self, program: &ast::Program, origin: Origin, depth: u32) {
-        for list in &program.complete_commands {
-            self.compound_list(list, origin, depth);
-        }
-    }
-
-    fn compound_list(&mut self, list: &ast::CompoundList, origin: Origin, depth: u32) {
-        for item in &list.0 {
-            let and_or = &item.0;
+    fn list(&mut self, items: &[tree::Item], origin: Origin, depth: u32) {
+        for item in items {
+            let and_or = &item.and_or;
             self.pipeline(&and_or.first, origin, depth);
-            for next in &and_or.additional {
-                match next {
-                    AndOr::And(p) | AndOr::Or(p) => self.pipeline(p, origin, depth),
-                }
+            for (_, next) in &and_or.rest {
+                self.pipeline(next, origin, depth);
             }
         }
     }
 
-    fn pipeline(&mut self, pipeline: &ast::Pipeline, origin: Origin, depth: u32) {
-        for command in &pipeline.seq {
+    fn pipeline(&mut self, pipeline: &tree::Pipeline, origin: Origin, depth: u32) {
+        for command in &pipeline.commands {
             self.command(command, origin, depth, &[]);
         }
     }
@@ -128,18 +106,18 @@ impl Walker {
         self.at = (origin, depth);
         match command {
             Command::Simple(simple) => self.simple(simple, origin, depth, outer),
-            Command::Compound(compound, redirects) => {
-                let redirects = self.redirect_list(redirects.as_ref(), depth, outer);
-                self.compound(compound, inner_origin(origin), depth, &redirects);
+            Command::Compound(compound) => {
+                let redirects = self.redirect_list(&compound.redirects, depth, outer);
+                self.compound(&compound.body, inner_origin(origin), depth, &redirects);
             }
             Command::Function(def) => {
-                let redirects = self.redirect_list(def.body.1.as_ref(), depth, &[]);
-                self.compound(&def.body.0, Origin::FunctionBody, depth, &redirects);
+                let redirects = self.redirect_list(&def.body.redirects, depth, &[]);
+                self.compound(&def.body.body, Origin::FunctionBody, depth, &redirects);
             }
-            Command::ExtendedTest(test, redirects) => {
+            Command::Test(test) => {
                 let mut pending = Pending::new();
                 self.extended_test(&test.expr, &mut pending);
-                let redirects = self.redirect_list(redirects.as_ref(), depth, outer);
+                let redirects = self.redirect_list(&test.redirects, depth, outer);
                 self.record_redirect_only(redirects, origin, depth);
                 self.drain(pending, depth);
             }
@@ -150,22 +128,20 @@ impl Walker {
     /// command of their own (no words) so a policy checks them exactly once, and passed down.
     fn redirect_list(
         &mut self,
-        list: Option<&ast::RedirectList>,
+        list: &[tree::Redirect],
         depth: u32,
         outer: &[Redirect],
     ) -> Vec<Redirect> {
         let mut pending = Pending::new();
         let mut deferred = Vec::new();
         let mut redirects: Vec<Redirect> = outer.to_vec();
-        if let Some(list) = list {
-            for r in &list.0 {
-                if let Some(r) = self.redirect(r, &mut deferred, &mut pending) {
-                    redirects.push(r);
-                }
+        for r in list {
+            if let Some(r) = self.redirect(r, &mut deferred, &mut pending) {
+                redirects.push(r);
             }
         }
         for list in deferred {
-            self.compound_list(list, Origin::Substitution, depth);
+            self.list(list, Origin::Substitution, depth);
         }
         self.drain(pending, depth);
         redirects
@@ -209,7 +185,7 @@ impl Walker {
 
     fn compound(
         &mut self,
-        compound: &CompoundCommand,
+        compound: &Compound,
         origin: Origin,
         depth: u32,
         redirects: &[Redirect],
@@ -218,106 +194,95 @@ impl Walker {
         // Redirects of the compound: checked once, on a command of their own.
         self.record_redirect_only(redirects.to_vec(), origin, depth);
         match compound {
-            CompoundCommand::Arithmetic(a) => {
-                self.runtime(runtime_eval::arithmetic(
-                    &a.expr.value,
-                    "the arithmetic command",
-                ));
-                self.scan(&a.expr.value, &mut pending);
+            Compound::Arithmetic(text) => {
+                self.runtime(runtime_eval::arithmetic(text, "the arithmetic command"));
+                self.scan(text, &mut pending);
             }
-            CompoundCommand::ArithmeticForClause(f) => {
-                for e in [&f.initializer, &f.condition, &f.updater]
-                    .into_iter()
-                    .flatten()
-                {
-                    self.runtime(runtime_eval::arithmetic(
-                        &e.value,
-                        "the arithmetic `for` clause",
-                    ));
-                    self.scan(&e.value, &mut pending);
+            Compound::ArithmeticFor {
+                init,
+                condition,
+                update,
+                body,
+            } => {
+                for e in [init, condition, update].into_iter().flatten() {
+                    self.runtime(runtime_eval::arithmetic(e, "the arithmetic `for` clause"));
+                    self.scan(e, &mut pending);
                 }
-                self.compound_list(&f.body.list, origin, depth);
+                self.list(body, origin, depth);
             }
-            CompoundCommand::BraceGroup(b) => self.compound_list(&b.list, origin, depth),
-            CompoundCommand::Subshell(s) => self.compound_list(&s.list, origin, depth),
-            CompoundCommand::ForClause(f) => {
-                for w in f.values.iter().flatten() {
-                    self.word(&w.value, &mut pending);
+            Compound::BraceGroup(list) | Compound::Subshell(list) => {
+                self.list(list, origin, depth);
+            }
+            Compound::For { name, values, body } => {
+                for w in values.iter().flatten() {
+                    self.word(w, &mut pending);
                 }
-                let shown = format!("for {} in …", f.variable_name);
-                self.record_assignment(&f.variable_name, &shown, origin, depth);
-                self.compound_list(&f.body.list, origin, depth);
+                let shown = format!("for {name} in …");
+                self.record_assignment(name, &shown, origin, depth);
+                self.list(body, origin, depth);
             }
-            CompoundCommand::CaseClause(c) => {
-                self.word(&c.value.value, &mut pending);
-                for item in &c.cases {
-                    for p in &item.patterns {
-                        self.word(&p.value, &mut pending);
+            Compound::Case { subject, arms } => {
+                self.word(subject, &mut pending);
+                for arm in arms {
+                    for p in &arm.patterns {
+                        self.word(p, &mut pending);
                     }
-                    if let Some(cmd) = &item.cmd {
-                        self.compound_list(cmd, origin, depth);
-                    }
+                    self.list(&arm.body, origin, depth);
                 }
             }
-            CompoundCommand::IfClause(i) => {
-                self.compound_list(&i.condition, origin, depth);
-                self.compound_list(&i.then, origin, depth);
-                for e in i.elses.iter().flatten() {
+            Compound::If {
+                condition,
+                then,
+                elses,
+            } => {
+                self.list(condition, origin, depth);
+                self.list(then, origin, depth);
+                for e in elses {
                     if let Some(c) = &e.condition {
-                        self.compound_list(c, origin, depth);
+                        self.list(c, origin, depth);
                     }
-                    self.compound_list(&e.body, origin, depth);
+                    self.list(&e.body, origin, depth);
                 }
             }
-            CompoundCommand::WhileClause(w) | CompoundCommand::UntilClause(w) => {
-                self.compound_list(&w.0, origin, depth);
-                self.compound_list(&w.1.list, origin, depth);
+            Compound::While {
+                condition, body, ..
+            } => {
+                self.list(condition, origin, depth);
+                self.list(body, origin, depth);
             }
-            CompoundCommand::Coprocess(c) => {
+            Compound::Coprocess { name, body } => {
                 // `coproc NAME` assigns the array NAME and NAME_PID (bash's own COPROC when
                 // unnamed).
-                if let Some(name) = &c.name {
-                    let name = self.word(&name.value, &mut pending);
+                if let Some(name) = name {
+                    let name = self.word(name, &mut pending);
                     for n in [name.text.clone(), format!("{}_PID", name.text)] {
                         self.record_assignment(&n, &format!("coproc {}", name.raw), origin, depth);
                     }
                 }
-                self.command(&c.body, origin, depth, &[]);
+                self.command(body, origin, depth, &[]);
             }
         }
         self.drain(pending, depth);
     }
 
-    fn extended_test(&mut self, expr: &ast::ExtendedTestExpr, pending: &mut Pending) {
-        use ast::ExtendedTestExpr as E;
+    fn extended_test(&mut self, expr: &tree::TestExpr, pending: &mut Pending) {
+        use tree::TestExpr as E;
         match expr {
             E::And(a, b) | E::Or(a, b) => {
                 self.extended_test(a, pending);
                 self.extended_test(b, pending);
             }
             E::Not(a) | E::Parenthesized(a) => self.extended_test(a, pending),
-            E::UnaryTest(op, w) => {
-                let w = self.word(&w.value, pending);
-                let names_variable = matches!(
-                    op,
-                    ast::UnaryPredicate::ShellVariableIsSetAndAssigned
-                        | ast::UnaryPredicate::ShellVariableIsSetAndNameRef
-                );
+            E::Unary(op, w) => {
+                let w = self.word(w, pending);
+                let names_variable =
+                    matches!(op, tree::UnaryTest::VariableSet | tree::UnaryTest::NameRef);
                 self.runtime(runtime_eval::extended_unary_name(names_variable, &w));
             }
-            E::BinaryTest(op, a, b) => {
-                let a = self.word(&a.value, pending);
-                let b = self.word(&b.value, pending);
-                use ast::BinaryPredicate as B;
-                if matches!(
-                    op,
-                    B::ArithmeticEqualTo
-                        | B::ArithmeticNotEqualTo
-                        | B::ArithmeticLessThan
-                        | B::ArithmeticLessThanOrEqualTo
-                        | B::ArithmeticGreaterThan
-                        | B::ArithmeticGreaterThanOrEqualTo
-                ) {
+            E::Binary(op, a, b) => {
+                let a = self.word(a, pending);
+                let b = self.word(b, pending);
+                if op.is_arithmetic() {
                     self.runtime(runtime_eval::extended_arithmetic_operand(&a));
                     self.runtime(runtime_eval::extended_arithmetic_operand(&b));
                 }
@@ -344,21 +309,23 @@ impl Walker {
         analysis.word
     }
 
-    fn word(&mut self, raw: &str, pending: &mut Pending) -> Word {
-        let analysis = words::analyze(raw, &self.opts);
+    fn word(&mut self, word: &tree::Word, pending: &mut Pending) -> Word {
+        let analysis = words::analyze(word);
         self.absorb(analysis, pending)
     }
 
-    /// Text the shell evaluates (arithmetic): only its nested substitutions matter.
+    /// Text the shell evaluates (arithmetic, a subscript): only its nested substitutions
+    /// matter.
     fn scan(&mut self, text: &str, pending: &mut Pending) {
         if text.contains(['$', '`']) {
-            self.word(text, pending);
+            let analysis = words::analyze_text(text);
+            self.absorb(analysis, pending);
         }
     }
 
     fn simple(
         &mut self,
-        simple: &ast::SimpleCommand,
+        simple: &tree::SimpleCommand,
         origin: Origin,
         depth: u32,
         outer: &[Redirect],
@@ -372,44 +339,38 @@ impl Walker {
         let items = simple
             .prefix
             .iter()
-            .flat_map(|p| p.0.iter().map(|i| Part::Item(i, true)))
-            .chain(simple.word_or_name.iter().map(Part::Name))
-            .chain(
-                simple
-                    .suffix
-                    .iter()
-                    .flat_map(|s| s.0.iter().map(|i| Part::Item(i, false))),
-            );
+            .map(|i| Part::Item(i, true))
+            .chain(simple.name.iter().map(Part::Name))
+            .chain(simple.suffix.iter().map(|i| Part::Item(i, false)));
         for part in items {
             let (item, in_prefix) = match part {
                 Part::Name(name) => {
-                    let w = self.word(&name.value, &mut pending);
+                    let w = self.word(name, &mut pending);
                     words.push(w);
                     continue;
                 }
                 Part::Item(item, in_prefix) => (item, in_prefix),
             };
             match item {
-                CommandPrefixOrSuffixItem::IoRedirect(r) => {
+                CommandItem::Redirect(r) => {
                     if let Some(r) = self.redirect(r, &mut deferred, &mut pending) {
                         redirects.push(r);
                     }
                 }
-                CommandPrefixOrSuffixItem::AssignmentWord(assignment, raw) if in_prefix => {
-                    let a = self.assignment(assignment, raw, &mut pending);
+                CommandItem::Assignment(assignment) if in_prefix => {
+                    let a = self.assignment(assignment, &mut pending);
                     assignments.push(a);
                 }
-                CommandPrefixOrSuffixItem::AssignmentWord(_, raw)
-                | CommandPrefixOrSuffixItem::Word(raw) => {
-                    let w = self.word(&raw.value, &mut pending);
+                CommandItem::Assignment(tree::Assignment { word: raw, .. })
+                | CommandItem::Word(raw) => {
+                    let w = self.word(raw, &mut pending);
                     words.push(w);
                 }
-                CommandPrefixOrSuffixItem::ProcessSubstitution(kind, sub) => {
-                    deferred.push(&sub.list);
-                    let raw = format!("{kind}({})", sub.list);
+                CommandItem::ProcessSubstitution(sub) => {
+                    deferred.push(&sub.body);
                     words.push(Word {
-                        text: raw.clone(),
-                        raw,
+                        text: sub.shown.clone(),
+                        raw: sub.shown.clone(),
                         dynamic: true,
                         ..Word::default()
                     });
@@ -434,46 +395,38 @@ impl Walker {
         self.out.commands.extend(extra);
         self.drain(strings, depth);
         for list in deferred {
-            self.compound_list(list, Origin::Substitution, depth);
+            self.list(list, Origin::Substitution, depth);
         }
         self.drain(pending, depth);
     }
 
-    fn assignment(
-        &mut self,
-        assignment: &ast::Assignment,
-        raw: &ast::Word,
-        pending: &mut Pending,
-    ) -> Assignment {
-        let name = match &assignment.name {
-            ast::AssignmentName::VariableName(n) => n.clone(),
-            ast::AssignmentName::ArrayElementName(n, index) => {
-                self.runtime(runtime_eval::subscript(index, &raw.value));
-                self.scan(index, pending);
-                n.clone()
-            }
-        };
-        self.runtime(runtime_eval::code_variable(&name));
+    fn assignment(&mut self, assignment: &tree::Assignment, pending: &mut Pending) -> Assignment {
+        let raw = &assignment.word.raw;
+        if let Some(index) = &assignment.index {
+            self.runtime(runtime_eval::subscript(index, raw));
+            self.scan(index, pending);
+        }
+        self.runtime(runtime_eval::code_variable(&assignment.name));
         let value = match &assignment.value {
-            ast::AssignmentValue::Scalar(w) => self.word(&w.value, pending),
-            ast::AssignmentValue::Array(items) => {
+            tree::AssignmentValue::Scalar(w) => self.word(w, pending),
+            tree::AssignmentValue::Array(items) => {
                 for (k, v) in items {
                     if let Some(k) = k {
-                        self.runtime(runtime_eval::subscript(&k.value, &raw.value));
-                        self.scan(&k.value, pending);
+                        self.runtime(runtime_eval::subscript(k, raw));
+                        self.scan(k, pending);
                     }
-                    self.word(&v.value, pending);
+                    self.word(v, pending);
                 }
                 Word {
-                    text: raw.value.clone(),
-                    raw: raw.value.clone(),
+                    text: raw.clone(),
+                    raw: raw.clone(),
                     dynamic: true,
                     ..Word::default()
                 }
             }
         };
         Assignment {
-            name,
+            name: assignment.name.clone(),
             value,
             implicit: false,
         }
@@ -481,46 +434,46 @@ impl Walker {
 
     fn redirect<'a>(
         &mut self,
-        r: &'a ast::IoRedirect,
-        deferred: &mut Vec<&'a ast::CompoundList>,
+        r: &'a tree::Redirect,
+        deferred: &mut Vec<&'a [tree::Item]>,
         pending: &mut Pending,
     ) -> Option<Redirect> {
-        use ast::{IoFileRedirectKind as K, IoFileRedirectTarget as T, IoRedirect as R};
-        Some(match r {
-            R::File(fd, kind, target) => {
-                let op = match kind {
+        use tree::{FileOp as K, RedirectKind as R, RedirectTarget as T};
+        Some(match &r.kind {
+            R::File { op, target } => {
+                let op = match op {
                     K::Read => RedirectOp::Read,
                     K::Write => RedirectOp::Write,
                     K::Append => RedirectOp::Append,
-                    K::ReadAndWrite => RedirectOp::ReadWrite,
+                    K::ReadWrite => RedirectOp::ReadWrite,
                     K::Clobber => RedirectOp::Clobber,
                     K::DuplicateInput => RedirectOp::DuplicateInput,
                     K::DuplicateOutput => RedirectOp::DuplicateOutput,
                 };
                 let target = match target {
-                    T::Filename(w) | T::Duplicate(w) => Some(self.word(&w.value, pending)),
+                    T::File(w) | T::Duplicate(w) => Some(self.word(w, pending)),
                     T::Fd(n) => Some(Word::literal(&n.to_string())),
-                    T::ProcessSubstitution(_, sub) => {
-                        deferred.push(&sub.list);
+                    T::Process(sub) => {
+                        deferred.push(&sub.body);
                         None
                     }
                 };
                 Redirect {
-                    fd: *fd,
+                    fd: r.fd,
                     op,
                     target,
                 }
             }
-            R::HereDocument(fd, doc) => {
-                let body = &doc.doc.value;
+            R::HereDocument(doc) => {
+                let body = &doc.body.raw;
                 let mut dynamic = false;
-                if doc.requires_expansion && body.contains(['$', '`']) {
-                    let analysis = words::analyze_heredoc(body, &self.opts);
+                if doc.expands && body.contains(['$', '`']) {
+                    let analysis = words::analyze_heredoc(&doc.body);
                     dynamic = !analysis.nested.is_empty() || body.contains('$');
                     self.absorb(analysis, pending);
                 }
                 Redirect {
-                    fd: *fd,
+                    fd: r.fd,
                     op: RedirectOp::HereDocument,
                     target: Some(Word {
                         text: body.clone(),
@@ -530,15 +483,15 @@ impl Walker {
                     }),
                 }
             }
-            R::HereString(fd, w) => Redirect {
-                fd: *fd,
+            R::HereString(w) => Redirect {
+                fd: r.fd,
                 op: RedirectOp::HereString,
-                target: Some(self.word(&w.value, pending)),
+                target: Some(self.word(w, pending)),
             },
-            R::OutputAndError(w, append) => Redirect {
+            R::OutputAndError { target, append } => Redirect {
                 fd: None,
                 op: RedirectOp::OutputAndError { append: *append },
-                target: Some(self.word(&w.value, pending)),
+                target: Some(self.word(target, pending)),
             },
         })
     }
@@ -650,9 +603,9 @@ impl Walker {
 /// One part of a simple command, in source order.
 enum Part<'a> {
     /// A prefix (`true`) or suffix (`false`) item.
-    Item(&'a CommandPrefixOrSuffixItem, bool),
+    Item(&'a CommandItem, bool),
     /// The command name.
-    Name(&'a ast::Word),
+    Name(&'a tree::Word),
 }
 
 /// The action of `trap ACTION SIGNAL...`: a script the shell runs when the signal arrives.

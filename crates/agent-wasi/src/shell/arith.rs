@@ -14,11 +14,11 @@
 //! deeper than 32 parentheses (the parser is recursive: 3000 `!` overflowed its stack). A
 //! variable's value read as an expression passes the same check when it is evaluated.
 //!
-//! The expression is parsed by brush-parser's arithmetic grammar, the one the permission
-//! checker's parser uses.
+//! The expression is parsed by `agent_core::shell::arithmetic` (brush-parser's arithmetic
+//! grammar, behind agent-core's guards, as an owned tree).
 
-use brush_parser::ast::{
-    ArithmeticExpr, ArithmeticTarget, BinaryOperator, UnaryAssignmentOperator, UnaryOperator,
+use agent_core::shell::arithmetic::{
+    self as parser, BinaryOp, Expr, Target, UnaryAssignOp, UnaryOp,
 };
 
 use super::vars::Vars;
@@ -27,11 +27,11 @@ use super::vars::Vars;
 pub(crate) const MAX_EXPRESSION_BYTES: usize = 4096;
 /// The deepest parentheses nesting accepted.
 pub(crate) const MAX_PARENTHESES: usize = 32;
-/// The most operator characters an expression may hold. brush's parser recurses for every
-/// prefix operator, `**`, `?:` and parenthesis, and 3000 `!` overflowed the thread's stack (the
-/// process aborts); 64 is far above what a script writes and parses in well under 1 MiB of
-/// stack (tested).
-pub(crate) const MAX_OPERATORS: usize = 64;
+/// The most operator characters an expression may hold: agent-core's bound for its parser
+/// (brush's parser recurses for every prefix operator, `**`, `?:` and parenthesis, and 3000 `!`
+/// overflowed the thread's stack). The evaluator recurses as deep, and a variable's value read
+/// as an expression counts towards the same total.
+pub(crate) const MAX_OPERATORS: usize = parser::MAX_OPERATORS;
 /// How deep a variable's value may refer to another variable's (bash allows 1024).
 const MAX_RECURSION: usize = 32;
 
@@ -54,7 +54,7 @@ pub(crate) fn check_command(text: &str) -> Result<(), &'static str> {
 
 /// The checks of [`check`], with the expression they parsed (`None` when `$..` in it left the
 /// shape to the values).
-fn checked(text: &str, assignments: bool) -> Result<Option<ArithmeticExpr>, &'static str> {
+fn checked(text: &str, assignments: bool) -> Result<Option<Expr>, &'static str> {
     if text.len() > MAX_EXPRESSION_BYTES {
         return Err(REFUSED);
     }
@@ -104,7 +104,7 @@ fn checked(text: &str, assignments: bool) -> Result<Option<ArithmeticExpr>, &'st
 
 /// The checks of [`check`] on text about to be evaluated, and its expression, parsed once (a
 /// `$` that came in with a value cannot be probed: that text is parsed as it is, and fails).
-fn checked_expression(text: &str, assignments: bool) -> Result<ArithmeticExpr, String> {
+fn checked_expression(text: &str, assignments: bool) -> Result<Expr, String> {
     match checked(text, assignments)? {
         Some(ast) if !text.contains('$') => Ok(ast),
         _ => parse(text),
@@ -113,9 +113,7 @@ fn checked_expression(text: &str, assignments: bool) -> Result<ArithmeticExpr, S
 
 /// The operator characters of an expression (what bounds the parser's recursion).
 fn operators(text: &str) -> usize {
-    text.bytes()
-        .filter(|c| b"()!~?:+-*/%<>=&|^,".contains(c))
-        .count()
+    parser::operator_count(text)
 }
 
 /// The length of `NAME`, `{NAME}` or `?` after a `$`; `None` for anything else.
@@ -141,31 +139,27 @@ fn dollar_len(rest: &[u8]) -> Option<usize> {
     }
 }
 
-/// Parses with brush's grammar; a panic inside the parser is an error.
-fn parse(text: &str) -> Result<ArithmeticExpr, String> {
-    std::panic::catch_unwind(|| brush_parser::arithmetic::parse(text))
-        .map_err(|_| "the arithmetic parser failed".to_owned())?
-        .map_err(|_| "syntax error in expression".to_owned())
+/// Parses with agent-core's arithmetic parser; the error is its message.
+fn parse(text: &str) -> Result<Expr, String> {
+    parser::parse(text).map_err(|e| e.to_string())
 }
 
 /// Whether the expression assigns anywhere.
-fn assigns(e: &ArithmeticExpr) -> bool {
+fn assigns(e: &Expr) -> bool {
     match e {
-        ArithmeticExpr::Literal(_) => false,
-        ArithmeticExpr::Reference(t) => target_assigns(t),
-        ArithmeticExpr::UnaryOp(_, x) => assigns(x),
-        ArithmeticExpr::BinaryOp(_, x, y) => assigns(x) || assigns(y),
-        ArithmeticExpr::Conditional(x, y, z) => assigns(x) || assigns(y) || assigns(z),
-        ArithmeticExpr::Assignment(..)
-        | ArithmeticExpr::BinaryAssignment(..)
-        | ArithmeticExpr::UnaryAssignment(..) => true,
+        Expr::Literal(_) => false,
+        Expr::Reference(t) => target_assigns(t),
+        Expr::Unary(_, x) => assigns(x),
+        Expr::Binary(_, x, y) => assigns(x) || assigns(y),
+        Expr::Conditional(x, y, z) => assigns(x) || assigns(y) || assigns(z),
+        Expr::Assign(..) | Expr::BinaryAssign(..) | Expr::UnaryAssign(..) => true,
     }
 }
 
 /// An array element counts as refused too (reported with assignments: the shell has no
 /// arrays).
-fn target_assigns(t: &ArithmeticTarget) -> bool {
-    matches!(t, ArithmeticTarget::ArrayElement(..))
+fn target_assigns(t: &Target) -> bool {
+    matches!(t, Target::Element(..))
 }
 
 /// Evaluates the text between `$((` and `))` with the shell's variables and `$?`; the error
@@ -287,78 +281,73 @@ struct Eval<'a> {
 }
 
 impl Eval<'_> {
-    fn eval(&mut self, e: &ArithmeticExpr) -> Result<i64, String> {
+    fn eval(&mut self, e: &Expr) -> Result<i64, String> {
         let array = || "arrays are not supported by the agent's shell".to_owned();
         Ok(match e {
-            ArithmeticExpr::Literal(n) => *n,
-            ArithmeticExpr::Reference(ArithmeticTarget::Variable(name)) => self.variable(name)?,
-            ArithmeticExpr::Reference(ArithmeticTarget::ArrayElement(..)) => {
+            Expr::Literal(n) => *n,
+            Expr::Reference(Target::Variable(name)) => self.variable(name)?,
+            Expr::Reference(Target::Element(..)) => {
                 return Err(array());
             }
-            ArithmeticExpr::UnaryOp(op, x) => {
+            Expr::Unary(op, x) => {
                 let x = self.eval(x)?;
                 match op {
-                    UnaryOperator::UnaryPlus => x,
-                    UnaryOperator::UnaryMinus => x.wrapping_neg(),
-                    UnaryOperator::BitwiseNot => !x,
-                    UnaryOperator::LogicalNot => i64::from(x == 0),
+                    UnaryOp::Plus => x,
+                    UnaryOp::Minus => x.wrapping_neg(),
+                    UnaryOp::BitwiseNot => !x,
+                    UnaryOp::LogicalNot => i64::from(x == 0),
                 }
             }
-            ArithmeticExpr::BinaryOp(op, x, y) => self.binary(*op, x, y)?,
-            ArithmeticExpr::Conditional(c, y, z) => {
+            Expr::Binary(op, x, y) => self.binary(*op, x, y)?,
+            Expr::Conditional(c, y, z) => {
                 if self.eval(c)? != 0 {
                     self.eval(y)?
                 } else {
                     self.eval(z)?
                 }
             }
-            ArithmeticExpr::Assignment(ArithmeticTarget::Variable(name), x) => {
+            Expr::Assign(Target::Variable(name), x) => {
                 let value = self.eval(x)?;
                 self.store.set(name, value)?;
                 value
             }
-            ArithmeticExpr::BinaryAssignment(op, ArithmeticTarget::Variable(name), x) => {
+            Expr::BinaryAssign(op, Target::Variable(name), x) => {
                 let current = self.variable(name)?;
                 let operand = self.eval(x)?;
                 let value = apply(*op, current, operand)?;
                 self.store.set(name, value)?;
                 value
             }
-            ArithmeticExpr::UnaryAssignment(op, ArithmeticTarget::Variable(name)) => {
+            Expr::UnaryAssign(op, Target::Variable(name)) => {
                 let current = self.variable(name)?;
                 let (value, result) = match op {
-                    UnaryAssignmentOperator::PrefixIncrement => {
+                    UnaryAssignOp::PrefixIncrement => {
                         (current.wrapping_add(1), current.wrapping_add(1))
                     }
-                    UnaryAssignmentOperator::PrefixDecrement => {
+                    UnaryAssignOp::PrefixDecrement => {
                         (current.wrapping_sub(1), current.wrapping_sub(1))
                     }
-                    UnaryAssignmentOperator::PostfixIncrement => (current.wrapping_add(1), current),
-                    UnaryAssignmentOperator::PostfixDecrement => (current.wrapping_sub(1), current),
+                    UnaryAssignOp::PostfixIncrement => (current.wrapping_add(1), current),
+                    UnaryAssignOp::PostfixDecrement => (current.wrapping_sub(1), current),
                 };
                 self.store.set(name, value)?;
                 result
             }
-            ArithmeticExpr::Assignment(ArithmeticTarget::ArrayElement(..), _)
-            | ArithmeticExpr::BinaryAssignment(_, ArithmeticTarget::ArrayElement(..), _)
-            | ArithmeticExpr::UnaryAssignment(_, ArithmeticTarget::ArrayElement(..)) => {
+            Expr::Assign(Target::Element(..), _)
+            | Expr::BinaryAssign(_, Target::Element(..), _)
+            | Expr::UnaryAssign(_, Target::Element(..)) => {
                 return Err(array());
             }
         })
     }
 
-    fn binary(
-        &mut self,
-        op: BinaryOperator,
-        x: &ArithmeticExpr,
-        y: &ArithmeticExpr,
-    ) -> Result<i64, String> {
+    fn binary(&mut self, op: BinaryOp, x: &Expr, y: &Expr) -> Result<i64, String> {
         // `&&` and `||` short-circuit, as in bash (the right side's errors do not count).
         match op {
-            BinaryOperator::LogicalAnd => {
+            BinaryOp::LogicalAnd => {
                 return Ok(i64::from(self.eval(x)? != 0 && self.eval(y)? != 0));
             }
-            BinaryOperator::LogicalOr => {
+            BinaryOp::LogicalOr => {
                 return Ok(i64::from(self.eval(x)? != 0 || self.eval(y)? != 0));
             }
             _ => {}
@@ -401,9 +390,9 @@ impl Eval<'_> {
 }
 
 /// A binary operator on two numbers (`&&` and `||` short-circuit in the caller).
-fn apply(op: BinaryOperator, a: i64, b: i64) -> Result<i64, String> {
+fn apply(op: BinaryOp, a: i64, b: i64) -> Result<i64, String> {
     Ok(match op {
-        BinaryOperator::Power => {
+        BinaryOp::Power => {
             let exp = u32::try_from(b).map_err(|_| {
                 if b < 0 {
                     "exponent less than 0"
@@ -413,28 +402,28 @@ fn apply(op: BinaryOperator, a: i64, b: i64) -> Result<i64, String> {
             })?;
             a.wrapping_pow(exp)
         }
-        BinaryOperator::Multiply => a.wrapping_mul(b),
-        BinaryOperator::Divide | BinaryOperator::Modulo if b == 0 => {
+        BinaryOp::Multiply => a.wrapping_mul(b),
+        BinaryOp::Divide | BinaryOp::Modulo if b == 0 => {
             return Err("division by 0".to_owned());
         }
-        BinaryOperator::Divide => a.wrapping_div(b),
-        BinaryOperator::Modulo => a.wrapping_rem(b),
-        BinaryOperator::Comma => b,
-        BinaryOperator::Add => a.wrapping_add(b),
-        BinaryOperator::Subtract => a.wrapping_sub(b),
+        BinaryOp::Divide => a.wrapping_div(b),
+        BinaryOp::Modulo => a.wrapping_rem(b),
+        BinaryOp::Comma => b,
+        BinaryOp::Add => a.wrapping_add(b),
+        BinaryOp::Subtract => a.wrapping_sub(b),
         // bash shifts by the count as the C compiler does on x86-64: modulo 64.
-        BinaryOperator::ShiftLeft => a.wrapping_shl((b & 63) as u32),
-        BinaryOperator::ShiftRight => a.wrapping_shr((b & 63) as u32),
-        BinaryOperator::LessThan => i64::from(a < b),
-        BinaryOperator::LessThanOrEqualTo => i64::from(a <= b),
-        BinaryOperator::GreaterThan => i64::from(a > b),
-        BinaryOperator::GreaterThanOrEqualTo => i64::from(a >= b),
-        BinaryOperator::Equals => i64::from(a == b),
-        BinaryOperator::NotEquals => i64::from(a != b),
-        BinaryOperator::BitwiseAnd => a & b,
-        BinaryOperator::BitwiseXor => a ^ b,
-        BinaryOperator::BitwiseOr => a | b,
-        BinaryOperator::LogicalAnd | BinaryOperator::LogicalOr => 0,
+        BinaryOp::ShiftLeft => a.wrapping_shl((b & 63) as u32),
+        BinaryOp::ShiftRight => a.wrapping_shr((b & 63) as u32),
+        BinaryOp::LessThan => i64::from(a < b),
+        BinaryOp::LessThanOrEqual => i64::from(a <= b),
+        BinaryOp::GreaterThan => i64::from(a > b),
+        BinaryOp::GreaterThanOrEqual => i64::from(a >= b),
+        BinaryOp::Equals => i64::from(a == b),
+        BinaryOp::NotEquals => i64::from(a != b),
+        BinaryOp::BitwiseAnd => a & b,
+        BinaryOp::BitwiseXor => a ^ b,
+        BinaryOp::BitwiseOr => a | b,
+        BinaryOp::LogicalAnd | BinaryOp::LogicalOr => 0,
     })
 }
 

@@ -12,7 +12,7 @@
 //! whether the variable is set. Refused when the script is compiled: `=~` (regular
 //! expressions; use `grep -E` or a `case` pattern), `-o OPTION` and `-R NAME`.
 
-use brush_parser::ast::{BinaryPredicate, ExtendedTestExpr, UnaryPredicate};
+use agent_core::shell::tree::{self, BinaryTest, TestExpr, UnaryTest};
 
 use super::arith;
 use super::expand::{ExpandError, Expander};
@@ -90,74 +90,74 @@ impl Numeric {
     }
 }
 
-/// Compiles brush's expression; `word` compiles an operand. The error is the construct refused.
+/// Compiles the tree's expression; `word` compiles an operand. The error is the construct
+/// refused.
 pub(crate) fn compile<E>(
-    expr: &ExtendedTestExpr,
-    word: &mut dyn FnMut(&brush_parser::ast::Word) -> Result<Word, E>,
+    expr: &TestExpr,
+    word: &mut dyn FnMut(&tree::Word) -> Result<Word, E>,
     refuse: &dyn Fn(&'static str) -> E,
 ) -> Result<Cond, E> {
     Ok(match expr {
-        ExtendedTestExpr::And(a, b) => Cond::And(
+        TestExpr::And(a, b) => Cond::And(
             Box::new(compile(a, word, refuse)?),
             Box::new(compile(b, word, refuse)?),
         ),
-        ExtendedTestExpr::Or(a, b) => Cond::Or(
+        TestExpr::Or(a, b) => Cond::Or(
             Box::new(compile(a, word, refuse)?),
             Box::new(compile(b, word, refuse)?),
         ),
-        ExtendedTestExpr::Not(a) => Cond::Not(Box::new(compile(a, word, refuse)?)),
-        ExtendedTestExpr::Parenthesized(a) => compile(a, word, refuse)?,
-        ExtendedTestExpr::UnaryTest(predicate, operand) => {
-            let unary = match predicate {
-                UnaryPredicate::FileExists => Unary::Exists,
-                UnaryPredicate::FileExistsAndIsRegularFile => Unary::Regular,
-                UnaryPredicate::FileExistsAndIsDir => Unary::Directory,
-                UnaryPredicate::FileExistsAndIsSymlink => Unary::Symlink,
-                UnaryPredicate::FileExistsAndIsNotZeroLength => Unary::NonEmptyFile,
-                UnaryPredicate::FileExistsAndIsReadable => Unary::Readable,
-                UnaryPredicate::FileExistsAndIsWritable => Unary::Writable,
-                UnaryPredicate::FileExistsAndIsExecutable => Unary::Executable,
-                UnaryPredicate::FileExistsAndOwnedByEffectiveGroupId
-                | UnaryPredicate::FileExistsAndOwnedByEffectiveUserId => Unary::Owned,
-                UnaryPredicate::FileExistsAndIsBlockSpecialFile
-                | UnaryPredicate::FileExistsAndIsCharSpecialFile
-                | UnaryPredicate::FileExistsAndIsFifo
-                | UnaryPredicate::FileExistsAndIsSocket
-                | UnaryPredicate::FileExistsAndIsSetuid
-                | UnaryPredicate::FileExistsAndIsSetgid
-                | UnaryPredicate::FileExistsAndHasStickyBit
-                | UnaryPredicate::FdIsOpenTerminal => Unary::Never,
-                UnaryPredicate::FileExistsAndModifiedSinceLastRead => Unary::ModifiedSinceRead,
-                UnaryPredicate::StringHasZeroLength => Unary::EmptyString,
-                UnaryPredicate::StringHasNonZeroLength => Unary::NonEmptyString,
-                UnaryPredicate::ShellVariableIsSetAndAssigned => Unary::VariableSet,
-                UnaryPredicate::ShellOptionEnabled => {
+        TestExpr::Not(a) => Cond::Not(Box::new(compile(a, word, refuse)?)),
+        TestExpr::Parenthesized(a) => compile(a, word, refuse)?,
+        TestExpr::Unary(test, operand) => {
+            let unary = match test {
+                UnaryTest::Exists => Unary::Exists,
+                UnaryTest::RegularFile => Unary::Regular,
+                UnaryTest::Directory => Unary::Directory,
+                UnaryTest::Symlink => Unary::Symlink,
+                UnaryTest::NonEmptyFile => Unary::NonEmptyFile,
+                UnaryTest::Readable => Unary::Readable,
+                UnaryTest::Writable => Unary::Writable,
+                UnaryTest::Executable => Unary::Executable,
+                UnaryTest::OwnedByGroup | UnaryTest::OwnedByUser => Unary::Owned,
+                UnaryTest::BlockSpecial
+                | UnaryTest::CharSpecial
+                | UnaryTest::Fifo
+                | UnaryTest::Socket
+                | UnaryTest::Setuid
+                | UnaryTest::Setgid
+                | UnaryTest::Sticky
+                | UnaryTest::Terminal => Unary::Never,
+                UnaryTest::ModifiedSinceRead => Unary::ModifiedSinceRead,
+                UnaryTest::EmptyString => Unary::EmptyString,
+                UnaryTest::NonEmptyString => Unary::NonEmptyString,
+                UnaryTest::VariableSet => Unary::VariableSet,
+                UnaryTest::OptionEnabled => {
                     return Err(refuse("shell option test [[ -o OPTION ]]"));
                 }
-                UnaryPredicate::ShellVariableIsSetAndNameRef => {
+                UnaryTest::NameRef => {
                     return Err(refuse("name reference test [[ -R NAME ]]"));
                 }
             };
             Cond::Unary(unary, word(operand)?)
         }
-        ExtendedTestExpr::BinaryTest(predicate, left, right) => {
-            let binary = match predicate {
-                BinaryPredicate::StringExactlyMatchesPattern
-                | BinaryPredicate::StringExactlyMatchesString => Binary::Matches,
-                BinaryPredicate::StringDoesNotExactlyMatchPattern
-                | BinaryPredicate::StringDoesNotExactlyMatchString => Binary::DoesNotMatch,
-                BinaryPredicate::LeftSortsBeforeRight => Binary::Before,
-                BinaryPredicate::LeftSortsAfterRight => Binary::After,
-                BinaryPredicate::ArithmeticEqualTo => Binary::Number(Numeric::Eq),
-                BinaryPredicate::ArithmeticNotEqualTo => Binary::Number(Numeric::Ne),
-                BinaryPredicate::ArithmeticLessThan => Binary::Number(Numeric::Lt),
-                BinaryPredicate::ArithmeticLessThanOrEqualTo => Binary::Number(Numeric::Le),
-                BinaryPredicate::ArithmeticGreaterThan => Binary::Number(Numeric::Gt),
-                BinaryPredicate::ArithmeticGreaterThanOrEqualTo => Binary::Number(Numeric::Ge),
-                BinaryPredicate::LeftFileIsNewerOrExistsWhenRightDoesNot => Binary::Newer,
-                BinaryPredicate::LeftFileIsOlderOrDoesNotExistWhenRightDoes => Binary::Older,
-                BinaryPredicate::FilesReferToSameDeviceAndInodeNumbers => Binary::SameFile,
-                BinaryPredicate::StringMatchesRegex | BinaryPredicate::StringContainsSubstring => {
+        TestExpr::Binary(test, left, right) => {
+            let binary = match test {
+                BinaryTest::MatchesPattern | BinaryTest::EqualStrings => Binary::Matches,
+                BinaryTest::DoesNotMatchPattern | BinaryTest::NotEqualStrings => {
+                    Binary::DoesNotMatch
+                }
+                BinaryTest::Before => Binary::Before,
+                BinaryTest::After => Binary::After,
+                BinaryTest::ArithmeticEq => Binary::Number(Numeric::Eq),
+                BinaryTest::ArithmeticNe => Binary::Number(Numeric::Ne),
+                BinaryTest::ArithmeticLt => Binary::Number(Numeric::Lt),
+                BinaryTest::ArithmeticLe => Binary::Number(Numeric::Le),
+                BinaryTest::ArithmeticGt => Binary::Number(Numeric::Gt),
+                BinaryTest::ArithmeticGe => Binary::Number(Numeric::Ge),
+                BinaryTest::Newer => Binary::Newer,
+                BinaryTest::Older => Binary::Older,
+                BinaryTest::SameFile => Binary::SameFile,
+                BinaryTest::MatchesRegex | BinaryTest::ContainsSubstring => {
                     return Err(refuse(
                         "regular expression match [[ .. =~ .. ]] (use grep -E or a case pattern)",
                     ));

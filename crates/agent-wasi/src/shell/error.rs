@@ -1,31 +1,11 @@
 //! Why a script is refused before it runs, and where.
 
-use std::fmt;
 use std::io;
 use std::path::PathBuf;
 
-/// A place in the script text: 1-based line and column, columns counted in characters (as
-/// brush-parser counts them).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Position {
-    /// The 1-based line.
-    pub line: usize,
-    /// The 1-based column, in characters.
-    pub column: usize,
-}
-
-impl Position {
-    /// The position at `line`, `column` (both 1-based).
-    pub const fn new(line: usize, column: usize) -> Self {
-        Self { line, column }
-    }
-}
-
-impl fmt::Display for Position {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "line {}, column {}", self.line, self.column)
-    }
-}
+/// A place in the script text: 1-based line and column, columns counted in characters. The
+/// positions of agent-core's lowered shell tree, which the plan is compiled from.
+pub use agent_core::shell::tree::Position;
 
 /// Why `Shell(script)` refused a script. Nothing has run when one of these is returned.
 ///

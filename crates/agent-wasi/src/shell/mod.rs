@@ -1,8 +1,9 @@
 //! `Shell(script)`: a restricted bash, parsed by the project's shell parser and run command by
 //! command through a [`StageRunner`].
 //!
-//! The script is compiled into a [`Plan`] before anything runs: brush-parser (through
-//! `agent_core::shell`, the parse the permission checker uses) reads it, and every construct
+//! The script is compiled into a [`Plan`] before anything runs, from the lowered shell tree of
+//! `agent_core::shell::parse_script` (one parse, the one the permission checker reads too; this
+//! crate does not call brush-parser itself), and every construct
 //! outside the supported subset is refused with [`ShellError::Unsupported`], naming the
 //! construct and its line and column. The subset: pipelines (`|`, `|&`, `!`), lists (`;`,
 //! newlines, `&&`, `||`), redirects (`<`, `>`, `>>`, `>|`, `2>`, `2>>`, `2>&1`, `>&2`, `&>`,

@@ -1,18 +1,12 @@
-//! brush-parser's AST → [`Plan`], refusing everything outside the supported subset.
+//! The lowered shell tree (`agent_core::shell::tree`) → [`Plan`], refusing everything outside
+//! the supported subset.
 //!
-//! The script goes through `agent_core::shell::parse` first: the parse the permission checker
-//! uses, with its guards (script size, parenthesis depth, here-document shapes, brush panics).
-//! Only text it accepts reaches brush-parser here, with the same [`ParserOptions`], so the
-//! checker and the interpreter read the same commands out of the same string.
+//! The script is parsed once, by `agent_core::shell::parse_script`: the parse the permission
+//! checker uses, with its guards (script size, nesting, here-document shapes, brush panics). The
+//! same parse gives the checker's commands and the tree compiled here, so the checker and the
+//! interpreter read the same commands and the same words out of the same string.
 
-use std::io::Cursor;
-
-use brush_parser::ast::{
-    self, AndOr as AstAndOr, AssignmentName, AssignmentValue, CommandPrefixOrSuffixItem,
-    CompoundCommand, IoFileRedirectKind, IoFileRedirectTarget, IoRedirect, SeparatorOperator,
-    SourceLocation,
-};
-use brush_parser::{Parser, ParserOptions, SourcePosition};
+use agent_core::shell::tree;
 
 use super::error::{Position, ShellError, position_in_message};
 use super::plan::{
@@ -20,11 +14,6 @@ use super::plan::{
     Redirect, Word,
 };
 use super::word::{self, WordKind, WordOrigin};
-
-/// The parser options: brush-parser's defaults, exactly what `agent_core::shell` parses with.
-fn parser_options() -> ParserOptions {
-    ParserOptions::default()
-}
 
 /// The most commands one pipeline may have (each runs on its own thread): far more than a
 /// real pipeline needs, few enough that a script cannot start thousands of threads at once.
@@ -81,34 +70,18 @@ const UNSUPPORTED_BUILTINS: &[(&str, &str)] = &[
 
 /// Compiles `script` into a [`Plan`].
 pub(crate) fn compile(script: &str) -> Result<Plan, ShellError> {
-    let checked = agent_core::shell::parse(script).map_err(|e| ShellError::Parse {
+    let parsed = agent_core::shell::parse_script(script).map_err(|e| ShellError::Parse {
         position: position_in_message(&e.message),
         message: e.message,
     })?;
-    let opts = parser_options();
-    let program = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        Parser::new(Cursor::new(script.as_bytes()), &opts).parse_program()
-    }))
-    .map_err(|_| ShellError::Parse {
-        message: "the shell parser failed on this input".to_owned(),
-        position: None,
-    })?
-    .map_err(|e| {
-        let message = e.to_string();
-        ShellError::Parse {
-            position: position_in_message(&message),
-            message,
-        }
-    })?;
     let compiler = Compiler {
-        script,
-        opts: &opts,
         brace_words: std::cell::Cell::new(0),
     };
-    let plan = compiler.program(&program)?;
+    let plan = compiler.program(&parsed.tree)?;
     // agent-core analysed every word too; a word its guards or brush's word parser refused
     // must not run here either (fail closed even if the checks above missed it).
-    if let Some(issue) = checked
+    if let Some(issue) = parsed
+        .script
         .issues
         .iter()
         .find(|i| i.kind == agent_core::shell::IssueKind::WordParse)
@@ -121,9 +94,7 @@ pub(crate) fn compile(script: &str) -> Result<Plan, ShellError> {
     Ok(plan)
 }
 
-struct Compiler<'a> {
-    script: &'a str,
-    opts: &'a ParserOptions,
+struct Compiler {
     /// Words brace expansion has made so far in this script (see [`MAX_SCRIPT_BRACE_WORDS`]).
     brace_words: std::cell::Cell<usize>,
 }
@@ -134,10 +105,6 @@ struct Compiler<'a> {
 /// applied, and took 2.4 GB (issue 24); a script needing more should loop with `seq` instead.
 pub(crate) const MAX_SCRIPT_BRACE_WORDS: usize = 100_000;
 
-fn at(p: &SourcePosition) -> Position {
-    Position::new(p.line, p.column)
-}
-
 fn unsupported(construct: &'static str, position: Position) -> ShellError {
     ShellError::Unsupported {
         construct,
@@ -145,125 +112,113 @@ fn unsupported(construct: &'static str, position: Position) -> ShellError {
     }
 }
 
-fn start_of(node: &impl SourceLocation) -> Option<Position> {
-    node.location().map(|span| at(&span.start))
+/// Where a node of the tree starts, or `fallback` where brush records no position.
+fn at_or(p: Option<Position>, fallback: Position) -> Position {
+    p.unwrap_or(fallback)
 }
 
-impl Compiler<'_> {
-    fn program(&self, program: &ast::Program) -> Result<Plan, ShellError> {
-        let mut items = Vec::new();
-        for list in &program.complete_commands {
-            items.extend(self.list(list)?);
-        }
-        Ok(Plan { items })
+impl Compiler {
+    fn program(&self, script: &tree::Script) -> Result<Plan, ShellError> {
+        Ok(Plan {
+            items: self.list(&script.items)?,
+        })
     }
 
-    /// The and-or lists of a compound list (`a; b && c`), refusing `&`.
-    fn list(&self, list: &ast::CompoundList) -> Result<Vec<AndOr>, ShellError> {
-        let mut items = Vec::with_capacity(list.0.len());
-        for ast::CompoundListItem(and_or, separator) in &list.0 {
-            items.push(self.and_or(and_or)?);
-            if matches!(separator, SeparatorOperator::Async) {
-                return Err(unsupported(
-                    "background job (&)",
-                    self.ampersand_after(and_or),
-                ));
+    /// The and-or lists of a list (`a; b && c`), refusing `&`.
+    fn list(&self, list: &[tree::Item]) -> Result<Vec<AndOr>, ShellError> {
+        let mut items = Vec::with_capacity(list.len());
+        for item in list {
+            items.push(self.and_or(&item.and_or)?);
+            if let Some(ampersand) = item.background {
+                return Err(unsupported("background job (&)", ampersand));
             }
         }
         Ok(items)
     }
 
-    /// The position of the `&` that ends `and_or` (brush records none for separators).
-    fn ampersand_after(&self, and_or: &ast::AndOrList) -> Position {
-        let end = and_or
-            .location()
-            .map_or(0, |span| char_to_byte(self.script, span.end.index));
-        let byte = self.script[end.min(self.script.len())..]
-            .find('&')
-            .map_or(end, |i| end + i);
-        byte_position(self.script, byte)
-    }
-
-    fn and_or(&self, list: &ast::AndOrList) -> Result<AndOr, ShellError> {
+    fn and_or(&self, list: &tree::AndOr) -> Result<AndOr, ShellError> {
         let first = self.pipeline(&list.first)?;
-        let mut rest = Vec::with_capacity(list.additional.len());
-        for next in &list.additional {
-            let (connector, pipeline) = match next {
-                AstAndOr::And(p) => (Connector::And, p),
-                AstAndOr::Or(p) => (Connector::Or, p),
+        let mut rest = Vec::with_capacity(list.rest.len());
+        for (connector, pipeline) in &list.rest {
+            let connector = match connector {
+                tree::Connector::And => Connector::And,
+                tree::Connector::Or => Connector::Or,
             };
             rest.push((connector, self.pipeline(pipeline)?));
         }
         Ok(AndOr { first, rest })
     }
 
-    fn pipeline(&self, pipeline: &ast::Pipeline) -> Result<Pipeline, ShellError> {
-        if let Some(timed) = &pipeline.timed {
-            let position = start_of(timed).unwrap_or_default();
-            return Err(unsupported("the `time` keyword", position));
+    fn pipeline(&self, pipeline: &tree::Pipeline) -> Result<Pipeline, ShellError> {
+        if let Some(timed) = pipeline.timed {
+            return Err(unsupported("the `time` keyword", timed));
         }
         let stages = pipeline
-            .seq
+            .commands
             .iter()
             .map(|c| self.command(c))
             .collect::<Result<Vec<_>, _>>()?;
         if stages.len() > MAX_PIPELINE_STAGES {
             let position = pipeline
-                .seq
+                .commands
                 .get(MAX_PIPELINE_STAGES)
-                .and_then(start_of)
+                .and_then(tree::Command::at)
                 .unwrap_or_default();
             return Err(unsupported("a pipeline of more than 64 commands", position));
         }
         Ok(Pipeline {
-            negated: pipeline.bang,
+            negated: pipeline.negated,
             stages,
         })
     }
 
-    fn command(&self, command: &ast::Command) -> Result<Node, ShellError> {
+    fn command(&self, command: &tree::Command) -> Result<Node, ShellError> {
         match command {
-            ast::Command::Simple(simple) => Ok(Node::Simple(self.simple(simple)?)),
-            ast::Command::Compound(compound, redirects) => {
-                let here = start_of(compound).unwrap_or_default();
-                let body = self.compound(compound, here)?;
-                let redirects = redirects
-                    .iter()
-                    .flat_map(|list| &list.0)
-                    .map(|r| self.redirect(r, here))
-                    .collect::<Result<Vec<_>, _>>()?;
+            tree::Command::Simple(simple) => Ok(Node::Simple(self.simple(simple)?)),
+            tree::Command::Compound(compound) => {
+                let here = at_or(compound.at, Position::default());
+                let body = self.compound(&compound.body, here)?;
+                let redirects = self.redirects(&compound.redirects, here)?;
                 Ok(Node::Compound(Box::new(body), redirects))
             }
-            ast::Command::Function(f) => Err(unsupported(
+            tree::Command::Function(f) => Err(unsupported(
                 "function definition",
-                start_of(&f.fname).unwrap_or_default(),
+                at_or(f.name.at, Position::default()),
             )),
-            ast::Command::ExtendedTest(test, redirects) => {
-                let here = start_of(test).unwrap_or_default();
+            tree::Command::Test(test) => {
+                let here = test.at;
                 let cond = super::cond::compile(
                     &test.expr,
                     &mut |w| self.word(w, here, WordKind::Plain),
                     &|construct| unsupported(construct, here),
                 )?;
-                let redirects = redirects
-                    .iter()
-                    .flat_map(|list| &list.0)
-                    .map(|r| self.redirect(r, here))
-                    .collect::<Result<Vec<_>, _>>()?;
+                let redirects = self.redirects(&test.redirects, here)?;
                 Ok(Node::Compound(Box::new(Compound::Test(cond)), redirects))
             }
         }
     }
 
-    fn compound(&self, compound: &CompoundCommand, here: Position) -> Result<Compound, ShellError> {
+    fn redirects(
+        &self,
+        redirects: &[tree::Redirect],
+        here: Position,
+    ) -> Result<Vec<Redirect>, ShellError> {
+        redirects.iter().map(|r| self.redirect(r, here)).collect()
+    }
+
+    fn compound(&self, compound: &tree::Compound, here: Position) -> Result<Compound, ShellError> {
         let refused = match compound {
-            CompoundCommand::BraceGroup(group) => {
-                return Ok(Compound::Group(self.list(&group.list)?));
+            tree::Compound::BraceGroup(list) => {
+                return Ok(Compound::Group(self.list(list)?));
             }
-            CompoundCommand::IfClause(clause) => {
-                let mut branches = vec![(self.list(&clause.condition)?, self.list(&clause.then)?)];
+            tree::Compound::If {
+                condition,
+                then,
+                elses,
+            } => {
+                let mut branches = vec![(self.list(condition)?, self.list(then)?)];
                 let mut otherwise = None;
-                for other in clause.elses.iter().flatten() {
+                for other in elses {
                     match &other.condition {
                         Some(condition) => {
                             branches.push((self.list(condition)?, self.list(&other.body)?));
@@ -276,151 +231,151 @@ impl Compiler<'_> {
                     otherwise,
                 });
             }
-            CompoundCommand::ForClause(clause) => {
-                if !super::vars::is_name(&clause.variable_name) {
+            tree::Compound::For { name, values, body } => {
+                if !super::vars::is_name(name) {
                     return Err(unsupported(
                         "a for loop over a name that is not a variable",
                         here,
                     ));
                 }
                 let mut words = Vec::new();
-                for w in clause.values.iter().flatten() {
+                for w in values.iter().flatten() {
                     words.extend(self.words(w, here)?);
                 }
                 return Ok(Compound::For {
-                    name: clause.variable_name.clone(),
+                    name: name.clone(),
                     words,
-                    body: self.list(&clause.body.list)?,
+                    body: self.list(body)?,
                 });
             }
-            CompoundCommand::WhileClause(clause) | CompoundCommand::UntilClause(clause) => {
+            tree::Compound::While {
+                until,
+                condition,
+                body,
+            } => {
                 return Ok(Compound::Loop {
-                    until: matches!(compound, CompoundCommand::UntilClause(_)),
-                    condition: self.list(&clause.0)?,
-                    body: self.list(&clause.1.list)?,
+                    until: *until,
+                    condition: self.list(condition)?,
+                    body: self.list(body)?,
                 });
             }
-            CompoundCommand::CaseClause(clause) => {
-                let subject = self.word(&clause.value, here, WordKind::Plain)?;
-                let mut arms = Vec::with_capacity(clause.cases.len());
-                for item in &clause.cases {
-                    let patterns = item
+            tree::Compound::Case { subject, arms } => {
+                let subject = self.word(subject, here, WordKind::Plain)?;
+                let mut compiled = Vec::with_capacity(arms.len());
+                for arm in arms {
+                    let patterns = arm
                         .patterns
                         .iter()
                         .map(|w| self.word(w, here, WordKind::Plain))
                         .collect::<Result<Vec<_>, _>>()?;
-                    let body = match &item.cmd {
-                        Some(list) => self.list(list)?,
-                        None => Vec::new(),
+                    let then = match arm.next {
+                        tree::CaseNext::Stop => CaseNext::Stop,
+                        tree::CaseNext::FallThrough => CaseNext::FallThrough,
+                        tree::CaseNext::TestNext => CaseNext::TestNext,
                     };
-                    let then = match item.post_action {
-                        ast::CaseItemPostAction::ExitCase => CaseNext::Stop,
-                        ast::CaseItemPostAction::UnconditionallyExecuteNextCaseItem => {
-                            CaseNext::FallThrough
-                        }
-                        ast::CaseItemPostAction::ContinueEvaluatingCases => CaseNext::TestNext,
-                    };
-                    arms.push(CaseArm {
+                    compiled.push(CaseArm {
                         patterns,
-                        body,
+                        body: self.list(&arm.body)?,
                         then,
                     });
                 }
-                return Ok(Compound::Case { subject, arms });
+                return Ok(Compound::Case {
+                    subject,
+                    arms: compiled,
+                });
             }
-            CompoundCommand::Arithmetic(command) => {
-                let text = &command.expr.value;
+            tree::Compound::Arithmetic(text) => {
                 super::arith::check_command(text).map_err(|c| unsupported(c, here))?;
                 return Ok(Compound::Arith(text.clone()));
             }
-            CompoundCommand::ArithmeticForClause(clause) => {
-                let part = |p: &Option<ast::UnexpandedArithmeticExpr>| -> Result<Option<String>, ShellError> {
+            tree::Compound::ArithmeticFor {
+                init,
+                condition,
+                update,
+                body,
+            } => {
+                let part = |p: &Option<String>| -> Result<Option<String>, ShellError> {
                     match p {
                         // An empty part is absent (an empty condition is true, as in bash).
-                        Some(expr) if expr.value.trim().is_empty() => Ok(None),
-                        Some(expr) => {
-                            super::arith::check_command(&expr.value)
-                                .map_err(|c| unsupported(c, here))?;
-                            Ok(Some(expr.value.clone()))
+                        Some(text) if text.trim().is_empty() => Ok(None),
+                        Some(text) => {
+                            super::arith::check_command(text).map_err(|c| unsupported(c, here))?;
+                            Ok(Some(text.clone()))
                         }
                         None => Ok(None),
                     }
                 };
                 return Ok(Compound::ArithFor {
-                    init: part(&clause.initializer)?,
-                    condition: part(&clause.condition)?,
-                    update: part(&clause.updater)?,
-                    body: self.list(&clause.body.list)?,
+                    init: part(init)?,
+                    condition: part(condition)?,
+                    update: part(update)?,
+                    body: self.list(body)?,
                 });
             }
-            CompoundCommand::Subshell(_) => "subshell ( .. )",
-            CompoundCommand::Coprocess(_) => "coprocess (coproc)",
+            tree::Compound::Subshell(_) => "subshell ( .. )",
+            tree::Compound::Coprocess { .. } => "coprocess (coproc)",
         };
         Err(unsupported(refused, here))
     }
 
-    fn simple(&self, simple: &ast::SimpleCommand) -> Result<Command, ShellError> {
-        let here = start_of(simple).unwrap_or_default();
+    fn simple(&self, simple: &tree::SimpleCommand) -> Result<Command, ShellError> {
+        let here = at_or(simple.at, Position::default());
         let mut out = Command {
             assignments: Vec::new(),
             words: Vec::new(),
             redirects: Vec::new(),
         };
-        let export = simple
-            .word_or_name
-            .as_ref()
-            .is_some_and(|w| w.value == "export");
-        for item in simple.prefix.iter().flat_map(|p| &p.0) {
+        let export = simple.name.as_ref().is_some_and(|w| w.raw == "export");
+        for item in &simple.prefix {
             match item {
-                CommandPrefixOrSuffixItem::AssignmentWord(assignment, word) => {
-                    out.assignments
-                        .push(self.assignment(assignment, word, here)?);
+                tree::CommandItem::Assignment(assignment) => {
+                    out.assignments.push(self.assignment(assignment, here)?);
                 }
-                CommandPrefixOrSuffixItem::Word(word) => {
+                tree::CommandItem::Word(word) => {
                     out.words.extend(self.words(word, here)?);
                 }
-                CommandPrefixOrSuffixItem::IoRedirect(r) => {
+                tree::CommandItem::Redirect(r) => {
                     out.redirects.push(self.redirect(r, here)?);
                 }
-                CommandPrefixOrSuffixItem::ProcessSubstitution(_, sub) => {
-                    return Err(process_substitution(sub, here));
+                tree::CommandItem::ProcessSubstitution(sub) => {
+                    return Err(process_substitution(sub));
                 }
             }
         }
-        if let Some(name) = &simple.word_or_name {
+        if let Some(name) = &simple.name {
             let words = self.words(name, here)?;
             // The name as it will run: `{eval,x}` is `eval x`.
             if let Some(literal) = words.first().and_then(Word::literal)
                 && let Some((_, construct)) =
                     UNSUPPORTED_BUILTINS.iter().find(|(n, _)| *n == literal)
             {
-                return Err(unsupported(construct, start_of(name).unwrap_or(here)));
+                return Err(unsupported(construct, at_or(name.at, here)));
             }
             out.words.extend(words);
         }
-        for item in simple.suffix.iter().flat_map(|s| &s.0) {
+        for item in &simple.suffix {
             match item {
-                CommandPrefixOrSuffixItem::Word(word) => {
+                tree::CommandItem::Word(word) => {
                     out.words.extend(self.words(word, here)?);
                 }
-                CommandPrefixOrSuffixItem::AssignmentWord(assignment, word) => {
-                    if matches!(assignment.name, AssignmentName::ArrayElementName(..))
-                        || matches!(assignment.value, AssignmentValue::Array(_))
+                tree::CommandItem::Assignment(assignment) => {
+                    if assignment.index.is_some()
+                        || matches!(assignment.value, tree::AssignmentValue::Array(_))
                     {
-                        return Err(unsupported("array", start_of(word).unwrap_or(here)));
+                        return Err(unsupported("array", at_or(assignment.word.at, here)));
                     }
                     if export {
                         out.words
-                            .push(self.word(word, here, WordKind::Declaration)?);
+                            .push(self.word(&assignment.word, here, WordKind::Declaration)?);
                     } else {
-                        out.words.extend(self.words(word, here)?);
+                        out.words.extend(self.words(&assignment.word, here)?);
                     }
                 }
-                CommandPrefixOrSuffixItem::IoRedirect(r) => {
+                tree::CommandItem::Redirect(r) => {
                     out.redirects.push(self.redirect(r, here)?);
                 }
-                CommandPrefixOrSuffixItem::ProcessSubstitution(_, sub) => {
-                    return Err(process_substitution(sub, here));
+                tree::CommandItem::ProcessSubstitution(sub) => {
+                    return Err(process_substitution(sub));
                 }
             }
         }
@@ -428,32 +383,39 @@ impl Compiler<'_> {
     }
 
     /// A command's argument (or a `for` loop's value) after brace expansion
-    /// (`agent_core::shell::braces`): one word, or the words its braces make.
-    fn words(&self, word: &ast::Word, fallback: Position) -> Result<Vec<Word>, ShellError> {
-        let start = start_of(word).unwrap_or(fallback);
-        let raws = agent_core::shell::braces::expand(&word.value, super::expand::MAX_ARGS)
-            .map_err(|_| {
+    /// (`agent_core::shell::braces`): one word, or the words its braces make (each lowered by
+    /// agent-core in turn).
+    fn words(&self, word: &tree::Word, fallback: Position) -> Result<Vec<Word>, ShellError> {
+        let start = at_or(word.at, fallback);
+        let raws = agent_core::shell::braces::expand(&word.raw, super::expand::MAX_ARGS).map_err(
+            |_| {
                 unsupported(
                     "brace expansion making more than 100000 words or 64 groups",
                     start,
                 )
-            })?;
-        let braced = raws.len() > 1;
-        if braced {
-            let made = self.brace_words.get().saturating_add(raws.len());
-            if made > MAX_SCRIPT_BRACE_WORDS {
-                return Err(unsupported(
-                    "brace expansions making more than 100000 words in one script",
-                    start,
-                ));
-            }
-            self.brace_words.set(made);
+            },
+        )?;
+        if raws.len() <= 1 {
+            let origin = WordOrigin {
+                raw: &word.raw,
+                start,
+            };
+            return Ok(vec![word::compile(origin, &word.pieces, WordKind::Plain)?]);
         }
+        let made = self.brace_words.get().saturating_add(raws.len());
+        if made > MAX_SCRIPT_BRACE_WORDS {
+            return Err(unsupported(
+                "brace expansions making more than 100000 words in one script",
+                start,
+            ));
+        }
+        self.brace_words.set(made);
         raws.iter()
             .map(|raw| {
+                let lowered = tree::Word::parse(raw, word.at);
                 let origin = WordOrigin { raw, start };
-                let mut word = word::compile(origin, self.opts, WordKind::Plain)?;
-                word.braced = braced;
+                let mut word = word::compile(origin, &lowered.pieces, WordKind::Plain)?;
+                word.braced = true;
                 Ok(word)
             })
             .collect()
@@ -461,89 +423,87 @@ impl Compiler<'_> {
 
     fn word(
         &self,
-        word: &ast::Word,
+        word: &tree::Word,
         fallback: Position,
         kind: WordKind,
     ) -> Result<Word, ShellError> {
         let origin = WordOrigin {
-            raw: &word.value,
-            start: start_of(word).unwrap_or(fallback),
+            raw: &word.raw,
+            start: at_or(word.at, fallback),
         };
-        word::compile(origin, self.opts, kind)
+        word::compile(origin, &word.pieces, kind)
     }
 
     fn assignment(
         &self,
-        assignment: &ast::Assignment,
-        word: &ast::Word,
+        assignment: &tree::Assignment,
         fallback: Position,
     ) -> Result<Assignment, ShellError> {
-        let position = at(&assignment.loc.start);
-        let name = match &assignment.name {
-            AssignmentName::VariableName(name) => name.clone(),
-            AssignmentName::ArrayElementName(..) => return Err(unsupported("array", position)),
-        };
-        if matches!(assignment.value, AssignmentValue::Array(_)) {
+        let position = assignment.at;
+        if assignment.index.is_some() {
             return Err(unsupported("array", position));
         }
-        // The value's own word has no location; take it from the whole `NAME=value` word.
-        let raw = word.value.as_str();
+        let tree::AssignmentValue::Scalar(value) = &assignment.value else {
+            return Err(unsupported("array", position));
+        };
+        // The value starts after the first `=` of the whole `NAME=value` word.
+        let raw = assignment.word.raw.as_str();
         let value_at = raw.find('=').map_or(raw.len(), |i| i + 1);
         let whole = WordOrigin {
             raw,
-            start: start_of(word).unwrap_or(fallback),
+            start: at_or(assignment.word.at, fallback),
         };
         let origin = WordOrigin {
-            raw: &raw[value_at..],
+            raw: &value.raw,
             start: whole.at(value_at),
         };
         Ok(Assignment {
-            name,
+            name: assignment.name.clone(),
             append: assignment.append,
-            value: word::compile(origin, self.opts, WordKind::Value)?,
+            value: word::compile(origin, &value.pieces, WordKind::Value)?,
         })
     }
 
-    fn redirect(&self, redirect: &IoRedirect, fallback: Position) -> Result<Redirect, ShellError> {
-        match redirect {
-            IoRedirect::HereDocument(_, doc) => Err(unsupported(
+    fn redirect(
+        &self,
+        redirect: &tree::Redirect,
+        fallback: Position,
+    ) -> Result<Redirect, ShellError> {
+        match &redirect.kind {
+            tree::RedirectKind::HereDocument(doc) => Err(unsupported(
                 "here-document (<<)",
-                start_of(&doc.here_end).unwrap_or(fallback),
+                at_or(doc.delimiter.at, fallback),
             )),
-            IoRedirect::HereString(_, word) => Err(unsupported(
-                "here-string (<<<)",
-                start_of(word).unwrap_or(fallback),
-            )),
-            IoRedirect::OutputAndError(target, append) => Ok(Redirect::Both {
+            tree::RedirectKind::HereString(word) => {
+                Err(unsupported("here-string (<<<)", at_or(word.at, fallback)))
+            }
+            tree::RedirectKind::OutputAndError { target, append } => Ok(Redirect::Both {
                 target: self.word(target, fallback, WordKind::Plain)?,
                 append: *append,
             }),
-            IoRedirect::File(fd, kind, target) => self.file_redirect(*fd, kind, target, fallback),
+            tree::RedirectKind::File { op, target } => {
+                self.file_redirect(redirect.fd, *op, target, fallback)
+            }
         }
     }
 
     fn file_redirect(
         &self,
         fd: Option<i32>,
-        kind: &IoFileRedirectKind,
-        target: &IoFileRedirectTarget,
+        op: tree::FileOp,
+        target: &tree::RedirectTarget,
         fallback: Position,
     ) -> Result<Redirect, ShellError> {
+        use tree::RedirectTarget as T;
         let position = match target {
-            IoFileRedirectTarget::Filename(w) | IoFileRedirectTarget::Duplicate(w) => {
-                start_of(w).unwrap_or(fallback)
-            }
-            IoFileRedirectTarget::ProcessSubstitution(_, sub) => process_position(sub, fallback),
-            IoFileRedirectTarget::Fd(_) => fallback,
+            T::File(w) | T::Duplicate(w) => at_or(w.at, fallback),
+            T::Process(sub) => sub.at,
+            T::Fd(_) => fallback,
         };
         let file = |this: &Self| match target {
-            IoFileRedirectTarget::Filename(w) => this.word(w, fallback, WordKind::Plain),
-            IoFileRedirectTarget::ProcessSubstitution(..) => {
-                Err(unsupported("process substitution <(..) / >(..)", position))
-            }
-            IoFileRedirectTarget::Fd(_) | IoFileRedirectTarget::Duplicate(_) => {
-                Err(unsupported("this redirect form", position))
-            }
+            T::File(w) => this.word(w, fallback, WordKind::Plain),
+            T::Process(_) => Err(unsupported("process substitution <(..) / >(..)", position)),
+            T::Fd(_) | T::Duplicate(_) => Err(unsupported("this redirect form", position)),
         };
         let output_fd = |fd: Option<i32>| match fd {
             None | Some(1) => Ok(Fd::Stdout),
@@ -553,8 +513,8 @@ impl Compiler<'_> {
                 position,
             )),
         };
-        match kind {
-            IoFileRedirectKind::Read => match fd {
+        match op {
+            tree::FileOp::Read => match fd {
                 None | Some(0) => Ok(Redirect::Read {
                     target: file(self)?,
                 }),
@@ -563,27 +523,23 @@ impl Compiler<'_> {
                     position,
                 )),
             },
-            IoFileRedirectKind::Write | IoFileRedirectKind::Clobber => Ok(Redirect::Write {
+            tree::FileOp::Write | tree::FileOp::Clobber => Ok(Redirect::Write {
                 fd: output_fd(fd)?,
                 target: file(self)?,
                 append: false,
             }),
-            IoFileRedirectKind::Append => Ok(Redirect::Write {
+            tree::FileOp::Append => Ok(Redirect::Write {
                 fd: output_fd(fd)?,
                 target: file(self)?,
                 append: true,
             }),
-            IoFileRedirectKind::ReadAndWrite => {
-                Err(unsupported("a read-write redirect (<>)", position))
-            }
-            IoFileRedirectKind::DuplicateInput => {
-                Err(unsupported("input duplication (<&)", position))
-            }
-            IoFileRedirectKind::DuplicateOutput => {
+            tree::FileOp::ReadWrite => Err(unsupported("a read-write redirect (<>)", position)),
+            tree::FileOp::DuplicateInput => Err(unsupported("input duplication (<&)", position)),
+            tree::FileOp::DuplicateOutput => {
                 let fd = output_fd(fd)?;
                 let to = match target {
-                    IoFileRedirectTarget::Fd(n) => *n,
-                    IoFileRedirectTarget::Duplicate(w) => match w.value.as_str() {
+                    T::Fd(n) => *n,
+                    T::Duplicate(w) => match w.raw.as_str() {
                         "1" => 1,
                         "2" => 2,
                         "-" => {
@@ -600,8 +556,7 @@ impl Compiler<'_> {
                             ));
                         }
                     },
-                    IoFileRedirectTarget::Filename(_)
-                    | IoFileRedirectTarget::ProcessSubstitution(..) => -1,
+                    T::File(_) | T::Process(_) => -1,
                 };
                 let to = match to {
                     1 => Fd::Stdout,
@@ -619,34 +574,8 @@ impl Compiler<'_> {
     }
 }
 
-/// The position of a process substitution: brush records where its `(` is; the `<` or `>`
-/// just before it is where the construct starts.
-fn process_position(sub: &ast::SubshellCommand, fallback: Position) -> Position {
-    start_of(sub).map_or(fallback, |p| {
-        Position::new(p.line, p.column.saturating_sub(1).max(1))
-    })
-}
-
-fn process_substitution(sub: &ast::SubshellCommand, fallback: Position) -> ShellError {
-    unsupported(
-        "process substitution <(..) / >(..)",
-        process_position(sub, fallback),
-    )
-}
-
-/// The byte offset of character `index` of `text` (its length when past the end).
-fn char_to_byte(text: &str, index: usize) -> usize {
-    text.char_indices()
-        .nth(index)
-        .map_or(text.len(), |(b, _)| b)
-}
-
-/// The line and column of byte `byte` of `text`.
-fn byte_position(text: &str, byte: usize) -> Position {
-    let before = text.get(..byte).unwrap_or(text);
-    let line = before.matches('\n').count() + 1;
-    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
-    Position::new(line, before[line_start..].chars().count() + 1)
+fn process_substitution(sub: &tree::ProcessSubstitution) -> ShellError {
+    unsupported("process substitution <(..) / >(..)", sub.at)
 }
 
 #[cfg(test)]
@@ -959,11 +888,5 @@ mod tests {
             assert!(Plan::parse(text).is_err(), "{text}");
         }
         assert!(started.elapsed() < std::time::Duration::from_secs(60));
-    }
-
-    #[test]
-    fn positions_of_bytes() {
-        assert_eq!(byte_position("ab\ncé&", 6), Position::new(2, 3));
-        assert_eq!(char_to_byte("éa", 1), 2);
     }
 }

@@ -1,5 +1,5 @@
-//! The plan: an owned tree of what a script runs, compiled from brush-parser's AST by
-//! `parse.rs`. Words stay unexpanded (expansion happens when the command runs, because `cd`,
+//! The plan: an owned tree of what a script runs, compiled by `parse.rs` from agent-core's
+//! lowered shell tree (`agent_core::shell::tree`). Words stay unexpanded (expansion happens when the command runs, because `cd`,
 //! `export` and `$?` change what they mean).
 
 use super::error::ShellError;

@@ -1,24 +1,22 @@
-//! From a word's source text to plan [`Part`]s, through brush-parser's word parser, refusing
-//! every expansion outside the subset: only quoting, `$NAME`, `${NAME}`, `$?` and unquoted glob
-//! characters are kept.
+//! From a word of agent-core's lowered shell tree (its source text and its pieces) to plan
+//! [`Part`]s, refusing every expansion outside the subset: only quoting, `$NAME`, `${NAME}`,
+//! `$?`, the `${..}` operators of param.rs, `$((..))` and unquoted glob characters are kept.
 //!
-//! Two checks run before brush's word parser sees the text. A quote-aware scan names the
-//! unsupported expansions (`$(`, backquotes, `${x:-y}`, `$1`, ...) with their position,
-//! and refuses at the same time the shapes that make the word parser slow (`${name[`, `$[`,
-//! unclosed `${`; see `agent_core::shell`'s guards). A bound on unclosed `[` covers the rest.
-//! brush's pieces are then checked again, so what the scan misses is still refused.
+//! A quote-aware scan of the source text runs first and names the unsupported expansions
+//! (`$(`, backquotes, `${x@Q}`, `$1`, ...) with their position. The pieces are then checked
+//! again, so what the scan misses is still refused, and a word agent-core could not lower (its
+//! word guards, such as the bound on unclosed `[`, or brush's word parser refused it) is a
+//! parse error.
 
-use brush_parser::ParserOptions;
-use brush_parser::word::{self, ParameterExpr, SpecialParameter, WordPiece, WordPieceWithSource};
+use agent_core::shell::tree::{
+    Parameter, ParameterExpansion, ParameterTest, Piece, ReplaceMode, SpecialParameter,
+    Word as TreeWord, WordPiece,
+};
 
 use super::arith;
 use super::error::{Position, ShellError};
 use super::param::{Op, Replace, Test};
 use super::plan::{Part, Word};
-
-/// How many `[` a word may leave unclosed; each one can double brush's word-parser time when
-/// an expansion sits between them (agent-core's guards use the same bound for the same reason).
-const MAX_UNCLOSED_BRACKETS: usize = 6;
 
 /// Where a word starts in the script, to turn byte offsets inside it into positions.
 #[derive(Clone, Copy, Debug)]
@@ -32,16 +30,8 @@ pub(crate) struct WordOrigin<'a> {
 impl WordOrigin<'_> {
     /// The position of byte `offset` of the word.
     pub fn at(&self, offset: usize) -> Position {
-        let mut pos = self.start;
-        for c in self.raw.get(..offset).unwrap_or(self.raw).chars() {
-            if c == '\n' {
-                pos.line += 1;
-                pos.column = 1;
-            } else {
-                pos.column += 1;
-            }
-        }
-        pos
+        self.start
+            .advance(self.raw.get(..offset).unwrap_or(self.raw))
     }
 
     fn unsupported(&self, offset: usize, construct: &'static str) -> ShellError {
@@ -63,35 +53,22 @@ pub(crate) enum WordKind {
     Value,
 }
 
-/// Compiles the word whose source text is `origin.raw`.
+/// Compiles the word whose source text is `origin.raw` and whose pieces agent-core lowered.
 pub(crate) fn compile(
     origin: WordOrigin<'_>,
-    opts: &ParserOptions,
+    pieces: &Result<Vec<WordPiece>, String>,
     kind: WordKind,
 ) -> Result<Word, ShellError> {
     let raw = origin.raw;
     if let Some((offset, construct)) = scan(raw) {
         return Err(origin.unsupported(offset, construct));
     }
-    if unclosed_brackets(raw) > MAX_UNCLOSED_BRACKETS {
-        return Err(ShellError::Parse {
-            message: format!(
-                "a word with more than {MAX_UNCLOSED_BRACKETS} unclosed `[` is not accepted"
-            ),
-            position: Some(origin.start),
-        });
-    }
-    let pieces = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| word::parse(raw, opts)))
-        .map_err(|_| ShellError::Parse {
-            message: format!("the word parser failed on `{raw}`"),
-            position: Some(origin.start),
-        })?
-        .map_err(|e| ShellError::Parse {
-            message: e.to_string(),
-            position: Some(origin.start),
-        })?;
+    let pieces = pieces.as_ref().map_err(|message| ShellError::Parse {
+        message: message.clone(),
+        position: Some(origin.start),
+    })?;
     let mut acc = Acc::default();
-    convert(&pieces, false, origin, opts, &mut acc)?;
+    convert(pieces, false, origin, &mut acc)?;
     check_unquoted(&acc.stream, origin)?;
     check_assignment_tilde(&acc.stream, kind, origin)?;
     Ok(Word {
@@ -111,16 +88,15 @@ struct Acc {
 }
 
 fn convert(
-    pieces: &[WordPieceWithSource],
+    pieces: &[WordPiece],
     quoted: bool,
     origin: WordOrigin<'_>,
-    opts: &ParserOptions,
     acc: &mut Acc,
 ) -> Result<(), ShellError> {
     for p in pieces {
-        let at = p.start_index;
+        let at = p.start;
         match &p.piece {
-            WordPiece::Text(text) => {
+            Piece::Text(text) => {
                 if quoted {
                     // brush keeps a backslash-newline inside double quotes; bash removes it.
                     acc.parts.push(Part::Text {
@@ -137,29 +113,28 @@ fn convert(
                     });
                 }
             }
-            WordPiece::SingleQuotedText(text) => {
+            Piece::SingleQuoted(text) => {
                 acc.parts.push(Part::Text {
                     text: text.clone(),
                     quoted: true,
                 });
                 acc.stream.push(None);
             }
-            WordPiece::AnsiCQuotedText(text) => {
+            Piece::AnsiC(text) => {
                 let text = decode_ansi_c(text).map_err(|c| origin.unsupported(at, c))?;
                 acc.parts.push(Part::Text { text, quoted: true });
                 acc.stream.push(None);
             }
-            WordPiece::DoubleQuotedSequence(inner)
-            | WordPiece::GettextDoubleQuotedSequence(inner) => {
+            Piece::DoubleQuoted(inner) | Piece::GettextDoubleQuoted(inner) => {
                 // An empty quoted part: `""` is a word of its own even when nothing is inside.
                 acc.parts.push(Part::Text {
                     text: String::new(),
                     quoted: true,
                 });
                 acc.stream.push(None);
-                convert(inner, true, origin, opts, acc)?;
+                convert(inner, true, origin, acc)?;
             }
-            WordPiece::EscapeSequence(seq) => {
+            Piece::Escape(seq) => {
                 let mut chars = seq.chars();
                 chars.next();
                 let text = match chars.as_str() {
@@ -169,27 +144,27 @@ fn convert(
                 acc.parts.push(Part::Text { text, quoted: true });
                 acc.stream.push(None);
             }
-            WordPiece::TildeExpansion(_) => {
+            Piece::Tilde(_) => {
                 return Err(origin.unsupported(at, "tilde expansion (~)"));
             }
-            WordPiece::ParameterExpansion(expr) => {
-                let part = match operator(expr, quoted, origin, at, opts)? {
+            Piece::Parameter(expr) => {
+                let part = match operator(expr, quoted, origin, at)? {
                     Some(part) => part,
                     None => parameter(expr, quoted).map_err(|c| origin.unsupported(at, c))?,
                 };
                 acc.parts.push(part);
                 acc.stream.push(None);
             }
-            WordPiece::CommandSubstitution(_) => {
+            Piece::CommandSubstitution(_) => {
                 return Err(origin.unsupported(at, "command substitution $(..)"));
             }
-            WordPiece::BackquotedCommandSubstitution(_) => {
+            Piece::BackquotedSubstitution(_) => {
                 return Err(origin.unsupported(at, "command substitution `..` (backquotes)"));
             }
-            WordPiece::ArithmeticExpression(expr) => {
-                arith::check(&expr.value).map_err(|c| origin.unsupported(at, c))?;
+            Piece::Arithmetic(text) => {
+                arith::check(text).map_err(|c| origin.unsupported(at, c))?;
                 acc.parts.push(Part::Arith {
-                    text: expr.value.clone(),
+                    text: text.clone(),
                     quoted,
                 });
                 acc.stream.push(None);
@@ -205,170 +180,121 @@ const MAX_PARAMETER_NESTING: usize = 8;
 /// A `${NAME<op>..}` of the supported operators (param.rs) as a part; `None` for the other
 /// forms, which [`parameter`] takes or refuses.
 fn operator(
-    expr: &ParameterExpr,
+    expr: &ParameterExpansion,
     quoted: bool,
     origin: WordOrigin<'_>,
     at: usize,
-    opts: &ParserOptions,
 ) -> Result<Option<Part>, ShellError> {
-    use brush_parser::word::{Parameter, ParameterTestType, SubstringMatchKind};
     let refuse = |construct: &'static str| Err(origin.unsupported(at, construct));
     // The words inside: compiled as the word around them is; a pattern keeps its own quoting
     // whatever surrounds the `${..}` (bash: `"${x#*.}"` still matches `*`).
-    let inner = |raw: &str, quoted: bool| -> Result<Vec<Part>, ShellError> {
-        inner_word(raw, quoted, origin, at, opts)
+    let inner = |word: Option<&TreeWord>, quoted: bool| -> Result<Vec<Part>, ShellError> {
+        inner_word(word, quoted, origin, at)
     };
     let named = |parameter: &Parameter, indirect: bool| match parameter {
         Parameter::Named(name) if !indirect => Some(name.clone()),
         _ => None,
     };
     let (name, op) = match expr {
-        ParameterExpr::ParameterLength {
+        ParameterExpansion::Length {
             parameter,
             indirect,
         } => match named(parameter, *indirect) {
             Some(name) => (name, Op::Length),
             None => return Ok(None),
         },
-        ParameterExpr::UseDefaultValues {
-            parameter,
-            indirect,
-            test_type,
-            default_value: word,
-        }
-        | ParameterExpr::UseAlternativeValue {
-            parameter,
-            indirect,
-            test_type,
-            alternative_value: word,
-        }
-        | ParameterExpr::IndicateErrorIfNullOrUnset {
-            parameter,
-            indirect,
-            test_type,
-            error_message: word,
+        ParameterExpansion::Test {
+            test: ParameterTest::AssignDefault,
+            ..
         } => {
-            let Some(name) = named(parameter, *indirect) else {
-                return Ok(None);
-            };
-            let test = match expr {
-                ParameterExpr::UseDefaultValues { .. } => Test::Default,
-                ParameterExpr::UseAlternativeValue { .. } => Test::Alternative,
-                _ => Test::Error,
-            };
-            let op = Op::Test {
-                test,
-                null_too: matches!(test_type, ParameterTestType::UnsetOrNull),
-                word: inner(word.as_deref().unwrap_or_default(), quoted)?,
-            };
-            (name, op)
-        }
-        ParameterExpr::AssignDefaultValues { .. } => {
             return refuse(
                 "assigning a default ${NAME:=..} (write [ -n \"$NAME\" ] || NAME=.. first)",
             );
         }
-        ParameterExpr::RemoveSmallestSuffixPattern {
+        ParameterExpansion::Test {
             parameter,
             indirect,
-            pattern,
+            test,
+            null_too,
+            word,
+        } => {
+            let Some(name) = named(parameter, *indirect) else {
+                return Ok(None);
+            };
+            let test = match test {
+                ParameterTest::UseDefault => Test::Default,
+                ParameterTest::Alternative => Test::Alternative,
+                ParameterTest::Error | ParameterTest::AssignDefault => Test::Error,
+            };
+            let op = Op::Test {
+                test,
+                null_too: *null_too,
+                word: inner(word.as_ref(), quoted)?,
+            };
+            (name, op)
         }
-        | ParameterExpr::RemoveLargestSuffixPattern {
+        ParameterExpansion::Trim {
             parameter,
             indirect,
-            pattern,
-        }
-        | ParameterExpr::RemoveSmallestPrefixPattern {
-            parameter,
-            indirect,
-            pattern,
-        }
-        | ParameterExpr::RemoveLargestPrefixPattern {
-            parameter,
-            indirect,
+            suffix,
+            longest,
             pattern,
         } => {
             let Some(name) = named(parameter, *indirect) else {
                 return Ok(None);
             };
             let op = Op::Trim {
-                suffix: matches!(
-                    expr,
-                    ParameterExpr::RemoveSmallestSuffixPattern { .. }
-                        | ParameterExpr::RemoveLargestSuffixPattern { .. }
-                ),
-                longest: matches!(
-                    expr,
-                    ParameterExpr::RemoveLargestSuffixPattern { .. }
-                        | ParameterExpr::RemoveLargestPrefixPattern { .. }
-                ),
-                pattern: inner(pattern.as_deref().unwrap_or_default(), false)?,
+                suffix: *suffix,
+                longest: *longest,
+                pattern: inner(pattern.as_ref(), false)?,
             };
             (name, op)
         }
-        ParameterExpr::ReplaceSubstring {
+        ParameterExpansion::Replace {
             parameter,
             indirect,
+            mode,
             pattern,
             replacement,
-            match_kind,
         } => {
             let Some(name) = named(parameter, *indirect) else {
                 return Ok(None);
             };
-            let mode = match match_kind {
-                SubstringMatchKind::Prefix => Replace::Prefix,
-                SubstringMatchKind::Suffix => Replace::Suffix,
-                SubstringMatchKind::FirstOccurrence => Replace::First,
-                SubstringMatchKind::Anywhere => Replace::All,
+            let mode = match mode {
+                ReplaceMode::Prefix => Replace::Prefix,
+                ReplaceMode::Suffix => Replace::Suffix,
+                ReplaceMode::First => Replace::First,
+                ReplaceMode::All => Replace::All,
             };
             let op = Op::Replace {
                 mode,
-                pattern: inner(pattern, false)?,
-                replacement: inner(replacement.as_deref().unwrap_or_default(), false)?,
+                pattern: inner(Some(pattern), false)?,
+                replacement: inner(replacement.as_ref(), false)?,
             };
             (name, op)
         }
-        ParameterExpr::UppercaseFirstChar {
+        ParameterExpansion::Case {
             parameter,
             indirect,
-            pattern,
-        }
-        | ParameterExpr::UppercasePattern {
-            parameter,
-            indirect,
-            pattern,
-        }
-        | ParameterExpr::LowercaseFirstChar {
-            parameter,
-            indirect,
-            pattern,
-        }
-        | ParameterExpr::LowercasePattern {
-            parameter,
-            indirect,
+            upper,
+            all,
             pattern,
         } => {
             let Some(name) = named(parameter, *indirect) else {
                 return Ok(None);
             };
-            if pattern.as_deref().is_some_and(|p| !p.is_empty()) {
+            if pattern.as_ref().is_some_and(|p| !p.raw.is_empty()) {
                 return refuse("case conversion of matching characters ${NAME^^PATTERN}");
             }
-            let op = Op::Case {
-                upper: matches!(
-                    expr,
-                    ParameterExpr::UppercaseFirstChar { .. }
-                        | ParameterExpr::UppercasePattern { .. }
-                ),
-                all: matches!(
-                    expr,
-                    ParameterExpr::UppercasePattern { .. } | ParameterExpr::LowercasePattern { .. }
-                ),
-            };
-            (name, op)
+            (
+                name,
+                Op::Case {
+                    upper: *upper,
+                    all: *all,
+                },
+            )
         }
-        ParameterExpr::Substring {
+        ParameterExpansion::Substring {
             parameter,
             indirect,
             offset,
@@ -377,44 +303,41 @@ fn operator(
             let Some(name) = named(parameter, *indirect) else {
                 return Ok(None);
             };
-            for text in std::iter::once(&offset.value).chain(length.as_ref().map(|l| &l.value)) {
+            for text in std::iter::once(offset).chain(length) {
                 arith::check(text).map_err(|c| origin.unsupported(at, c))?;
             }
             let op = Op::Substring {
-                offset: offset.value.clone(),
-                length: length.as_ref().map(|l| l.value.clone()),
+                offset: offset.clone(),
+                length: length.clone(),
             };
             (name, op)
         }
-        _ => return Ok(None),
+        ParameterExpansion::Plain { .. }
+        | ParameterExpansion::Transform { .. }
+        | ParameterExpansion::VariableNames { .. }
+        | ParameterExpansion::MemberKeys { .. } => return Ok(None),
     };
     Ok(Some(Part::Param { name, op, quoted }))
 }
 
-/// Compiles a word inside `${..}` (a default, a pattern, a replacement).
+/// Compiles a word inside `${..}` (a default, a pattern, a replacement; absent: empty).
 fn inner_word(
-    raw: &str,
+    word: Option<&TreeWord>,
     quoted: bool,
     origin: WordOrigin<'_>,
     at: usize,
-    opts: &ParserOptions,
 ) -> Result<Vec<Part>, ShellError> {
-    let pieces = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| word::parse(raw, opts)))
-        .map_err(|_| ShellError::Parse {
-            message: format!("the word parser failed on `{raw}`"),
-            position: Some(origin.at(at)),
-        })?
-        .map_err(|e| ShellError::Parse {
-            message: e.to_string(),
-            position: Some(origin.at(at)),
-        })?;
+    let Some(word) = word else {
+        return Ok(Vec::new());
+    };
+    let pieces = word.pieces.as_ref().map_err(|message| ShellError::Parse {
+        message: message.clone(),
+        position: Some(origin.at(at)),
+    })?;
     if quoted
-        && pieces.iter().any(|p| {
-            matches!(
-                p.piece,
-                WordPiece::SingleQuotedText(_) | WordPiece::AnsiCQuotedText(_)
-            )
-        })
+        && pieces
+            .iter()
+            .any(|p| matches!(p.piece, Piece::SingleQuoted(_) | Piece::AnsiC(_)))
     {
         // bash keeps them literally there; refused rather than read another way.
         return Err(origin.unsupported(at, "single quotes inside a double-quoted ${..}"));
@@ -425,15 +348,14 @@ fn inner_word(
         start: origin.at(at),
     };
     let mut acc = Acc::default();
-    convert(&pieces, quoted, here, opts, &mut acc)?;
+    convert(pieces, quoted, here, &mut acc)?;
     check_unquoted(&acc.stream, here)?;
     Ok(acc.parts)
 }
 
-fn parameter(expr: &ParameterExpr, quoted: bool) -> Result<Part, &'static str> {
-    use brush_parser::word::Parameter;
+fn parameter(expr: &ParameterExpansion, quoted: bool) -> Result<Part, &'static str> {
     match expr {
-        ParameterExpr::Parameter {
+        ParameterExpansion::Plain {
             parameter,
             indirect: false,
         } => match parameter {
@@ -442,25 +364,34 @@ fn parameter(expr: &ParameterExpr, quoted: bool) -> Result<Part, &'static str> {
                 quoted,
             }),
             Parameter::Special(SpecialParameter::LastExitStatus) => Ok(Part::Status { quoted }),
-            Parameter::Special(special) => Err(special_name(special)),
+            Parameter::Special(special) => Err(special_name(*special)),
             Parameter::Positional(0) => Err("script name $0"),
             Parameter::Positional(_) => Err("positional parameter $1"),
             Parameter::NamedWithIndex { .. } | Parameter::NamedWithAllIndices { .. } => {
                 Err("array")
             }
         },
-        ParameterExpr::Parameter { indirect: true, .. } => Err("indirect expansion ${!NAME}"),
-        ParameterExpr::ParameterLength { .. } => Err("parameter length ${#NAME}"),
-        _ => Err("parameter expansion operator (${NAME:-..}, ${NAME#..}, ...)"),
+        ParameterExpansion::Plain { indirect: true, .. } => Err("indirect expansion ${!NAME}"),
+        ParameterExpansion::Length { .. } => Err("parameter length ${#NAME}"),
+        ParameterExpansion::Test { .. }
+        | ParameterExpansion::Trim { .. }
+        | ParameterExpansion::Substring { .. }
+        | ParameterExpansion::Transform { .. }
+        | ParameterExpansion::Case { .. }
+        | ParameterExpansion::Replace { .. }
+        | ParameterExpansion::VariableNames { .. }
+        | ParameterExpansion::MemberKeys { .. } => {
+            Err("parameter expansion operator (${NAME:-..}, ${NAME#..}, ...)")
+        }
     }
 }
 
-fn special_name(special: &SpecialParameter) -> &'static str {
+fn special_name(special: SpecialParameter) -> &'static str {
     match special {
-        SpecialParameter::AllPositionalParameters { .. } => "positional parameters $@ / $*",
-        SpecialParameter::PositionalParameterCount => "parameter count $#",
+        SpecialParameter::AllPositional { .. } => "positional parameters $@ / $*",
+        SpecialParameter::PositionalCount => "parameter count $#",
         SpecialParameter::LastExitStatus => "exit status $?",
-        SpecialParameter::CurrentOptionFlags => "shell options $-",
+        SpecialParameter::OptionFlags => "shell options $-",
         SpecialParameter::ProcessId => "process id $$",
         SpecialParameter::LastBackgroundProcessId => "background job id $!",
         SpecialParameter::ShellName => "script name $0",
@@ -696,19 +627,6 @@ fn arithmetic(rest: &[u8]) -> Result<usize, &'static str> {
     Err(arith::REFUSED)
 }
 
-/// The number of `[` never closed by a later `]`.
-fn unclosed_brackets(text: &str) -> usize {
-    let mut depth = 0usize;
-    for c in text.bytes() {
-        match c {
-            b'[' => depth += 1,
-            b']' => depth = depth.saturating_sub(1),
-            _ => {}
-        }
-    }
-    depth
-}
-
 /// Decodes the body of `$'..'` with agent-core's decoder (the one the permission checker uses,
 /// so the two never read such a word differently). Escapes whose value is uncertain (a byte
 /// above 0x7f, `\cX`, `\x` without digits) and a NUL (bash cuts the word there) are refused
@@ -730,7 +648,7 @@ mod tests {
             raw,
             start: Position::new(1, 1),
         };
-        compile(origin, &ParserOptions::default(), WordKind::Plain)
+        compile(origin, &TreeWord::parse(raw, None).pieces, WordKind::Plain)
             .unwrap()
             .parts
             .into_iter()
@@ -743,7 +661,7 @@ mod tests {
             raw,
             start: Position::new(1, 1),
         };
-        match compile(origin, &ParserOptions::default(), WordKind::Plain) {
+        match compile(origin, &TreeWord::parse(raw, None).pieces, WordKind::Plain) {
             Err(ShellError::Unsupported {
                 construct,
                 position,
@@ -897,7 +815,14 @@ mod tests {
             raw: "a:~",
             start: Position::new(1, 1),
         };
-        assert!(compile(origin, &ParserOptions::default(), WordKind::Value).is_err());
+        assert!(
+            compile(
+                origin,
+                &TreeWord::parse(origin.raw, None).pieces,
+                WordKind::Value
+            )
+            .is_err()
+        );
     }
 
     #[test]

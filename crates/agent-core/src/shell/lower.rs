@@ -1,0 +1,1143 @@
+//! Text → brush-parser (behind the guards, or the fast path for plain scripts) → the owned
+//! [`super::tree`]: positions converted, every word lowered into its pieces once (through the
+//! word guards, panics caught). The one place agent-core's shell parse meets brush-parser.
+
+use std::io::Cursor;
+
+use brush_parser::ast::{self, SourceLocation};
+use brush_parser::word::{self as bw, ParameterExpr, WordPiece as BrushPiece, WordPieceWithSource};
+use brush_parser::{Parser, ParserOptions, SourcePosition};
+
+use super::tree::{
+    AndOr, Assignment, AssignmentValue, BinaryTest, CaseArm, CaseNext, Command, CommandItem,
+    Compound, CompoundCommand, Connector, ElseClause, FileOp, FunctionDefinition, HereDocument,
+    Item, Parameter, ParameterExpansion, ParameterTest, Piece, Pipeline, Position, ProcessKind,
+    ProcessSubstitution, Redirect, RedirectKind, RedirectTarget, ReplaceMode, Script,
+    SimpleCommand, SpecialParameter, TestCommand, TestExpr, Tilde, Transform, UnaryTest, Word,
+    WordPiece,
+};
+use super::{guards, plain};
+
+/// How deep operand words of parameter expansions are lowered (`${a:-${b:-${c:-..}}}`). Real
+/// words nest two or three; deeper operands keep a refusal instead of pieces (fail closed), so
+/// lowering never recurses without bound.
+pub const MAX_OPERAND_NESTING: usize = 16;
+
+/// Parses and lowers `text` behind the guards: the fast path for plain scripts when `fast`,
+/// else brush-parser (its panics caught). The error is the reason.
+pub(super) fn parse(text: &str, fast: bool) -> Result<Script, String> {
+    if let Some(why) = guards::refuse(text) {
+        return Err(why);
+    }
+    if fast && let Some(script) = plain::parse(text) {
+        return Ok(script);
+    }
+    let opts = ParserOptions::default();
+    match guards::catch_panic(|| Parser::new(Cursor::new(text.as_bytes()), &opts).parse_program()) {
+        Some(Ok(program)) => Ok(self::program(&program, text)),
+        Some(Err(e)) => Err(e.to_string()),
+        None => Err("the shell parser failed on this input".to_owned()),
+    }
+}
+
+/// Lowers a whole program; `text` is the script it was parsed from (for the positions brush
+/// does not record, such as a `&` separator).
+fn program(program: &ast::Program, text: &str) -> Script {
+    let lowering = Lowering { text };
+    Script {
+        items: program
+            .complete_commands
+            .iter()
+            .flat_map(|list| lowering.list(list))
+            .collect(),
+    }
+}
+
+/// Lowers one word's text (behind the word guards).
+pub(super) fn word(raw: &str, at: Option<Position>) -> Word {
+    Word {
+        raw: raw.to_owned(),
+        at,
+        pieces: pieces(raw, false, 0),
+    }
+}
+
+/// Characters that never start an expansion, a quote or a glob: a word made only of these is
+/// one text piece, and brush's word parser need not run (the common case).
+pub(super) fn is_plain(raw: &str) -> bool {
+    !raw.is_empty()
+        && raw.bytes().all(|b| {
+            b.is_ascii_alphanumeric()
+                || matches!(
+                    b,
+                    b'-' | b'_' | b'.' | b'/' | b'=' | b':' | b',' | b'+' | b'%' | b'@' | b'^'
+                )
+        })
+}
+
+/// The pieces of `text` (`heredoc`: read as an expanding here-document body), or why not.
+fn pieces(text: &str, heredoc: bool, depth: usize) -> Result<Vec<WordPiece>, String> {
+    if !heredoc && (is_plain(text) || text == "[") {
+        return Ok(vec![WordPiece {
+            piece: Piece::Text(text.to_owned()),
+            start: 0,
+            end: text.len(),
+        }]);
+    }
+    if depth > MAX_OPERAND_NESTING {
+        return Err(format!(
+            "parameter expansions nested more than {MAX_OPERAND_NESTING} deep are not accepted"
+        ));
+    }
+    if let Some(why) = guards::refuse_word(text) {
+        return Err(why);
+    }
+    let opts = ParserOptions::default();
+    let parsed = guards::catch_panic(|| {
+        if heredoc {
+            bw::parse_heredoc(text, &opts)
+        } else {
+            bw::parse(text, &opts)
+        }
+    });
+    match parsed {
+        Some(Ok(pieces)) => Ok(lower_pieces(&pieces, depth)),
+        Some(Err(e)) => Err(e.to_string()),
+        None => Err("the word parser failed on this input".to_owned()),
+    }
+}
+
+/// The pieces brush's word parser gives `text`, lowered, without the word guards (tests of
+/// what the guards and cross-checks protect against).
+#[cfg(test)]
+pub(super) fn pieces_unguarded(text: &str) -> Vec<WordPiece> {
+    match bw::parse(text, &ParserOptions::default()) {
+        Ok(pieces) => lower_pieces(&pieces, 0),
+        Err(e) => panic!("{text}: {e}"),
+    }
+}
+
+fn lower_pieces(pieces: &[WordPieceWithSource], depth: usize) -> Vec<WordPiece> {
+    pieces
+        .iter()
+        .map(|p| WordPiece {
+            piece: lower_piece(&p.piece, depth),
+            start: p.start_index,
+            end: p.end_index,
+        })
+        .collect()
+}
+
+fn lower_piece(piece: &BrushPiece, depth: usize) -> Piece {
+    match piece {
+        BrushPiece::Text(s) => Piece::Text(s.clone()),
+        BrushPiece::SingleQuotedText(s) => Piece::SingleQuoted(s.clone()),
+        BrushPiece::AnsiCQuotedText(s) => Piece::AnsiC(s.clone()),
+        BrushPiece::DoubleQuotedSequence(inner) => Piece::DoubleQuoted(lower_pieces(inner, depth)),
+        BrushPiece::GettextDoubleQuotedSequence(inner) => {
+            Piece::GettextDoubleQuoted(lower_pieces(inner, depth))
+        }
+        BrushPiece::TildeExpansion(t) => Piece::Tilde(match t {
+            bw::TildeExpr::Home => Tilde::Home,
+            bw::TildeExpr::UserHome(user) => Tilde::User(user.clone()),
+            bw::TildeExpr::WorkingDir => Tilde::WorkingDirectory,
+            bw::TildeExpr::OldWorkingDir => Tilde::OldWorkingDirectory,
+            bw::TildeExpr::NthDirFromTopOfDirStack { n, plus_used } => Tilde::DirStackFromTop {
+                n: *n,
+                plus: *plus_used,
+            },
+            bw::TildeExpr::NthDirFromBottomOfDirStack { n } => Tilde::DirStackFromBottom { n: *n },
+        }),
+        BrushPiece::ParameterExpansion(expr) => Piece::Parameter(parameter_expansion(expr, depth)),
+        BrushPiece::CommandSubstitution(body) => Piece::CommandSubstitution(body.clone()),
+        BrushPiece::BackquotedCommandSubstitution(body) => {
+            Piece::BackquotedSubstitution(body.clone())
+        }
+        BrushPiece::EscapeSequence(s) => Piece::Escape(s.clone()),
+        BrushPiece::ArithmeticExpression(expr) => Piece::Arithmetic(expr.value.clone()),
+    }
+}
+
+/// An operand word of a parameter expansion, one level deeper.
+fn operand(text: &str, depth: usize) -> Word {
+    Word {
+        raw: text.to_owned(),
+        at: None,
+        pieces: pieces(text, false, depth + 1),
+    }
+}
+
+fn parameter_expansion(expr: &ParameterExpr, depth: usize) -> ParameterExpansion {
+    use ParameterExpansion as P;
+    let operand = |s: &Option<String>| s.as_deref().map(|s| operand(s, depth));
+    let null_too = |t: &bw::ParameterTestType| matches!(t, bw::ParameterTestType::UnsetOrNull);
+    match expr {
+        ParameterExpr::Parameter {
+            parameter,
+            indirect,
+        } => P::Plain {
+            parameter: lower_parameter(parameter),
+            indirect: *indirect,
+        },
+        ParameterExpr::ParameterLength {
+            parameter,
+            indirect,
+        } => P::Length {
+            parameter: lower_parameter(parameter),
+            indirect: *indirect,
+        },
+        ParameterExpr::UseDefaultValues {
+            parameter,
+            indirect,
+            test_type,
+            default_value: word,
+        }
+        | ParameterExpr::AssignDefaultValues {
+            parameter,
+            indirect,
+            test_type,
+            default_value: word,
+        }
+        | ParameterExpr::IndicateErrorIfNullOrUnset {
+            parameter,
+            indirect,
+            test_type,
+            error_message: word,
+        }
+        | ParameterExpr::UseAlternativeValue {
+            parameter,
+            indirect,
+            test_type,
+            alternative_value: word,
+        } => P::Test {
+            parameter: lower_parameter(parameter),
+            indirect: *indirect,
+            test: match expr {
+                ParameterExpr::UseDefaultValues { .. } => ParameterTest::UseDefault,
+                ParameterExpr::AssignDefaultValues { .. } => ParameterTest::AssignDefault,
+                ParameterExpr::IndicateErrorIfNullOrUnset { .. } => ParameterTest::Error,
+                _ => ParameterTest::Alternative,
+            },
+            null_too: null_too(test_type),
+            word: operand(word),
+        },
+        ParameterExpr::RemoveSmallestSuffixPattern {
+            parameter,
+            indirect,
+            pattern,
+        }
+        | ParameterExpr::RemoveLargestSuffixPattern {
+            parameter,
+            indirect,
+            pattern,
+        }
+        | ParameterExpr::RemoveSmallestPrefixPattern {
+            parameter,
+            indirect,
+            pattern,
+        }
+        | ParameterExpr::RemoveLargestPrefixPattern {
+            parameter,
+            indirect,
+            pattern,
+        } => P::Trim {
+            parameter: lower_parameter(parameter),
+            indirect: *indirect,
+            suffix: matches!(
+                expr,
+                ParameterExpr::RemoveSmallestSuffixPattern { .. }
+                    | ParameterExpr::RemoveLargestSuffixPattern { .. }
+            ),
+            longest: matches!(
+                expr,
+                ParameterExpr::RemoveLargestSuffixPattern { .. }
+                    | ParameterExpr::RemoveLargestPrefixPattern { .. }
+            ),
+            pattern: operand(pattern),
+        },
+        ParameterExpr::Substring {
+            parameter,
+            indirect,
+            offset,
+            length,
+        } => P::Substring {
+            parameter: lower_parameter(parameter),
+            indirect: *indirect,
+            offset: offset.value.clone(),
+            length: length.as_ref().map(|l| l.value.clone()),
+        },
+        ParameterExpr::Transform {
+            parameter,
+            indirect,
+            op,
+        } => P::Transform {
+            parameter: lower_parameter(parameter),
+            indirect: *indirect,
+            op: match op {
+                bw::ParameterTransformOp::CapitalizeInitial => Transform::CapitalizeInitial,
+                bw::ParameterTransformOp::ExpandEscapeSequences => Transform::ExpandEscapes,
+                bw::ParameterTransformOp::PossiblyQuoteWithArraysExpanded { separate_words } => {
+                    Transform::QuoteWithArraysExpanded {
+                        separate_words: *separate_words,
+                    }
+                }
+                bw::ParameterTransformOp::PromptExpand => Transform::PromptExpand,
+                bw::ParameterTransformOp::Quoted => Transform::Quoted,
+                bw::ParameterTransformOp::ToAssignmentLogic => Transform::AssignmentForm,
+                bw::ParameterTransformOp::ToAttributeFlags => Transform::AttributeFlags,
+                bw::ParameterTransformOp::ToLowerCase => Transform::LowerCase,
+                bw::ParameterTransformOp::ToUpperCase => Transform::UpperCase,
+            },
+        },
+        ParameterExpr::UppercaseFirstChar {
+            parameter,
+            indirect,
+            pattern,
+        }
+        | ParameterExpr::UppercasePattern {
+            parameter,
+            indirect,
+            pattern,
+        }
+        | ParameterExpr::LowercaseFirstChar {
+            parameter,
+            indirect,
+            pattern,
+        }
+        | ParameterExpr::LowercasePattern {
+            parameter,
+            indirect,
+            pattern,
+        } => P::Case {
+            parameter: lower_parameter(parameter),
+            indirect: *indirect,
+            upper: matches!(
+                expr,
+                ParameterExpr::UppercaseFirstChar { .. } | ParameterExpr::UppercasePattern { .. }
+            ),
+            all: matches!(
+                expr,
+                ParameterExpr::UppercasePattern { .. } | ParameterExpr::LowercasePattern { .. }
+            ),
+            pattern: operand(pattern),
+        },
+        ParameterExpr::ReplaceSubstring {
+            parameter,
+            indirect,
+            pattern,
+            replacement,
+            match_kind,
+        } => P::Replace {
+            parameter: lower_parameter(parameter),
+            indirect: *indirect,
+            mode: match match_kind {
+                bw::SubstringMatchKind::Prefix => ReplaceMode::Prefix,
+                bw::SubstringMatchKind::Suffix => ReplaceMode::Suffix,
+                bw::SubstringMatchKind::FirstOccurrence => ReplaceMode::First,
+                bw::SubstringMatchKind::Anywhere => ReplaceMode::All,
+            },
+            pattern: self::operand(pattern, depth),
+            replacement: operand(replacement),
+        },
+        ParameterExpr::VariableNames {
+            prefix,
+            concatenate,
+        } => P::VariableNames {
+            prefix: prefix.clone(),
+            concatenate: *concatenate,
+        },
+        ParameterExpr::MemberKeys {
+            variable_name,
+            concatenate,
+        } => P::MemberKeys {
+            name: variable_name.clone(),
+            concatenate: *concatenate,
+        },
+    }
+}
+
+fn lower_parameter(p: &bw::Parameter) -> Parameter {
+    match p {
+        bw::Parameter::Positional(n) => Parameter::Positional(*n),
+        bw::Parameter::Special(s) => Parameter::Special(match s {
+            bw::SpecialParameter::AllPositionalParameters { concatenate } => {
+                SpecialParameter::AllPositional {
+                    concatenate: *concatenate,
+                }
+            }
+            bw::SpecialParameter::PositionalParameterCount => SpecialParameter::PositionalCount,
+            bw::SpecialParameter::LastExitStatus => SpecialParameter::LastExitStatus,
+            bw::SpecialParameter::CurrentOptionFlags => SpecialParameter::OptionFlags,
+            bw::SpecialParameter::ProcessId => SpecialParameter::ProcessId,
+            bw::SpecialParameter::LastBackgroundProcessId => {
+                SpecialParameter::LastBackgroundProcessId
+            }
+            bw::SpecialParameter::ShellName => SpecialParameter::ShellName,
+        }),
+        bw::Parameter::Named(name) => Parameter::Named(name.clone()),
+        bw::Parameter::NamedWithIndex { name, index } => Parameter::NamedWithIndex {
+            name: name.clone(),
+            index: index.clone(),
+        },
+        bw::Parameter::NamedWithAllIndices { name, concatenate } => {
+            Parameter::NamedWithAllIndices {
+                name: name.clone(),
+                concatenate: *concatenate,
+            }
+        }
+    }
+}
+
+fn position(p: &SourcePosition) -> Position {
+    Position::new(p.line, p.column)
+}
+
+fn start_of(node: &impl SourceLocation) -> Option<Position> {
+    node.location().map(|span| position(&span.start))
+}
+
+struct Lowering<'a> {
+    /// The text the AST was parsed from.
+    text: &'a str,
+}
+
+impl Lowering<'_> {
+    fn list(&self, list: &ast::CompoundList) -> Vec<Item> {
+        list.0
+            .iter()
+            .map(|ast::CompoundListItem(and_or, separator)| Item {
+                and_or: self.and_or(and_or),
+                background: matches!(separator, ast::SeparatorOperator::Async)
+                    .then(|| self.ampersand_after(and_or)),
+            })
+            .collect()
+    }
+
+    /// The position of the `&` that ends `and_or` (brush records none for separators): the
+    /// first `&` after the list's end.
+    fn ampersand_after(&self, and_or: &ast::AndOrList) -> Position {
+        let end = and_or
+            .location()
+            .map_or(0, |span| char_to_byte(self.text, span.end.index));
+        let end = end.min(self.text.len());
+        let byte = self.text[end..].find('&').map_or(end, |i| end + i);
+        Position::new(1, 1).advance(self.text.get(..byte).unwrap_or(self.text))
+    }
+
+    fn and_or(&self, list: &ast::AndOrList) -> AndOr {
+        AndOr {
+            first: self.pipeline(&list.first),
+            rest: list
+                .additional
+                .iter()
+                .map(|next| match next {
+                    ast::AndOr::And(p) => (Connector::And, self.pipeline(p)),
+                    ast::AndOr::Or(p) => (Connector::Or, self.pipeline(p)),
+                })
+                .collect(),
+        }
+    }
+
+    fn pipeline(&self, pipeline: &ast::Pipeline) -> Pipeline {
+        Pipeline {
+            timed: pipeline
+                .timed
+                .as_ref()
+                .map(|t| start_of(t).unwrap_or_default()),
+            negated: pipeline.bang,
+            commands: pipeline.seq.iter().map(|c| self.command(c)).collect(),
+        }
+    }
+
+    fn command(&self, command: &ast::Command) -> Command {
+        match command {
+            ast::Command::Simple(simple) => Command::Simple(self.simple(simple)),
+            ast::Command::Compound(compound, redirects) => {
+                Command::Compound(self.compound_command(compound, redirects.as_ref()))
+            }
+            ast::Command::Function(f) => Command::Function(FunctionDefinition {
+                name: self.word(&f.fname),
+                body: self.compound_command(&f.body.0, f.body.1.as_ref()),
+                at: start_of(&f.fname),
+            }),
+            ast::Command::ExtendedTest(test, redirects) => Command::Test(TestCommand {
+                expr: self.test(&test.expr),
+                redirects: self.redirects(redirects.as_ref()),
+                at: position(&test.loc.start),
+            }),
+        }
+    }
+
+    fn redirects(&self, list: Option<&ast::RedirectList>) -> Vec<Redirect> {
+        list.map(|l| l.0.iter().map(|r| self.redirect(r)).collect())
+            .unwrap_or_default()
+    }
+
+    fn compound_command(
+        &self,
+        compound: &ast::CompoundCommand,
+        redirects: Option<&ast::RedirectList>,
+    ) -> CompoundCommand {
+        CompoundCommand {
+            body: self.compound(compound),
+            redirects: self.redirects(redirects),
+            at: start_of(compound),
+        }
+    }
+
+    fn compound(&self, compound: &ast::CompoundCommand) -> Compound {
+        use ast::CompoundCommand as C;
+        match compound {
+            C::Arithmetic(a) => Compound::Arithmetic(a.expr.value.clone()),
+            C::ArithmeticForClause(f) => Compound::ArithmeticFor {
+                init: f.initializer.as_ref().map(|e| e.value.clone()),
+                condition: f.condition.as_ref().map(|e| e.value.clone()),
+                update: f.updater.as_ref().map(|e| e.value.clone()),
+                body: self.list(&f.body.list),
+            },
+            C::BraceGroup(b) => Compound::BraceGroup(self.list(&b.list)),
+            C::Subshell(s) => Compound::Subshell(self.list(&s.list)),
+            C::ForClause(f) => Compound::For {
+                name: f.variable_name.clone(),
+                values: f
+                    .values
+                    .as_ref()
+                    .map(|values| values.iter().map(|w| self.word(w)).collect()),
+                body: self.list(&f.body.list),
+            },
+            C::CaseClause(c) => Compound::Case {
+                subject: self.word(&c.value),
+                arms: c
+                    .cases
+                    .iter()
+                    .map(|item| CaseArm {
+                        patterns: item.patterns.iter().map(|w| self.word(w)).collect(),
+                        body: item.cmd.as_ref().map(|l| self.list(l)).unwrap_or_default(),
+                        next: match item.post_action {
+                            ast::CaseItemPostAction::ExitCase => CaseNext::Stop,
+                            ast::CaseItemPostAction::UnconditionallyExecuteNextCaseItem => {
+                                CaseNext::FallThrough
+                            }
+                            ast::CaseItemPostAction::ContinueEvaluatingCases => CaseNext::TestNext,
+                        },
+                    })
+                    .collect(),
+            },
+            C::IfClause(i) => Compound::If {
+                condition: self.list(&i.condition),
+                then: self.list(&i.then),
+                elses: i
+                    .elses
+                    .iter()
+                    .flatten()
+                    .map(|e| ElseClause {
+                        condition: e.condition.as_ref().map(|c| self.list(c)),
+                        body: self.list(&e.body),
+                    })
+                    .collect(),
+            },
+            C::WhileClause(w) | C::UntilClause(w) => Compound::While {
+                until: matches!(compound, C::UntilClause(_)),
+                condition: self.list(&w.0),
+                body: self.list(&w.1.list),
+            },
+            C::Coprocess(c) => Compound::Coprocess {
+                name: c.name.as_ref().map(|w| self.word(w)),
+                body: Box::new(self.command(&c.body)),
+            },
+        }
+    }
+
+    fn test(&self, expr: &ast::ExtendedTestExpr) -> TestExpr {
+        use ast::ExtendedTestExpr as E;
+        match expr {
+            E::And(a, b) => TestExpr::And(Box::new(self.test(a)), Box::new(self.test(b))),
+            E::Or(a, b) => TestExpr::Or(Box::new(self.test(a)), Box::new(self.test(b))),
+            E::Not(a) => TestExpr::Not(Box::new(self.test(a))),
+            E::Parenthesized(a) => TestExpr::Parenthesized(Box::new(self.test(a))),
+            E::UnaryTest(op, w) => TestExpr::Unary(unary_test(op), self.word(w)),
+            E::BinaryTest(op, a, b) => {
+                TestExpr::Binary(binary_test(op), self.word(a), self.word(b))
+            }
+        }
+    }
+
+    fn word(&self, w: &ast::Word) -> Word {
+        word(&w.value, start_of(w))
+    }
+
+    fn simple(&self, simple: &ast::SimpleCommand) -> SimpleCommand {
+        let items = |list: Option<&Vec<ast::CommandPrefixOrSuffixItem>>| -> Vec<CommandItem> {
+            list.into_iter()
+                .flatten()
+                .map(|item| self.item(item))
+                .collect()
+        };
+        SimpleCommand {
+            prefix: items(simple.prefix.as_ref().map(|p| &p.0)),
+            name: simple.word_or_name.as_ref().map(|w| self.word(w)),
+            suffix: items(simple.suffix.as_ref().map(|s| &s.0)),
+            at: start_of(simple),
+        }
+    }
+
+    fn item(&self, item: &ast::CommandPrefixOrSuffixItem) -> CommandItem {
+        use ast::CommandPrefixOrSuffixItem as I;
+        match item {
+            I::IoRedirect(r) => CommandItem::Redirect(self.redirect(r)),
+            I::Word(w) => CommandItem::Word(self.word(w)),
+            I::AssignmentWord(assignment, w) => {
+                CommandItem::Assignment(self.assignment(assignment, w))
+            }
+            I::ProcessSubstitution(kind, sub) => {
+                CommandItem::ProcessSubstitution(self.process_substitution(kind, sub))
+            }
+        }
+    }
+
+    fn assignment(&self, assignment: &ast::Assignment, w: &ast::Word) -> Assignment {
+        let whole = self.word(w);
+        let (name, index) = match &assignment.name {
+            ast::AssignmentName::VariableName(n) => (n.clone(), None),
+            ast::AssignmentName::ArrayElementName(n, index) => (n.clone(), Some(index.clone())),
+        };
+        let value = match &assignment.value {
+            ast::AssignmentValue::Scalar(value) => {
+                // The value's own word has no location: it starts after the first `=` of the
+                // whole word.
+                let raw = w.value.as_str();
+                let value_at = raw.find('=').map_or(raw.len(), |i| i + 1);
+                let at = whole
+                    .at
+                    .map(|start| start.advance(raw.get(..value_at).unwrap_or(raw)));
+                AssignmentValue::Scalar(word(&value.value, at))
+            }
+            ast::AssignmentValue::Array(items) => AssignmentValue::Array(
+                items
+                    .iter()
+                    .map(|(k, v)| (k.as_ref().map(|k| k.value.clone()), self.word(v)))
+                    .collect(),
+            ),
+        };
+        Assignment {
+            name,
+            index,
+            append: assignment.append,
+            value,
+            word: whole,
+            at: position(&assignment.loc.start),
+        }
+    }
+
+    fn process_substitution(
+        &self,
+        kind: &ast::ProcessSubstitutionKind,
+        sub: &ast::SubshellCommand,
+    ) -> ProcessSubstitution {
+        // brush records where the `(` is; the construct starts at the `<` or `>` before it.
+        let open = position(&sub.loc.start);
+        ProcessSubstitution {
+            kind: match kind {
+                ast::ProcessSubstitutionKind::Read => ProcessKind::Read,
+                ast::ProcessSubstitutionKind::Write => ProcessKind::Write,
+            },
+            body: self.list(&sub.list),
+            shown: format!("{kind}({})", sub.list),
+            at: Position::new(open.line, open.column.saturating_sub(1).max(1)),
+        }
+    }
+
+    fn redirect(&self, r: &ast::IoRedirect) -> Redirect {
+        use ast::{IoFileRedirectKind as K, IoFileRedirectTarget as T, IoRedirect as R};
+        match r {
+            R::File(fd, kind, target) => Redirect {
+                fd: *fd,
+                kind: RedirectKind::File {
+                    op: match kind {
+                        K::Read => FileOp::Read,
+                        K::Write => FileOp::Write,
+                        K::Append => FileOp::Append,
+                        K::ReadAndWrite => FileOp::ReadWrite,
+                        K::Clobber => FileOp::Clobber,
+                        K::DuplicateInput => FileOp::DuplicateInput,
+                        K::DuplicateOutput => FileOp::DuplicateOutput,
+                    },
+                    target: match target {
+                        T::Filename(w) => RedirectTarget::File(self.word(w)),
+                        T::Fd(n) => RedirectTarget::Fd(*n),
+                        T::Duplicate(w) => RedirectTarget::Duplicate(self.word(w)),
+                        T::ProcessSubstitution(kind, sub) => {
+                            RedirectTarget::Process(self.process_substitution(kind, sub))
+                        }
+                    },
+                },
+            },
+            R::HereDocument(fd, doc) => {
+                let body = &doc.doc.value;
+                let expanded = doc.requires_expansion && body.contains(['$', '`']);
+                let pieces = if expanded {
+                    pieces(body, true, 0)
+                } else {
+                    Ok(vec![WordPiece {
+                        piece: Piece::Text(body.clone()),
+                        start: 0,
+                        end: body.len(),
+                    }])
+                };
+                Redirect {
+                    fd: *fd,
+                    kind: RedirectKind::HereDocument(HereDocument {
+                        remove_tabs: doc.remove_tabs,
+                        expands: doc.requires_expansion,
+                        delimiter: self.word(&doc.here_end),
+                        body: Word {
+                            raw: body.clone(),
+                            at: start_of(&doc.doc),
+                            pieces,
+                        },
+                    }),
+                }
+            }
+            R::HereString(fd, w) => Redirect {
+                fd: *fd,
+                kind: RedirectKind::HereString(self.word(w)),
+            },
+            R::OutputAndError(w, append) => Redirect {
+                fd: None,
+                kind: RedirectKind::OutputAndError {
+                    target: self.word(w),
+                    append: *append,
+                },
+            },
+        }
+    }
+}
+
+fn unary_test(op: &ast::UnaryPredicate) -> UnaryTest {
+    use ast::UnaryPredicate as U;
+    match op {
+        U::FileExists => UnaryTest::Exists,
+        U::FileExistsAndIsBlockSpecialFile => UnaryTest::BlockSpecial,
+        U::FileExistsAndIsCharSpecialFile => UnaryTest::CharSpecial,
+        U::FileExistsAndIsDir => UnaryTest::Directory,
+        U::FileExistsAndIsRegularFile => UnaryTest::RegularFile,
+        U::FileExistsAndIsSetgid => UnaryTest::Setgid,
+        U::FileExistsAndIsSymlink => UnaryTest::Symlink,
+        U::FileExistsAndHasStickyBit => UnaryTest::Sticky,
+        U::FileExistsAndIsFifo => UnaryTest::Fifo,
+        U::FileExistsAndIsReadable => UnaryTest::Readable,
+        U::FileExistsAndIsNotZeroLength => UnaryTest::NonEmptyFile,
+        U::FdIsOpenTerminal => UnaryTest::Terminal,
+        U::FileExistsAndIsSetuid => UnaryTest::Setuid,
+        U::FileExistsAndIsWritable => UnaryTest::Writable,
+        U::FileExistsAndIsExecutable => UnaryTest::Executable,
+        U::FileExistsAndOwnedByEffectiveGroupId => UnaryTest::OwnedByGroup,
+        U::FileExistsAndModifiedSinceLastRead => UnaryTest::ModifiedSinceRead,
+        U::FileExistsAndOwnedByEffectiveUserId => UnaryTest::OwnedByUser,
+        U::FileExistsAndIsSocket => UnaryTest::Socket,
+        U::ShellOptionEnabled => UnaryTest::OptionEnabled,
+        U::ShellVariableIsSetAndAssigned => UnaryTest::VariableSet,
+        U::ShellVariableIsSetAndNameRef => UnaryTest::NameRef,
+        U::StringHasZeroLength => UnaryTest::EmptyString,
+        U::StringHasNonZeroLength => UnaryTest::NonEmptyString,
+    }
+}
+
+fn binary_test(op: &ast::BinaryPredicate) -> BinaryTest {
+    use ast::BinaryPredicate as B;
+    match op {
+        B::FilesReferToSameDeviceAndInodeNumbers => BinaryTest::SameFile,
+        B::LeftFileIsNewerOrExistsWhenRightDoesNot => BinaryTest::Newer,
+        B::LeftFileIsOlderOrDoesNotExistWhenRightDoes => BinaryTest::Older,
+        B::StringExactlyMatchesPattern => BinaryTest::MatchesPattern,
+        B::StringDoesNotExactlyMatchPattern => BinaryTest::DoesNotMatchPattern,
+        B::StringMatchesRegex => BinaryTest::MatchesRegex,
+        B::StringExactlyMatchesString => BinaryTest::EqualStrings,
+        B::StringDoesNotExactlyMatchString => BinaryTest::NotEqualStrings,
+        B::StringContainsSubstring => BinaryTest::ContainsSubstring,
+        B::LeftSortsBeforeRight => BinaryTest::Before,
+        B::LeftSortsAfterRight => BinaryTest::After,
+        B::ArithmeticEqualTo => BinaryTest::ArithmeticEq,
+        B::ArithmeticNotEqualTo => BinaryTest::ArithmeticNe,
+        B::ArithmeticLessThan => BinaryTest::ArithmeticLt,
+        B::ArithmeticLessThanOrEqualTo => BinaryTest::ArithmeticLe,
+        B::ArithmeticGreaterThan => BinaryTest::ArithmeticGt,
+        B::ArithmeticGreaterThanOrEqualTo => BinaryTest::ArithmeticGe,
+    }
+}
+
+/// The byte offset of character `index` of `text` (its length when past the end).
+fn char_to_byte(text: &str, index: usize) -> usize {
+    text.char_indices()
+        .nth(index)
+        .map_or(text.len(), |(b, _)| b)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::shell::parse_script;
+
+    fn tree(text: &str) -> Script {
+        parse_script(text).unwrap().tree
+    }
+
+    fn simple(command: &Command) -> &SimpleCommand {
+        match command {
+            Command::Simple(c) => c,
+            other => panic!("not a simple command: {other:?}"),
+        }
+    }
+
+    fn text(s: &str, start: usize, end: usize) -> WordPiece {
+        WordPiece {
+            piece: Piece::Text(s.to_owned()),
+            start,
+            end,
+        }
+    }
+
+    /// Plain words skip brush's word parser; the pieces are what the parser gives.
+    #[test]
+    fn plain_words_lower_as_the_word_parser_does() {
+        for raw in [
+            "ls",
+            "-la",
+            "a=b",
+            "x:y,z",
+            "--opt=1",
+            "/usr/bin/env",
+            "^x@y%z+1",
+            "[",
+        ] {
+            let opts = ParserOptions::default();
+            let brush = lower_pieces(&bw::parse(raw, &opts).unwrap(), 0);
+            assert_eq!(pieces(raw, false, 0), Ok(brush), "{raw}");
+        }
+    }
+
+    #[test]
+    fn words_are_lowered_into_pieces_with_their_offsets() {
+        let w = word("a'b'\"$X${Y:-~}\"$(id)`w`$((1+2))\\;~", None);
+        let pieces = w.pieces.unwrap();
+        let kinds: Vec<&Piece> = pieces.iter().map(|p| &p.piece).collect();
+        assert_eq!(kinds[0], &Piece::Text("a".to_owned()));
+        assert_eq!(kinds[1], &Piece::SingleQuoted("b".to_owned()));
+        let Piece::DoubleQuoted(inner) = kinds[2] else {
+            panic!("{kinds:?}")
+        };
+        assert!(matches!(
+            &inner[0].piece,
+            Piece::Parameter(ParameterExpansion::Plain { parameter: Parameter::Named(n), indirect: false }) if n == "X"
+        ));
+        let Piece::Parameter(ParameterExpansion::Test {
+            test: ParameterTest::UseDefault,
+            null_too: true,
+            word: Some(operand),
+            ..
+        }) = &inner[1].piece
+        else {
+            panic!("{inner:?}")
+        };
+        // The operand is a word of its own, lowered too.
+        assert_eq!(operand.raw, "~");
+        assert_eq!(
+            operand.pieces.as_ref().unwrap()[0].piece,
+            Piece::Tilde(Tilde::Home)
+        );
+        assert_eq!(kinds[3], &Piece::CommandSubstitution("id".to_owned()));
+        assert_eq!(kinds[4], &Piece::BackquotedSubstitution("w".to_owned()));
+        assert_eq!(kinds[5], &Piece::Arithmetic("1+2".to_owned()));
+        assert_eq!(kinds[6], &Piece::Escape("\\;".to_owned()));
+        // Offsets are bytes of the word's text.
+        assert_eq!((pieces[1].start, pieces[1].end), (1, 4));
+    }
+
+    /// A word the word parser or its guards refuse keeps the reason; the script still lowers,
+    /// and readers fail closed on that word.
+    #[test]
+    fn refused_words_keep_the_reason() {
+        let script = tree("ls ~99999999999999999999 ok");
+        let ls = simple(&script.items[0].and_or.first.commands[0]);
+        let CommandItem::Word(bad) = &ls.suffix[0] else {
+            panic!("{ls:?}")
+        };
+        assert!(
+            bad.pieces
+                .as_ref()
+                .unwrap_err()
+                .contains("word parser failed"),
+            "{bad:?}"
+        );
+        let CommandItem::Word(ok) = &ls.suffix[1] else {
+            panic!("{ls:?}")
+        };
+        assert_eq!(ok.pieces, Ok(vec![text("ok", 0, 2)]));
+        // Operands nested past the bound are refused, not lowered without end.
+        let deep = format!("{}x{}", "${a:-".repeat(20), "}".repeat(20));
+        let mut w = word(&deep, None);
+        let mut levels = 0;
+        let reason = loop {
+            match w.pieces {
+                Err(reason) => break reason,
+                Ok(mut pieces) => match pieces.remove(0).piece {
+                    Piece::Parameter(ParameterExpansion::Test {
+                        word: Some(inner), ..
+                    }) => {
+                        w = inner;
+                        levels += 1;
+                    }
+                    other => panic!("{other:?}"),
+                },
+            }
+        };
+        assert_eq!(levels, MAX_OPERAND_NESTING + 1);
+        assert!(reason.contains("nested more than"), "{reason}");
+    }
+
+    #[test]
+    fn lists_pipelines_and_positions() {
+        let script = tree("a | b && ! c || d; e &\n  f x");
+        assert_eq!(script.items.len(), 3);
+        let first = &script.items[0];
+        assert_eq!(first.background, None);
+        assert_eq!(first.and_or.first.commands.len(), 2);
+        assert_eq!(
+            first
+                .and_or
+                .rest
+                .iter()
+                .map(|(c, p)| (*c, p.negated))
+                .collect::<Vec<_>>(),
+            [(Connector::And, true), (Connector::Or, false)]
+        );
+        assert_eq!(script.items[1].background, Some(Position::new(1, 22)));
+        let f = simple(&script.items[2].and_or.first.commands[0]);
+        assert_eq!(f.at, Some(Position::new(2, 3)));
+        let CommandItem::Word(x) = &f.suffix[0] else {
+            panic!("{f:?}")
+        };
+        assert_eq!(x.at, Some(Position::new(2, 5)));
+    }
+
+    #[test]
+    fn assignments_redirects_and_substitutions() {
+        let script = tree("A=1 B+=x\"y\" c[2]=z cmd >out 2>&1 <<<s d=(1 [k]=2) <(ls)");
+        let c = simple(&script.items[0].and_or.first.commands[0]);
+        let names: Vec<_> = c
+            .prefix
+            .iter()
+            .map(|i| match i {
+                CommandItem::Assignment(a) => (a.name.as_str(), a.index.as_deref(), a.append),
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(
+            names,
+            [
+                ("A", None, false),
+                ("B", None, true),
+                ("c", Some("2"), false)
+            ]
+        );
+        let CommandItem::Assignment(b) = &c.prefix[1] else {
+            unreachable!()
+        };
+        let AssignmentValue::Scalar(value) = &b.value else {
+            panic!("{b:?}")
+        };
+        assert_eq!(value.raw, "x\"y\"");
+        assert_eq!(value.at, Some(Position::new(1, 8)));
+        assert_eq!(b.at, Position::new(1, 5));
+        assert!(matches!(
+            &c.suffix[0],
+            CommandItem::Redirect(Redirect {
+                fd: None,
+                kind: RedirectKind::File {
+                    op: FileOp::Write,
+                    target: RedirectTarget::File(w)
+                }
+            }) if w.raw == "out"
+        ));
+        assert!(matches!(
+            &c.suffix[1],
+            CommandItem::Redirect(Redirect {
+                fd: Some(2),
+                kind: RedirectKind::File {
+                    op: FileOp::DuplicateOutput,
+                    target: RedirectTarget::Duplicate(w)
+                }
+            }) if w.raw == "1"
+        ));
+        assert!(matches!(
+            &c.suffix[2],
+            CommandItem::Redirect(Redirect { kind: RedirectKind::HereString(w), .. }) if w.raw == "s"
+        ));
+        let CommandItem::Assignment(d) = &c.suffix[3] else {
+            panic!("{c:?}")
+        };
+        assert!(
+            matches!(&d.value, AssignmentValue::Array(items) if items.len() == 2 && items[1].0.as_deref() == Some("k"))
+        );
+        let CommandItem::ProcessSubstitution(p) = &c.suffix[4] else {
+            panic!("{c:?}")
+        };
+        assert_eq!(p.kind, ProcessKind::Read);
+        assert_eq!(p.shown, "<(ls)");
+        assert_eq!(p.at.column, 51);
+    }
+
+    #[test]
+    fn here_documents_keep_their_body_and_its_pieces() {
+        let script = tree("cat <<E >f\n$(id) 'x'\nE\ncat <<'Q'\n$(id)\nQ");
+        let here = |i: usize| -> HereDocument {
+            let c = simple(&script.items[i].and_or.first.commands[0]);
+            c.suffix
+                .iter()
+                .find_map(|item| match item {
+                    CommandItem::Redirect(Redirect {
+                        kind: RedirectKind::HereDocument(h),
+                        ..
+                    }) => Some(h.clone()),
+                    _ => None,
+                })
+                .unwrap()
+        };
+        let expanding = here(0);
+        assert!(expanding.expands);
+        let pieces = expanding.body.pieces.unwrap();
+        assert_eq!(pieces[0].piece, Piece::CommandSubstitution("id".to_owned()));
+        // In a here-document body quotes are text.
+        assert!(
+            pieces
+                .iter()
+                .all(|p| !matches!(p.piece, Piece::SingleQuoted(_)))
+        );
+        let literal = here(1);
+        assert!(!literal.expands);
+        assert_eq!(literal.delimiter.raw, "'Q'");
+        assert_eq!(literal.body.pieces, Ok(vec![text("$(id)\n", 0, 6)]));
+    }
+
+    #[test]
+    fn compound_commands() {
+        let script = tree(
+            "if a; then b; elif c; then d; else e; fi\n\
+             for i in x y; do :; done\n\
+             for ((i=0; i<3; i++)); do :; done\n\
+             while a; do b; done; until a; do b; done\n\
+             case $x in a|b) y;; c) z;& *) ;;& esac\n\
+             f() { g; } >log\n\
+             [[ -f x && ! a == b* ]] 2>e\n\
+             (( n += 1 )); (sub); { grp; }; coproc named { cat; }\n\
+             time x",
+        );
+        let commands: Vec<&Command> = script
+            .items
+            .iter()
+            .map(|i| &i.and_or.first.commands[0])
+            .collect();
+        let Command::Compound(CompoundCommand {
+            body: Compound::If { elses, .. },
+            at,
+            ..
+        }) = commands[0]
+        else {
+            panic!("{:?}", commands[0])
+        };
+        assert_eq!(*at, Some(Position::new(1, 1)));
+        assert_eq!(elses.len(), 2);
+        assert!(elses[0].condition.is_some() && elses[1].condition.is_none());
+        assert!(matches!(
+            commands[1],
+            Command::Compound(CompoundCommand { body: Compound::For { name, values: Some(v), .. }, .. })
+                if name == "i" && v.len() == 2
+        ));
+        assert!(matches!(
+            commands[2],
+            Command::Compound(CompoundCommand { body: Compound::ArithmeticFor { init: Some(i), condition: Some(c), update: Some(u), .. }, .. })
+                if i == "i=0" && c.trim() == "i<3" && u.trim() == "i++"
+        ));
+        assert!(matches!(
+            commands[3],
+            Command::Compound(CompoundCommand {
+                body: Compound::While { until: false, .. },
+                ..
+            })
+        ));
+        assert!(matches!(
+            commands[4],
+            Command::Compound(CompoundCommand {
+                body: Compound::While { until: true, .. },
+                ..
+            })
+        ));
+        let Command::Compound(CompoundCommand {
+            body: Compound::Case { subject, arms },
+            ..
+        }) = commands[5]
+        else {
+            panic!("{:?}", commands[5])
+        };
+        assert_eq!(subject.raw, "$x");
+        assert_eq!(
+            arms.iter()
+                .map(|a| (a.patterns.len(), a.next))
+                .collect::<Vec<_>>(),
+            [
+                (2, CaseNext::Stop),
+                (1, CaseNext::FallThrough),
+                (1, CaseNext::TestNext)
+            ]
+        );
+        let Command::Function(f) = commands[6] else {
+            panic!("{:?}", commands[6])
+        };
+        assert_eq!(f.name.raw, "f");
+        assert_eq!(f.at, Some(Position::new(6, 1)));
+        assert_eq!(f.body.redirects.len(), 1);
+        let Command::Test(t) = commands[7] else {
+            panic!("{:?}", commands[7])
+        };
+        assert_eq!(t.at, Position::new(7, 1));
+        assert_eq!(t.redirects.len(), 1);
+        let TestExpr::And(left, right) = &t.expr else {
+            panic!("{:?}", t.expr)
+        };
+        assert!(matches!(&**left, TestExpr::Unary(UnaryTest::RegularFile, w) if w.raw == "x"));
+        assert!(matches!(
+            &**right,
+            TestExpr::Not(inner) if matches!(&**inner, TestExpr::Binary(BinaryTest::MatchesPattern, a, b) if a.raw == "a" && b.raw == "b*")
+        ));
+        assert!(matches!(
+            commands[8],
+            Command::Compound(CompoundCommand { body: Compound::Arithmetic(e), .. }) if e.trim() == "n += 1"
+        ));
+        let rest: Vec<&Command> = script.items[9..12]
+            .iter()
+            .map(|i| &i.and_or.first.commands[0])
+            .collect();
+        assert!(matches!(
+            rest[0],
+            Command::Compound(CompoundCommand {
+                body: Compound::Subshell(_),
+                ..
+            })
+        ));
+        assert!(matches!(
+            rest[1],
+            Command::Compound(CompoundCommand {
+                body: Compound::BraceGroup(_),
+                ..
+            })
+        ));
+        assert!(matches!(
+            rest[2],
+            Command::Compound(CompoundCommand { body: Compound::Coprocess { name: Some(n), .. }, .. }) if n.raw == "named"
+        ));
+        assert_eq!(
+            script.items.last().unwrap().and_or.first.timed,
+            Some(Position::new(9, 1))
+        );
+    }
+}
