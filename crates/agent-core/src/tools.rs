@@ -134,6 +134,12 @@ pub struct ToolContext {
     /// set, an allow rule, a mode): the tool enforces it and says so in its result. `None`:
     /// approved as written by a person, a hook or a policy.
     pub containment: Option<Containment>,
+    /// The command's text and the one parse the permission decision was made on
+    /// ([`PermissionDecision::prepared`]): a tool that reads shell text uses it when its
+    /// input's text is that text.
+    ///
+    /// [`PermissionDecision::prepared`]: crate::permissions::PermissionDecision::prepared
+    pub prepared: Option<Arc<crate::shell::Prepared>>,
 }
 
 impl ToolContext {
@@ -151,6 +157,7 @@ impl ToolContext {
             permission_mode: PermissionMode::Default,
             cancellation: CancellationFlag::new(),
             containment: None,
+            prepared: None,
         }
     }
 
@@ -171,6 +178,12 @@ impl ToolContext {
     /// [`PermissionDecision::containment`]: crate::permissions::PermissionDecision::containment
     pub fn with_containment(mut self, containment: Option<Containment>) -> Self {
         self.containment = containment;
+        self
+    }
+
+    /// Sets the parse the call was decided on ([`ToolContext::prepared`]).
+    pub fn with_prepared(mut self, prepared: Option<Arc<crate::shell::Prepared>>) -> Self {
+        self.prepared = prepared;
         self
     }
 }

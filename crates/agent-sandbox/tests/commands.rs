@@ -265,6 +265,39 @@ fn the_permission_engines_parse_is_shared() {
     assert!(read.shell_parse().is_none());
 }
 
+/// Parse once and carry it: the decision's parse (`PermissionDecision::prepared`) is what the
+/// checker reads when it is the parse of the command it is given, and gives the same verdicts
+/// as a fresh parse; a command changed after the decision is parsed anew.
+#[test]
+fn the_decisions_parse_is_what_the_checker_reads() {
+    use agent_core::permissions::{PermissionEngine, PreToolUseOutcome, ToolCall};
+    let engine = PermissionEngine::builder("/tmp", "/root").build().unwrap();
+    let checker = denylist();
+    for (cmd, _) in DENY_CORPUS {
+        let call = ToolCall::new("Bash", serde_json::json!({ "command": cmd }));
+        let decision = engine.check(&call, &PreToolUseOutcome::default());
+        let prepared = decision
+            .prepared
+            .expect("a Bash decision carries its parse");
+        assert_eq!(prepared.text, *cmd);
+        assert_eq!(
+            checker.check_prepared(cmd, Some(&prepared)),
+            checker.check(cmd),
+            "{cmd}"
+        );
+    }
+    // The carried parse is read, not the text again: a parse of another text under this
+    // text's name decides (only a caller that forges it could do this).
+    let forged = agent_core::shell::Prepared {
+        text: "rm -rf x".into(),
+        parsed: agent_core::shell::parse_script("ls"),
+    };
+    assert!(checker.check_prepared("rm -rf x", Some(&forged)).allowed);
+    // Another text than the parse's is parsed anew.
+    assert!(!checker.check_prepared("rm -rf y", Some(&forged)).allowed);
+    assert!(!checker.check_prepared("rm -rf y", None).allowed);
+}
+
 #[test]
 fn allowlist_corpus() {
     let checker = CommandChecker::new(&SandboxSettings {

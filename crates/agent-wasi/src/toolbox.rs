@@ -34,7 +34,7 @@ use agent_bundles::trust::TrustStore;
 use serde::Serialize;
 
 pub use crate::shell::Route;
-use crate::shell::{ShellContext, ShellError, ShellOutput, Stage, StageRunner, run_script};
+use crate::shell::{Plan, ShellContext, ShellError, ShellOutput, Stage, StageRunner, run_script};
 use crate::{
     CommandInput, CommandOutput, Input, LimitKind, Limits, NetAudit, NetGrant, Output,
     PreparedModule, Runtime,
@@ -476,11 +476,45 @@ impl Toolbox {
             deadline,
         };
         let output = run_script(script, ctx, &runner)?;
-        let commands = runner
+        Ok(runner.finish(output))
+    }
+
+    /// [`Toolbox::shell_until`] for a plan already compiled ([`Plan::from_parsed`]: the
+    /// parse the permission decision was made on), so the script that runs is exactly the
+    /// tree that was decided.
+    ///
+    /// # Errors
+    /// As [`Toolbox::shell`], for the context.
+    pub fn run_plan_until(
+        &self,
+        plan: &Plan,
+        ctx: &ShellContext,
+        deadline: Option<Instant>,
+    ) -> Result<ShellRun, ShellError> {
+        let runner = Recording {
+            toolbox: self,
+            workspace: ctx.workspace.clone(),
+            records: Mutex::new(Vec::new()),
+            deadline,
+        };
+        let output = plan.run(ctx, &runner)?;
+        Ok(runner.finish(output))
+    }
+
+    /// Where a compiled plan can run (see [`Toolbox::route`]).
+    pub fn route_compiled(&self, compiled: &Result<Plan, ShellError>) -> Route {
+        crate::shell::route_compiled(compiled, &|name| self.has(name))
+    }
+}
+
+impl Recording<'_> {
+    /// The run's output with the records of every command it ran.
+    fn finish(self, output: ShellOutput) -> ShellRun {
+        let commands = self
             .records
             .into_inner()
             .unwrap_or_else(PoisonError::into_inner);
-        Ok(ShellRun { output, commands })
+        ShellRun { output, commands }
     }
 }
 

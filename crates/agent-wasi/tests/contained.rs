@@ -168,3 +168,28 @@ fn an_offline_script_runs_without_the_network_grant() {
     let ran = shell(&toolbox, &ctx, "cat a.txt | wc -c");
     assert_eq!(ran.stdout, "6\n", "{}", ran.stderr);
 }
+
+/// Parse once and carry it: the plan compiled from a parse agent-core made (the one a
+/// permission decision carries) is what runs; the text is not parsed again.
+#[test]
+fn the_plan_from_a_carried_parse_is_what_runs() {
+    let home = tempfile::tempdir().unwrap();
+    let Some(toolbox) = support::toolbox(home.path()) else {
+        return;
+    };
+    let ws = workspace();
+    let ctx = ShellContext::new(ws.path());
+    let carried = agent_core::shell::Prepared::new("cat a.txt | wc -c");
+    let plan = agent_wasi::shell::Plan::from_parsed(&carried.parsed).unwrap();
+    let ran = toolbox.run_plan_until(&plan, &ctx, None).unwrap();
+    assert_eq!(String::from_utf8(ran.output.stdout).unwrap(), "6\n");
+    assert_eq!(ran.commands.len(), 2);
+    // The route of the same compile agrees with the text's.
+    assert!(matches!(
+        toolbox.route_compiled(&Ok(plan)),
+        agent_wasi::toolbox::Route::Wasi
+    ));
+    // A parse error is the compiler's refusal, as for the text.
+    let broken = agent_core::shell::Prepared::new("cat 'a.txt");
+    assert!(agent_wasi::shell::Plan::from_parsed(&broken.parsed).is_err());
+}

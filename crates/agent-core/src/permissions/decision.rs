@@ -201,6 +201,11 @@ pub struct PermissionDecision {
     /// limits still apply).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub containment: Option<super::Containment>,
+    /// For a Bash call, the command's text and the one parse the decision was made on; the
+    /// Bash tool checks and runs that parse when the command it gets is that text (it parses
+    /// anew only when a hook or the user changed the command).
+    #[serde(skip)]
+    pub prepared: Option<std::sync::Arc<crate::shell::Prepared>>,
     /// Set for asks that neither a hook nor a PermissionRequest handler may approve (critical
     /// `rm`); only the prompter can.
     #[serde(skip)]
@@ -218,6 +223,7 @@ impl PermissionDecision {
             suggestions: Vec::new(),
             interrupt: false,
             containment: None,
+            prepared: None,
             hooks_cannot_allow: false,
         }
     }

@@ -118,6 +118,8 @@ impl PathArg {
 pub(crate) struct BashSubject {
     pub text: String,
     pub parsed: Result<ParsedScript, ShellError>,
+    /// The text and its one parse (tree included), for the decision to carry to the tool.
+    pub prepared: std::sync::Arc<shell::Prepared>,
     pub reads: Vec<PathArg>,
     pub writes: Vec<PathArg>,
     /// For each command of `parsed`, the texts deny and ask rules see.
@@ -240,12 +242,14 @@ const PATTERN_COMMANDS: &[&str] = &["grep", "egrep", "fgrep", "rg", "awk", "jq"]
 
 impl BashSubject {
     pub(crate) fn new(text: &str, wd: &WorkingDirs) -> Self {
-        let parsed = shell::parse(text);
+        let prepared = std::sync::Arc::new(shell::Prepared::new(text));
+        let parsed = prepared.script().cloned().map_err(Clone::clone);
         let mut subject = Self {
             text: text.to_owned(),
             parsed: Err(ShellError {
                 message: String::new(),
             }),
+            prepared,
             reads: Vec::new(),
             writes: Vec::new(),
             deny_views: Vec::new(),

@@ -385,6 +385,40 @@ pub fn parse(script: &str) -> Result<ParsedScript, ShellError> {
     walk::parse_top(script, true)
 }
 
+/// A command's text with its one parse, shared by everyone who reads the command: the
+/// permission engine decides on it, the decision carries it ([`crate::permissions::
+/// PermissionDecision::prepared`]), and the Bash tool's command checker and the WASI shell read
+/// it again instead of parsing the text anew ("parse once and carry it").
+#[derive(Clone, Debug, PartialEq)]
+pub struct Prepared {
+    /// The text that was parsed: a reader holds the parse to a command only when the texts
+    /// are equal.
+    pub text: String,
+    /// Its parse.
+    pub parsed: Result<Parsed, ShellError>,
+}
+
+impl Prepared {
+    /// Parses `text` once.
+    pub fn new(text: &str) -> Self {
+        Self {
+            text: text.to_owned(),
+            parsed: parse_script(text),
+        }
+    }
+
+    /// The parse of `text` when this is it, else `None` (a hook or the user changed the
+    /// command after it was decided: the reader parses the new text).
+    pub fn of(&self, text: &str) -> Option<&Result<Parsed, ShellError>> {
+        (self.text == text).then_some(&self.parsed)
+    }
+
+    /// The simple commands, as [`parse`] gives them.
+    pub fn script(&self) -> Result<&ParsedScript, &ShellError> {
+        self.parsed.as_ref().map(|p| &p.script)
+    }
+}
+
 /// A script parsed once: its lowered tree, and the simple commands a policy reads, both from
 /// the same parse.
 #[derive(Clone, Debug, PartialEq)]

@@ -254,6 +254,24 @@ impl CommandChecker {
     /// engine's parse of the same call ([`agent_core::permissions::PreparedCall::shell_parse`]),
     /// so that a call is parsed once. A parse error is a denial.
     pub fn check_parsed(&self, parsed: &Result<ParsedScript, ShellError>) -> Verdict {
+        self.check_result(parsed.as_ref())
+    }
+
+    /// Checks a command with the parse a permission decision carries
+    /// ([`agent_core::shell::Prepared`]), when it is the parse of `command`; else parses
+    /// `command` (a hook or the user changed it after the decision).
+    pub fn check_prepared(
+        &self,
+        command: &str,
+        prepared: Option<&agent_core::shell::Prepared>,
+    ) -> Verdict {
+        match prepared.filter(|p| p.text == command) {
+            Some(p) => self.check_result(p.script()),
+            None => self.check(command),
+        }
+    }
+
+    fn check_result(&self, parsed: Result<&ParsedScript, &ShellError>) -> Verdict {
         if self.unrestricted {
             return Self::unrestricted_verdict();
         }

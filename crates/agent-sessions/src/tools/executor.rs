@@ -241,7 +241,8 @@ impl ToolExecutor {
                     .collect(),
             )
             .with_permission_mode(self.engine.mode())
-            .with_containment(execution.decision.containment.clone());
+            .with_containment(execution.decision.containment.clone())
+            .with_prepared(execution.decision.prepared.clone());
         ctx.cancellation = cancellation;
         let start = Instant::now();
         let result = tool.call(input.clone(), &ctx).await;

@@ -92,7 +92,7 @@ mod xargs;
 pub use context::{DEFAULT_OUTPUT_LIMIT, ShellContext, ShellOutput};
 pub use error::{Position, ShellError};
 pub use plan::Plan;
-pub use route::{Route, route};
+pub use route::{Route, route, route_compiled};
 pub use stage::{Stage, StageRunner};
 
 /// Parses `script` and runs it.

@@ -70,9 +70,16 @@ const UNSUPPORTED_BUILTINS: &[(&str, &str)] = &[
 
 /// Compiles `script` into a [`Plan`].
 pub(crate) fn compile(script: &str) -> Result<Plan, ShellError> {
-    let parsed = agent_core::shell::parse_script(script).map_err(|e| ShellError::Parse {
+    compile_parsed(&agent_core::shell::parse_script(script))
+}
+
+/// Compiles a script agent-core has parsed (the parse the permission checks read).
+pub(crate) fn compile_parsed(
+    parsed: &Result<agent_core::shell::Parsed, agent_core::shell::ShellError>,
+) -> Result<Plan, ShellError> {
+    let parsed = parsed.as_ref().map_err(|e| ShellError::Parse {
         position: position_in_message(&e.message),
-        message: e.message,
+        message: e.message.clone(),
     })?;
     let compiler = Compiler {
         brace_words: std::cell::Cell::new(0),

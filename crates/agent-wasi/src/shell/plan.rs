@@ -24,6 +24,18 @@ impl Plan {
         super::parse::compile(script)
     }
 
+    /// [`Plan::parse`] of a script agent-core has already parsed (`agent_core::shell::
+    /// parse_script`, or the parse a permission decision carries): the plan is compiled from
+    /// that very tree, with no second parse.
+    ///
+    /// # Errors
+    /// As [`Plan::parse`].
+    pub fn from_parsed(
+        parsed: &Result<agent_core::shell::Parsed, agent_core::shell::ShellError>,
+    ) -> Result<Self, ShellError> {
+        super::parse::compile_parsed(parsed)
+    }
+
     /// The number of simple commands written in the plan (every stage of every pipeline,
     /// inside compound commands too; a loop's body counts once).
     pub fn command_count(&self) -> usize {

@@ -39,11 +39,17 @@ pub enum Route {
 /// Routes `script`: [`Route::Host`] with the compiler's reason when [`Plan::parse`] refuses it,
 /// else [`Plan::route`]. `is_bundle_command` says whether the bundles provide a name.
 pub fn route(script: &str, is_bundle_command: &dyn Fn(&str) -> bool) -> Route {
-    match Plan::parse(script) {
+    route_compiled(&Plan::parse(script), is_bundle_command)
+}
+
+/// [`route`] for a compile already made ([`Plan::parse`] or [`Plan::from_parsed`]).
+pub fn route_compiled(
+    compiled: &Result<Plan, ShellError>,
+    is_bundle_command: &dyn Fn(&str) -> bool,
+) -> Route {
+    match compiled {
         Ok(plan) => plan.route(is_bundle_command),
-        Err(e) => Route::Host {
-            reason: refusal(&e),
-        },
+        Err(e) => Route::Host { reason: refusal(e) },
     }
 }
 

@@ -332,6 +332,7 @@ impl PermissionEngine {
         let mut d = PermissionDecision::new(Behavior::Allow, Step::Prompt, reason)
             .with_rule(asked.rule.clone());
         d.updated_input = updated.or_else(|| asked.updated_input.clone());
+        d.prepared = asked.prepared.clone();
         d
     }
 
@@ -362,8 +363,13 @@ impl PermissionEngine {
                 &fresh
             }
         };
+        let prepared = match subject {
+            Subject::Bash(b) => Some(Arc::clone(&b.prepared)),
+            _ => None,
+        };
         let done = |mut d: PermissionDecision| {
             d.updated_input = updated.clone();
+            d.prepared = prepared.clone();
             d
         };
         // Step 2: deny rules (and an input the tool cannot take).

@@ -21,6 +21,10 @@ pub struct BashRequest {
     /// holds it to that (read-only view, no network, only the programs the checker saw) as
     /// far as it can, and says what it enforced in [`BashOutcome::enforced`].
     pub containment: Option<Containment>,
+    /// The command's text and the one parse the permission decision was made on (or made by
+    /// the tool when the decision carried none for this text): the WASI shell compiles its
+    /// plan from it, so what runs is the tree that was decided.
+    pub prepared: Option<std::sync::Arc<agent_core::shell::Prepared>>,
 }
 
 /// How it ended.

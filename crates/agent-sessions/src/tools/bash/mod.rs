@@ -213,9 +213,15 @@ impl Tool for Bash {
             }
             Some(ms) => Duration::from_millis(ms as u64),
         };
+        // The parse the decision was made on, when it is this command's; else one made here,
+        // which the checker and the WASI shell then share.
+        let prepared = match &ctx.prepared {
+            Some(p) if p.text == command => Arc::clone(p),
+            _ => Arc::new(agent_core::shell::Prepared::new(command)),
+        };
         let verdict = CommandChecker::new(&self.sandbox)
             .with_cwd(&ctx.cwd)
-            .check(command);
+            .check_prepared(command, Some(&prepared));
         if !verdict.allowed {
             return Err(ToolError::Sandbox(format!(
                 "the sandbox refused the command: {}",
@@ -227,6 +233,7 @@ impl Tool for Bash {
             cwd: ctx.cwd.clone(),
             timeout,
             containment: ctx.containment.clone(),
+            prepared: Some(prepared),
         };
         let caps = self.caps.clone().unwrap_or_else(|| OutputCaps {
             spill_dir: ctx.cwd.join(SPILL_DIR),

@@ -11,6 +11,11 @@ use super::native::NativeBackend;
 #[cfg(feature = "wasi")]
 use super::wasi::WasiBackend;
 
+/// Why the WASI shell cannot run anything: no bundle.
+#[cfg(feature = "wasi")]
+const NO_BUNDLE: &str =
+    "no bundle is installed (`cargo xtask bundles`, or `agent bundles install`)";
+
 /// Where scripts may run (`bash.backend` in the settings).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Choice {
@@ -71,16 +76,18 @@ impl RoutedBackend {
         #[cfg(feature = "wasi")]
         let wasi = match &self.wasi {
             Some(w) => w.route(command),
-            None => Err(
-                "no bundle is installed (`cargo xtask bundles`, or `agent bundles install`)"
-                    .to_owned(),
-            ),
+            None => Err(NO_BUNDLE.to_owned()),
         };
         #[cfg(not(feature = "wasi"))]
         let wasi: Result<(), String> = {
             let _ = command;
             Err("this build has no WASI shell".to_owned())
         };
+        self.decide(wasi)
+    }
+
+    /// The route, given whether the WASI shell can run the script.
+    fn decide(&self, wasi: Result<(), String>) -> Route {
         match (wasi, self.choice) {
             (Ok(()), _) => Route::Wasi,
             (Err(why), Choice::WasiOnly) => Route::Refused(format!(
@@ -101,6 +108,26 @@ impl BashBackend for RoutedBackend {
     }
 
     fn run(&self, request: &BashRequest) -> Result<BashOutcome, ToolError> {
+        // One compile, from the parse the decision was made on: it routes the script and,
+        // when the WASI shell can run it, is what runs.
+        #[cfg(feature = "wasi")]
+        if self.choice != Choice::HostOnly
+            && let Some(w) = &self.wasi
+        {
+            let plan = w.compile(request);
+            return match self.decide(w.route_compiled(&plan)) {
+                Route::Wasi => match plan {
+                    Ok(plan) => w.run_plan(request, &plan),
+                    Err(e) => Err(super::wasi::refused(e)),
+                },
+                Route::Refused(why) => Err(ToolError::Sandbox(why)),
+                Route::Host(why) => {
+                    let mut out = self.host.run(request)?;
+                    out.notes.insert(0, format!("routed to the host: {why}"));
+                    Ok(out)
+                }
+            };
+        }
         match self.route(&request.command) {
             #[cfg(feature = "wasi")]
             Route::Wasi => match &self.wasi {

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use agent_core::tools::ToolError;
-use agent_wasi::shell::{ShellContext, ShellError};
+use agent_wasi::shell::{Plan, ShellContext, ShellError};
 use agent_wasi::toolbox::Toolbox;
 use serde_json::json;
 
@@ -55,6 +55,56 @@ impl BashBackend for WasiBackend {
     }
 
     fn run(&self, request: &BashRequest) -> Result<BashOutcome, ToolError> {
+        match self.compile(request) {
+            Ok(plan) => self.run_plan(request, &plan),
+            Err(e) => Err(refused(e)),
+        }
+    }
+}
+
+/// The tool's error for a script the WASI shell refuses to compile.
+pub(super) fn refused(e: ShellError) -> ToolError {
+    match e {
+        e @ (ShellError::Parse { .. } | ShellError::Unsupported { .. }) => {
+            ToolError::invalid_input(format!(
+                "{e} (the `wasi` Bash backend runs a portable subset of bash: see docs/shell.md)"
+            ))
+        }
+        e => ToolError::Execution(e.to_string()),
+    }
+}
+
+impl WasiBackend {
+    /// The request's script compiled: from the parse the permission decision was made on when
+    /// the request carries it for this very text, else from the text.
+    ///
+    /// # Errors
+    /// What the compiler refuses.
+    pub fn compile(&self, request: &BashRequest) -> Result<Plan, ShellError> {
+        match request
+            .prepared
+            .as_ref()
+            .and_then(|p| p.of(&request.command))
+        {
+            Some(parsed) => Plan::from_parsed(parsed),
+            None => Plan::parse(&request.command),
+        }
+    }
+
+    /// Where a compiled script can run: `Ok` when every program it names is a builtin or a
+    /// bundle command.
+    pub fn route_compiled(&self, plan: &Result<Plan, ShellError>) -> Result<(), String> {
+        match self.toolbox.route_compiled(plan) {
+            agent_wasi::toolbox::Route::Wasi => Ok(()),
+            agent_wasi::toolbox::Route::Host { reason } => Err(reason),
+        }
+    }
+
+    /// Runs a compiled script: exactly the tree that was decided.
+    ///
+    /// # Errors
+    /// As [`BashBackend::run`].
+    pub fn run_plan(&self, request: &BashRequest, plan: &Plan) -> Result<BashOutcome, ToolError> {
         let cancel = Arc::new(AtomicBool::new(false));
         // The workspace at its own real path, so every path agrees with the other tools'.
         let mount = agent_wasi::host_mount(&request.cwd).map_err(|e| {
@@ -103,20 +153,10 @@ impl BashBackend for WasiBackend {
                 }
             })
         };
-        let run = self
-            .toolbox
-            .shell_until(&request.command, &ctx, Some(deadline));
+        let run = self.toolbox.run_plan_until(plan, &ctx, Some(deadline));
         done.store(true, Ordering::Relaxed);
         let _ = watcher.join();
-        let run = match run {
-            Ok(run) => run,
-            Err(e @ (ShellError::Parse { .. } | ShellError::Unsupported { .. })) => {
-                return Err(ToolError::invalid_input(format!(
-                    "{e} (the `wasi` Bash backend runs a portable subset of bash: see docs/shell.md)"
-                )));
-            }
-            Err(e) => return Err(ToolError::Execution(e.to_string())),
-        };
+        let run = run.map_err(refused)?;
         let limit_hit = run.commands.iter().find_map(|c| c.limit);
         let (interrupted, stopped_by) = if run.output.cancelled {
             (
