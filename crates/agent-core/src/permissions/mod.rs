@@ -49,7 +49,6 @@ mod decision;
 mod descriptors;
 mod engine;
 mod environment;
-mod globbing;
 mod grants;
 mod links;
 mod policy;

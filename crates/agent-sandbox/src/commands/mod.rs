@@ -8,8 +8,8 @@
 //! script from stdin or a file (`echo x | sh`, `bash script.sh`); inline interpreter code
 //! (`python3 -c`, `node -e`, ...) while a denylist is in force; a program run from a writable
 //! directory while an allowlist is in force; an argument or redirect naming a denied path
-//! (after its symlinks, a glob's matches and `cd` are followed: `arguments`, `globs`,
-//! `workdirs`, `recursion`); a variable set outside the harmless list (`environment`); a sed
+//! (after its symlinks, a glob's matches (`agent_core::glob`) and `cd` are followed:
+//! `arguments`, `workdirs`, `recursion`); a variable set outside the harmless list (`environment`); a sed
 //! script that runs commands or writes where it may not (`sed`).
 //!
 //! | command (with `rm` denied)     | verdict | why |
@@ -27,19 +27,18 @@
 
 mod arguments;
 mod environment;
-mod globs;
 mod recursion;
 mod sed;
 mod workdirs;
 
 use std::path::{Path, PathBuf};
 
+use agent_core::glob::{Pattern, Reach};
 use agent_core::programs::effects;
 use agent_core::shell::{self, ParsedScript, ShellError, SimpleCommand, wrappers};
 use serde_json::Value;
 
 use self::arguments::{Base, Candidate, Reading};
-use self::globs::{Pattern, Reach};
 use self::workdirs::WorkDirs;
 use crate::paths::{Op, PathPolicy, absolute, lexical};
 use crate::settings::SandboxSettings;
@@ -580,8 +579,9 @@ impl CommandChecker {
                     Some("deniedPaths (glob)".into()),
                 ));
             }
-            match pattern.expand(self.globstar) {
-                Ok(m) => m
+            match pattern.expand(self.globstar, arguments::GLOB_LIMITS) {
+                Ok(found) => found
+                    .matches
                     .into_iter()
                     .map(|p| p.to_string_lossy().into_owned())
                     .collect(),
