@@ -48,7 +48,7 @@ mod containment;
 mod decision;
 mod descriptors;
 mod engine;
-mod environment;
+pub mod environment;
 mod grants;
 mod links;
 mod policy;
