@@ -566,6 +566,20 @@ fn sed_scripts_are_read_for_the_commands_they_run_and_the_files_they_write() {
 }
 
 #[test]
+fn sed_with_help_or_version_still_has_its_script_checked() {
+    let s = scratch();
+    let c = denylist(&s, |st| st.denied_paths = vec![s.root.join("work/secret")]);
+    assert_denied(
+        &c,
+        &strs(&[
+            "sed --version 's/a/b/e' f.txt",
+            "sed --help 'w secret' f.txt",
+        ]),
+    );
+    assert_allowed(&c, &strs(&["sed --version", "sed --help"]));
+}
+
+#[test]
 fn the_words_xargs_adds_from_its_input_are_paths_only_known_at_run_time() {
     let s = scratch();
     let c = denylist(&s, |st| st.denied_paths = vec![s.root.join("work/secret")]);

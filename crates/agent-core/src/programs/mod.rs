@@ -6,7 +6,8 @@
 //!   `find`, `test` / `[` and `git` in modules of their own).
 //! - [`effects`]: what known programs write or run through their options, for the safety
 //!   step that no allow rule waives.
-//! - `sed`: sed's options and scripts as sed reads them (for the effects and `acceptEdits`).
+//! - [`sed`]: sed's options and scripts as sed reads them (for the effects, `acceptEdits` and
+//!   the sandbox's command checker).
 //! - `accept_edits`: the filesystem commands `acceptEdits` runs, an allowlist of options each.
 //! - [`rule_scope`]: the commands only an exact-string allow rule approves (hidden options,
 //!   `find` actions, package scripts run with unknown options).
@@ -22,7 +23,7 @@ pub mod getopt_long;
 pub(crate) mod git;
 pub mod read_only;
 pub mod rule_scope;
-pub(crate) mod sed;
+pub mod sed;
 pub(crate) mod test;
 pub mod wrappers;
 
