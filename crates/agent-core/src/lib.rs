@@ -18,6 +18,7 @@
 //! - [`programs`]: what known programs do with their arguments: options parsed as the
 //!   programs parse them, the read-only allowlist, files written and programs run through
 //!   options.
+//! - [`glob`]: what a glob pattern over paths could match, and what it matches now.
 //! - [`paths`]: what a path says (lexical) and what it names (resolved in the kernel's order).
 //! - [`secrets::is_secret_name`]: which environment variable names count as secrets, for every
 //!   environment the runtime hands to another program.
@@ -25,6 +26,7 @@
 #![deny(missing_docs)]
 
 pub mod events;
+pub mod glob;
 pub mod hooks;
 pub mod modes;
 pub mod paths;

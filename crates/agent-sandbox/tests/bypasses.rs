@@ -519,6 +519,23 @@ fn recursive_readers_that_follow_links_are_checked_through_them() {
 }
 
 #[test]
+fn diff_of_a_directory_follows_its_links_unless_told_not_to() {
+    // GNU diff compares the files inside two directories through their links unless
+    // `--no-dereference`, as the permission engine's read-only set knows.
+    let s = linked();
+    let deeper = s.root.join("outside/deeper/k");
+    let refused = strs(&["diff dir work2", "diff -r dir work2", "diff -q . dir"]);
+    let allowed = strs(&[
+        "diff --no-dereference dir work2",
+        "diff -r --no-dereference dir work2",
+        "diff f.txt g.txt",
+    ]);
+    let denied = denylist(&s, |st| st.denied_paths = vec![deeper.clone()]);
+    assert_denied(&denied, &refused);
+    assert_allowed(&denied, &allowed);
+}
+
+#[test]
 fn sed_scripts_are_read_for_the_commands_they_run_and_the_files_they_write() {
     let s = scratch();
     std::fs::write(s.root.join("work/a.txt"), "a").unwrap();
@@ -563,6 +580,20 @@ fn sed_scripts_are_read_for_the_commands_they_run_and_the_files_they_write() {
             "sed -n p -- ./f.txt",
         ]),
     );
+}
+
+#[test]
+fn sed_with_help_or_version_still_has_its_script_checked() {
+    let s = scratch();
+    let c = denylist(&s, |st| st.denied_paths = vec![s.root.join("work/secret")]);
+    assert_denied(
+        &c,
+        &strs(&[
+            "sed --version 's/a/b/e' f.txt",
+            "sed --help 'w secret' f.txt",
+        ]),
+    );
+    assert_allowed(&c, &strs(&["sed --version", "sed --help"]));
 }
 
 #[test]

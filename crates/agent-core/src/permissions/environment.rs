@@ -18,11 +18,12 @@
 //!   harmless, and neither is any name once the script turns on `set -a` (everything is then
 //!   exported) or `set -k` (assignments anywhere on a command line go to its environment).
 //!
-//! Every other setting is a [`Finding::Environment`](super::safety::Finding) at step 4: it
+//! Every other setting is an environment finding of the safety step (step 4): it
 //! asks whatever rule or hook allowed the command (as `git -c core.pager=…` does), except in
 //! `bypassPermissions`. So do shell options the checker does not model (`set -P`, `shopt -s
 //! cdable_vars`, …) and `hash -p`, which change what later commands run or where `cd` goes.
 
+use crate::programs::getopt::long_matches;
 use crate::shell::runtime_eval::is_identifier;
 use crate::shell::wrappers::is_assignment;
 use crate::shell::{SimpleCommand, Word};
@@ -89,37 +90,56 @@ pub(crate) fn is_shell_local(name: &str) -> bool {
             .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
 }
 
-/// One variable a command sets.
-#[derive(Clone, Debug)]
-pub(crate) struct Setting {
-    /// The variable's name.
+/// How a command sets a variable.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Form {
+    /// An assignment before a command or alone (`NAME=v cmd`, `NAME=v`).
+    Assignment,
+    /// An assignment or removal a wrapper makes before the command it runs (`env NAME=v cmd`,
+    /// `sudo NAME=v cmd`, `env -u NAME cmd`).
+    Wrapper,
+    /// A name given to a builtin that assigns, declares or unsets it (`read NAME`, `export
+    /// NAME`, `unset NAME`, ...).
+    Builtin,
+}
+
+/// One variable a command sets (or removes).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Setting {
+    /// The variable's name, as written (a name only known at run time stays as its text).
     pub name: String,
-    /// The value, when the command gives one (`None` for `read NAME`, `unset NAME`, ...).
+    /// The value, when the command gives one (`None` for `read NAME`, `unset NAME`,
+    /// `env -u NAME`, ...).
     pub value: Option<Word>,
-    /// Whether the value goes into a program's environment.
+    /// Whether the value goes into (or, removed, out of) a program's environment.
     pub exported: bool,
-    /// How the command wrote it, for the reason.
+    /// How the command sets it.
+    pub form: Form,
+    /// How the command wrote it, for a reason.
     pub shown: String,
 }
 
 impl Setting {
     /// Whether this setting leaves the command approvable (see the module doc); `exporting`
-    /// is set when the script turns on `set -a` or `set -k`.
-    pub fn is_harmless(&self, exporting: bool) -> bool {
-        let safe = self
-            .value
-            .as_ref()
-            .is_some_and(|v| is_safe_env_assignment(&self.name, v));
+    /// is set when the script turns on `set -a` or `set -k`. Removing one of
+    /// [`SAFE_ENV_VARS`] from a program's environment (`env -u LANG`) is harmless too.
+    pub(crate) fn is_harmless(&self, exporting: bool) -> bool {
+        let safe = match &self.value {
+            Some(v) => is_safe_env_assignment(&self.name, v),
+            None => self.form == Form::Wrapper && SAFE_ENV_VARS.contains(&self.name.as_str()),
+        };
         safe || (!self.exported && !exporting && is_shell_local(&self.name))
     }
 }
 
-/// Every variable `cmd` sets: its assignments, those of `env` / `sudo` before the wrapped
-/// command, and the names given to the builtins that assign (`export`, `declare`, `typeset`,
-/// `local`, `readonly`, `read`, `mapfile`, `readarray`, `printf -v`, `wait -p`, `getopts`,
-/// `unset`). Bash's implicit targets (`REPLY`, `MAPFILE`, `OPTARG`, `OPTIND`) are its own
-/// and are not listed.
-pub(crate) fn settings(cmd: &SimpleCommand) -> Vec<Setting> {
+/// Every variable `cmd` sets: its assignments; those of every wrapper before the command it
+/// runs (`env NAME=v`, `sudo NAME=v`) and the names `env -u` / `--unset` removes; and the
+/// names given to the builtins that assign (`export`, `declare`, `typeset`, `local`,
+/// `readonly`, `read`, `mapfile`, `readarray`, `printf -v`, `wait -p`, `getopts`, `unset`).
+/// Bash's implicit targets (`REPLY`, `MAPFILE`, `OPTARG`, `OPTIND`) are its own and are not
+/// listed. The permission engine and the sandbox's command checker both read a command's
+/// variables here, each with its own rule for which are harmless.
+pub fn settings(cmd: &SimpleCommand) -> Vec<Setting> {
     let exported = !cmd.words.is_empty();
     let mut out: Vec<Setting> = cmd
         .assignments
@@ -128,25 +148,43 @@ pub(crate) fn settings(cmd: &SimpleCommand) -> Vec<Setting> {
             name: a.name.clone(),
             value: Some(a.value.clone()),
             exported,
+            form: Form::Assignment,
             shown: a.shown(),
         })
         .collect();
     let mut start = 0;
     for layer in &cmd.layers {
-        if matches!(layer.wrapper, "env" | "sudo") {
-            for w in cmd.words.get(start + 1..layer.inner).unwrap_or(&[]) {
-                if let Some((name, value)) = w.text.split_once('=')
-                    && is_assignment(&w.text)
+        let words = cmd.words.get(start + 1..layer.inner).unwrap_or(&[]);
+        let wrapper = |name: &str, value: Option<Word>, shown: String| Setting {
+            name: name.to_owned(),
+            value,
+            exported: true,
+            form: Form::Wrapper,
+            shown,
+        };
+        let mut i = 0;
+        while let Some(w) = words.get(i) {
+            i += 1;
+            let t = w.text.as_str();
+            if let Some((name, value)) = t.split_once('=')
+                && is_assignment(t)
+            {
+                let value = Word {
+                    text: value.to_owned(),
+                    ..w.clone()
+                };
+                out.push(wrapper(name, Some(value), w.raw.clone()));
+            } else if layer.wrapper == "env" {
+                if let Some(n) = t.strip_prefix("--unset=").or_else(|| {
+                    t.strip_prefix("-u")
+                        .filter(|n| !n.is_empty() && !t.starts_with("--"))
+                }) {
+                    out.push(wrapper(n, None, w.raw.clone()));
+                } else if (t == "-u" || long_matches(t, "unset"))
+                    && let Some(n) = words.get(i)
                 {
-                    out.push(Setting {
-                        name: name.to_owned(),
-                        value: Some(Word {
-                            text: value.to_owned(),
-                            ..w.clone()
-                        }),
-                        exported: true,
-                        shown: w.raw.clone(),
-                    });
+                    i += 1;
+                    out.push(wrapper(&n.text, None, format!("{} {}", w.raw, n.raw)));
                 }
             }
         }
@@ -180,8 +218,13 @@ fn builtin_settings(words: &[Word]) -> Vec<Setting> {
             name: n.to_owned(),
             value,
             exported,
+            form: Form::Builtin,
             shown: format!("{name} {}", w.raw),
         }
+    };
+    let unvalued = |w: &Word| Setting {
+        value: None,
+        ..named(w, false)
     };
     let option_value = |letter: char| {
         flags
@@ -201,43 +244,27 @@ fn builtin_settings(words: &[Word]) -> Vec<Setting> {
         }
         "read" => option_value('a')
             .chain(operands.iter().map(|w| (*w).clone()))
-            .map(|w| Setting {
-                value: None,
-                ..named(&w, false)
-            })
+            .map(|w| unvalued(&w))
             .collect(),
         "mapfile" | "readarray" | "unset" => {
             if name == "unset" && has('f') {
                 return Vec::new();
             }
-            operands
-                .iter()
-                .map(|w| Setting {
-                    value: None,
-                    ..named(w, false)
-                })
-                .collect()
+            operands.iter().map(|w| unvalued(w)).collect()
         }
-        "printf" => option_value('v')
-            .map(|w| Setting {
-                value: None,
-                ..named(&w, false)
-            })
-            .collect(),
-        "wait" => option_value('p')
-            .map(|w| Setting {
-                value: None,
-                ..named(&w, false)
-            })
-            .collect(),
-        "getopts" => operands
-            .get(1)
-            .map(|w| Setting {
-                value: None,
-                ..named(w, false)
-            })
-            .into_iter()
-            .collect(),
+        "printf" => option_value('v').map(|w| unvalued(&w)).collect(),
+        "wait" => option_value('p').map(|w| unvalued(&w)).collect(),
+        // The name is the second argument (bash reads no options but `--` there); after
+        // `--`, the second operand.
+        "getopts" => {
+            let mut names: Vec<&Word> = args.get(1).into_iter().collect();
+            if let Some(w) = operands.get(1)
+                && !names.iter().any(|n| std::ptr::eq(*n, *w))
+            {
+                names.push(w);
+            }
+            names.into_iter().map(unvalued).collect()
+        }
         _ => Vec::new(),
     }
 }
@@ -499,6 +526,31 @@ mod tests {
         );
         assert_eq!(all_settings("mapfile -t LINES < f"), n(&[("LINES", false)]));
         assert_eq!(all_settings("x+=1"), n(&[("x", false)]));
+        // Forms the sandbox's command checker found on its own before it used this finder.
+        for (script, name, exported) in [
+            ("PATH=. ls", "PATH", true),
+            ("env -u GIT_DIR ls", "GIT_DIR", true),
+            ("env -uGIT_DIR ls", "GIT_DIR", true),
+            ("env --unset=GIT_DIR ls", "GIT_DIR", true),
+            ("env --uns GIT_DIR ls", "GIT_DIR", true),
+            ("export PATH", "PATH", true),
+            ("declare HOME=/x", "HOME", false),
+            ("local -r IFS=/", "IFS", false),
+            ("read -a PATH", "PATH", false),
+            ("read -p prompt PATH", "PATH", false),
+            ("printf -vPATH %s .", "PATH", false),
+            ("wait -p PATH", "PATH", false),
+            ("getopts -- ab PATH", "PATH", false),
+            ("export -f f", "f", true),
+            ("IFS= read -r line", "IFS", true),
+        ] {
+            assert!(
+                all_settings(script).contains(&(name.to_owned(), exported)),
+                "{script}: {:?}",
+                all_settings(script)
+            );
+        }
+        assert!(all_settings("ls -la").is_empty());
     }
 
     #[test]
@@ -521,6 +573,7 @@ mod tests {
             "export NO_COLOR=1",
             "env RUST_LOG=info,my_crate=debug cargo test",
             "for f in *; do echo $f; done",
+            "env -u LANG ls",
         ] {
             assert!(harmless(s), "{s}");
         }
@@ -548,6 +601,9 @@ mod tests {
             "unset IFS",
             ": ${CDPATH:=/}",
             "coproc PATH { ls; }",
+            "env -u PATH ls",
+            "declare $v",
+            "read $v",
         ] {
             assert!(!harmless(s), "{s}");
         }

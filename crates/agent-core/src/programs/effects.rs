@@ -15,7 +15,8 @@
 //! ([`super::rule_scope`]). The words are read after brace expansion; sed's scripts are read
 //! by the `sed` module's parser.
 
-use super::getopt::long_matches;
+use super::getopt::{Event, TableKind, long_matches, scan};
+use super::getopt_long::Opt;
 use crate::shell::{SimpleCommand, Word};
 
 /// What a command does through its options.
@@ -30,18 +31,50 @@ pub struct Effects {
     pub runs: Option<String>,
 }
 
-/// An option that takes a value: short letter and long names.
-struct ValueOpt {
-    short: Option<char>,
-    long: &'static [&'static str],
-}
+/// An option looked for (only its letter, long names and arity count here).
+type ValueOpt = Opt;
 
 const fn v(short: Option<char>, long: &'static [&'static str]) -> ValueOpt {
-    ValueOpt { short, long }
+    Opt::value("", short, long)
+}
+
+/// The options of `opts` found in `args`, in order, read as a search
+/// ([`TableKind::Search`]: any prefix of a long name, a short letter anywhere in a cluster,
+/// other options taken as flags, options after operands too, up to `--`); `known` are other
+/// long options of the program spelled out exactly, never abbreviations of those looked for.
+fn search<'o>(args: &[Word], opts: &'o [Opt], known: &[&str]) -> Vec<(&'o Opt, Option<Word>)> {
+    let texts: Vec<&str> = args.iter().map(|w| w.text.as_str()).collect();
+    let scanned = scan(
+        opts,
+        TableKind::Search { known },
+        &texts,
+        |_| None,
+        |_, _| Ok::<(), std::convert::Infallible>(()),
+    );
+    scanned
+        .events
+        .into_iter()
+        .filter_map(|e| match e {
+            Event::Opt(opt, _, value) => Some((
+                opt,
+                value.map(|v| {
+                    if v.attached {
+                        Word {
+                            text: v.text,
+                            ..args[v.at].clone()
+                        }
+                    } else {
+                        args[v.at].clone()
+                    }
+                }),
+            )),
+            Event::Operand(_) => None,
+        })
+        .collect()
 }
 
 /// Values of the options in `opts`, in every spelling (attached, separate, `=`, abbreviated,
-/// clustered). `after_operands`: whether options are still read after the first operand.
+/// clustered).
 fn values(args: &[Word], opts: &[ValueOpt]) -> Vec<Word> {
     values_known(args, opts, &[])
 }
@@ -49,100 +82,39 @@ fn values(args: &[Word], opts: &[ValueOpt]) -> Vec<Word> {
 /// [`values`], where the long names in `known` are other options of the program spelled out
 /// exactly, never abbreviations of the ones looked for.
 fn values_known(args: &[Word], opts: &[ValueOpt], known: &[&str]) -> Vec<Word> {
-    let mut out = Vec::new();
-    let mut i = 0;
-    while let Some(w) = args.get(i) {
-        i += 1;
-        let t = w.text.as_str();
-        if t == "--" {
-            break;
-        }
-        if t.starts_with("--") {
-            if is_other_exact(t, known, opts.iter().flat_map(|o| o.long.iter())) {
-                continue;
-            }
-            for o in opts {
-                if o.long.iter().any(|l| long_matches(t, l)) {
-                    match t.split_once('=') {
-                        Some((_, value)) => out.push(Word {
-                            text: value.to_owned(),
-                            ..w.clone()
-                        }),
-                        None => {
-                            if let Some(next) = args.get(i) {
-                                out.push(next.clone());
-                                i += 1;
-                            }
-                        }
-                    }
-                    break;
-                }
-            }
-        } else if t.len() > 1 && t.starts_with('-') {
-            for (at, c) in t.char_indices().skip(1) {
-                if opts.iter().any(|o| o.short == Some(c)) {
-                    let rest = &t[at + c.len_utf8()..];
-                    if rest.is_empty() {
-                        if let Some(next) = args.get(i) {
-                            out.push(next.clone());
-                            i += 1;
-                        }
-                    } else {
-                        out.push(Word {
-                            text: rest.to_owned(),
-                            ..w.clone()
-                        });
-                    }
-                    break;
-                }
-            }
-        }
-    }
-    out
-}
-
-/// Whether the long option `arg` is, exactly, one of the program's `known` options other
-/// than those looked for.
-fn is_other_exact<'a>(
-    arg: &str,
-    known: &[&str],
-    wanted: impl Iterator<Item = &'a &'a str>,
-) -> bool {
-    let name = arg
-        .trim_start_matches("--")
-        .split_once('=')
-        .map_or(arg.trim_start_matches("--"), |(n, _)| n);
-    let mut wanted = wanted;
-    known.contains(&name) && !wanted.any(|w| *w == name)
+    search(args, opts, known)
+        .into_iter()
+        .filter_map(|(_, value)| value)
+        .collect()
 }
 
 /// The first option of `shorts` / `longs` present in any spelling.
-fn present(args: &[Word], shorts: &str, longs: &[&str]) -> Option<String> {
+fn present(args: &[Word], shorts: &str, longs: &'static [&'static str]) -> Option<String> {
     present_known(args, shorts, longs, &[])
 }
 
 /// [`present`] with the program's exactly spelled other options (see [`values_known`]).
-fn present_known(args: &[Word], shorts: &str, longs: &[&str], known: &[&str]) -> Option<String> {
-    for w in args {
-        let t = w.text.as_str();
-        if t == "--" {
-            break;
-        }
-        if t.starts_with("--") && is_other_exact(t, known, longs.iter()) {
-            continue;
-        }
-        if t.starts_with("--") {
-            if let Some(l) = longs.iter().find(|l| long_matches(t, l)) {
-                return Some(format!("--{l}"));
-            }
-        } else if t.len() > 1
-            && t.starts_with('-')
-            && let Some(c) = t.chars().skip(1).find(|c| shorts.contains(*c))
-        {
-            return Some(format!("-{c}"));
-        }
-    }
-    None
+fn present_known(
+    args: &[Word],
+    shorts: &str,
+    longs: &'static [&'static str],
+    known: &[&str],
+) -> Option<String> {
+    let opts: Vec<Opt> = shorts
+        .chars()
+        .map(|c| Opt::flag("", Some(c), &[]))
+        .chain(
+            longs
+                .iter()
+                .map(|l| Opt::flag("", None, std::slice::from_ref(l))),
+        )
+        .collect();
+    let (found, _) = search(args, &opts, known).into_iter().next()?;
+    Some(match (found.short, found.long.first()) {
+        (Some(c), _) => format!("-{c}"),
+        (None, Some(l)) => format!("--{l}"),
+        (None, None) => String::new(),
+    })
 }
 
 fn runs(name: &str, option: &str, what: &str) -> Option<String> {

@@ -20,12 +20,12 @@
 //! - errors carry glibc's wording (`option '--max' is ambiguous; possibilities: ...`), and the
 //!   program then prints `Try 'PROGRAM --help' for more information.` and runs nothing.
 //!
-//! The allowlists of the read-only set use [`super::getopt`] instead: they list only the
-//! options they allow, so they cannot resolve an abbreviation, and refuse it.
+//! The parse is [`super::getopt::scan`] over a [`TableKind::Complete`] table; the allowlists
+//! of the read-only set are read by the same parser as [`TableKind::Allowlist`]: they list
+//! only the options they allow, so they cannot resolve an abbreviation, and refuse it.
 
-use std::fmt;
-
-use super::getopt::Arity;
+pub use super::getopt::GetoptError;
+use super::getopt::{Arity, Event, OptionEntry, Stop, TableKind, scan};
 
 /// What an option means for the command the program runs, for the permission checker.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -117,6 +117,18 @@ impl Opt {
     }
 }
 
+impl OptionEntry for Opt {
+    fn short(&self) -> Option<char> {
+        self.short
+    }
+    fn long(&self) -> &[&'static str] {
+        self.long
+    }
+    fn arity(&self) -> Arity {
+        self.arity
+    }
+}
+
 /// A program's complete option table.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Options {
@@ -156,60 +168,6 @@ pub struct Parsed<'o> {
     pub error: Option<GetoptError>,
 }
 
-/// Why arguments do not parse, with glibc's wording (see [`GetoptError::message`]).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum GetoptError {
-    /// A short option not in the table (`-z`).
-    UnknownShort(char),
-    /// A long option that names none (the text after `--`, value included).
-    UnknownLong(String),
-    /// A long option that is a prefix of several options.
-    Ambiguous {
-        /// The text after `--`, value included.
-        given: String,
-        /// The long names it could be, in the table's order.
-        candidates: Vec<&'static str>,
-    },
-    /// A short option's required value is missing.
-    MissingShortValue(char),
-    /// A long option's required value is missing (its full name).
-    MissingLongValue(&'static str),
-    /// A value given to a long option that takes none (its full name).
-    UnexpectedValue(&'static str),
-}
-
-impl GetoptError {
-    /// The line glibc prints for it: `PROGRAM: invalid option -- 'z'`,
-    /// `PROGRAM: option '--max' is ambiguous; possibilities: '--max-args' '--max-chars'`...
-    pub fn message(&self, program: &str) -> String {
-        format!("{program}: {self}")
-    }
-}
-
-impl fmt::Display for GetoptError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::UnknownShort(c) => write!(f, "invalid option -- '{c}'"),
-            Self::UnknownLong(given) => write!(f, "unrecognized option '--{given}'"),
-            Self::Ambiguous { given, candidates } => {
-                write!(f, "option '--{given}' is ambiguous; possibilities:")?;
-                for c in candidates {
-                    write!(f, " '--{c}'")?;
-                }
-                Ok(())
-            }
-            Self::MissingShortValue(c) => write!(f, "option requires an argument -- '{c}'"),
-            Self::MissingLongValue(name) => write!(f, "option '--{name}' requires an argument"),
-            Self::UnexpectedValue(name) => write!(f, "option '--{name}' doesn't allow an argument"),
-        }
-    }
-}
-
-impl std::error::Error for GetoptError {}
-
-/// A long option found by name: its entry and the spelling matched.
-type Found<'o> = (&'o Opt, &'static str);
-
 impl Options {
     /// A usage error as the program prints it: `message`, then the `Try 'PROGRAM --help'` hint.
     pub fn usage(&self, message: String) -> Vec<String> {
@@ -221,48 +179,37 @@ impl Options {
 
     /// Parses the options at the start of `args` (the arguments after the program's name).
     pub fn parse<S: AsRef<str>>(&self, args: &[S]) -> Parsed<'_> {
-        let mut out = Parsed {
-            given: Vec::new(),
-            operands: args.len(),
-            dashdash: false,
-            error: None,
+        let numeric = |arg: &str| {
+            self.numeric_option(arg)
+                .map(|opt| (opt, arg.trim_start_matches('-').to_owned()))
         };
-        let mut i = 0;
-        while let Some(arg) = args.get(i).map(AsRef::as_ref) {
-            if arg == "--" {
-                out.operands = i + 1;
-                out.dashdash = true;
-                return out;
-            }
-            if let Some(opt) = self.numeric_option(arg) {
-                let digits = arg.trim_start_matches('-');
-                out.given.push(Given {
+        let scanned = scan(self.opts, TableKind::Complete, args, numeric, |_, _| {
+            Ok::<(), std::convert::Infallible>(())
+        });
+        let given = scanned
+            .events
+            .into_iter()
+            .filter_map(|e| match e {
+                Event::Opt(opt, at, value) => Some(Given {
                     opt,
-                    value: Some(digits.to_owned()),
-                    at: i,
-                    value_at: Some(i),
-                });
-                i += 1;
-                continue;
-            }
-            let step = if let Some(body) = arg.strip_prefix("--") {
-                self.long_option(args, i, body, &mut out.given)
-            } else if arg.len() > 1 && arg.starts_with('-') {
-                self.short_cluster(args, i, &arg[1..], &mut out.given)
-            } else {
-                out.operands = i;
-                return out;
-            };
-            match step {
-                Ok(next) => i = next,
-                Err(e) => {
-                    out.operands = i;
-                    out.error = Some(e);
-                    return out;
-                }
-            }
+                    value_at: value.as_ref().map(|v| v.at),
+                    value: value.map(|v| v.text),
+                    at,
+                }),
+                Event::Operand(_) => None,
+            })
+            .collect();
+        let error = scanned.stop.map(|stop| match stop {
+            Stop::Getopt(e) => e,
+            Stop::Abbreviated(name) => GetoptError::UnknownLong(name),
+            Stop::Guard(never) => match never {},
+        });
+        Parsed {
+            given,
+            operands: scanned.operands,
+            dashdash: scanned.dashdash,
+            error,
         }
-        out
     }
 
     /// Parses as [`Options::parse`], calling `apply(name, value)` for each option in order, as
@@ -288,132 +235,13 @@ impl Options {
     }
 
     /// The option a numeric word (`-10`, `--10`, `-+10`) stands for, when the table has one.
-    fn numeric_option(&self, arg: &str) -> Option<&Opt> {
+    fn numeric_option(&self, arg: &str) -> Option<&'static Opt> {
         let name = self.numeric?;
         let bytes = arg.as_bytes();
         let digit_at = 1 + usize::from(matches!(bytes.get(1), Some(b'-' | b'+')));
         (bytes.first() == Some(&b'-') && bytes.get(digit_at).is_some_and(u8::is_ascii_digit))
             .then(|| self.opts.iter().find(|o| o.name == name))
             .flatten()
-    }
-
-    /// One `--name[=value]` argument at `i`; the index of the next argument.
-    fn long_option<'o, S: AsRef<str>>(
-        &'o self,
-        args: &[S],
-        i: usize,
-        body: &str,
-        given: &mut Vec<Given<'o>>,
-    ) -> Result<usize, GetoptError> {
-        let (name, inline) = match body.split_once('=') {
-            Some((n, v)) => (n, Some(v)),
-            None => (body, None),
-        };
-        let (opt, spelled) = self.find_long(name, body)?;
-        let (value, value_at, next) = match (opt.arity, inline) {
-            (Arity::None, Some(_)) => return Err(GetoptError::UnexpectedValue(spelled)),
-            (Arity::None, None) | (Arity::Optional, None) => (None, None, i + 1),
-            (_, Some(v)) => (Some(v.to_owned()), Some(i), i + 1),
-            (Arity::Required, None) => match args.get(i + 1) {
-                Some(v) => (Some(v.as_ref().to_owned()), Some(i + 1), i + 2),
-                None => return Err(GetoptError::MissingLongValue(spelled)),
-            },
-        };
-        given.push(Given {
-            opt,
-            value,
-            at: i,
-            value_at,
-        });
-        Ok(next)
-    }
-
-    /// The option `name` names: exactly, or as the one option it is a prefix of. `body` is
-    /// the whole argument after `--`, for messages.
-    fn find_long(&self, name: &str, body: &str) -> Result<Found<'_>, GetoptError> {
-        let spellings = || {
-            self.opts
-                .iter()
-                .flat_map(|o| o.long.iter().map(move |l| (o, *l)))
-        };
-        if let Some(found) = spellings().find(|(_, l)| *l == name) {
-            return Ok(found);
-        }
-        let unknown = || GetoptError::UnknownLong(body.to_owned());
-        if name.is_empty() {
-            return Err(unknown());
-        }
-        let mut matches = spellings().filter(|(_, l)| l.starts_with(name));
-        let first = matches.next().ok_or_else(unknown)?;
-        // glibc: a later match that is another option (not a spelling of the first) makes the
-        // prefix ambiguous; the possibilities are the first and every such other.
-        let others: Vec<&'static str> = matches
-            .filter(|(o, _)| !std::ptr::eq(*o, first.0))
-            .map(|(_, l)| l)
-            .collect();
-        if others.is_empty() {
-            return Ok(first);
-        }
-        let mut candidates = vec![first.1];
-        candidates.extend(others);
-        Err(GetoptError::Ambiguous {
-            given: body.to_owned(),
-            candidates,
-        })
-    }
-
-    /// One cluster of short options (`cluster` is the argument at `i` without its dash); the
-    /// index of the next argument.
-    fn short_cluster<'o, S: AsRef<str>>(
-        &'o self,
-        args: &[S],
-        i: usize,
-        cluster: &str,
-        given: &mut Vec<Given<'o>>,
-    ) -> Result<usize, GetoptError> {
-        for (at, c) in cluster.char_indices() {
-            let opt = self
-                .opts
-                .iter()
-                .find(|o| o.short == Some(c))
-                .ok_or(GetoptError::UnknownShort(c))?;
-            let rest = &cluster[at + c.len_utf8()..];
-            let attached = (!rest.is_empty()).then(|| rest.to_owned());
-            match opt.arity {
-                Arity::None => given.push(Given {
-                    opt,
-                    value: None,
-                    at: i,
-                    value_at: None,
-                }),
-                Arity::Optional => {
-                    given.push(Given {
-                        opt,
-                        value_at: attached.as_ref().map(|_| i),
-                        value: attached,
-                        at: i,
-                    });
-                    return Ok(i + 1);
-                }
-                Arity::Required => {
-                    let (value, value_at, next) = match attached {
-                        Some(v) => (v, i, i + 1),
-                        None => match args.get(i + 1) {
-                            Some(v) => (v.as_ref().to_owned(), i + 1, i + 2),
-                            None => return Err(GetoptError::MissingShortValue(c)),
-                        },
-                    };
-                    given.push(Given {
-                        opt,
-                        value: Some(value),
-                        at: i,
-                        value_at: Some(value_at),
-                    });
-                    return Ok(next);
-                }
-            }
-        }
-        Ok(i + 1)
     }
 }
 

@@ -6,8 +6,10 @@
 //!   `find`, `test` / `[` and `git` in modules of their own).
 //! - [`effects`]: what known programs write or run through their options, for the safety
 //!   step that no allow rule waives.
-//! - `sed`: sed's options and scripts as sed reads them (for the effects and `acceptEdits`).
+//! - [`sed`]: sed's options and scripts as sed reads them (for the effects, `acceptEdits` and
+//!   the sandbox's command checker).
 //! - `accept_edits`: the filesystem commands `acceptEdits` runs, an allowlist of options each.
+//! - [`recursion`]: recursive readers, and which options make them follow symbolic links.
 //! - [`rule_scope`]: the commands only an exact-string allow rule approves (hidden options,
 //!   `find` actions, package scripts run with unknown options).
 //! - [`getopt_long`]: GNU `getopt_long` over a program's complete option table.
@@ -21,8 +23,9 @@ pub mod getopt;
 pub mod getopt_long;
 pub(crate) mod git;
 pub mod read_only;
+pub mod recursion;
 pub mod rule_scope;
-pub(crate) mod sed;
+pub mod sed;
 pub(crate) mod test;
 pub mod wrappers;
 

@@ -12,8 +12,8 @@
 //! Words are read after brace expansion, as bash passes them. Left out on purpose (they
 //! write, run programs, read files named elsewhere, follow symbolic links out of the tree while
 //! they walk it, or change state): `ls -L`, `grep -R`, `du -L`, `tree -l`, `rg -L`, `find -L
-//! -follow`, `diff` of a directory without `--no-dereference` (see
-//! [`ReadOnlyCommand::follows_links_unless`]), the checksum tools' `-c/--check` (it reads every
+//! -follow`, `diff` of a directory without `--no-dereference` (the options that follow links are
+//! those of [`super::recursion::LINKS`]), the checksum tools' `-c/--check` (it reads every
 //! file its list names), `sort -o/--output -T --compress-program --files0-from`, `wc/du
 //! --files0-from`, `date -s/--set -f/--file` and operands other than `+FORMAT`, `file -m -C -f
 //! -z -Z -S -p`,
@@ -58,11 +58,6 @@ pub struct ReadOnlyCommand {
     pub glob_safe: bool,
     /// Its operands.
     pub operands: Operands,
-    /// The option without which the command reads what the symbolic links inside a directory
-    /// operand point to (`diff a b` of two directories compares the files their links lead to,
-    /// wherever that is): such a command is read-only only when none of its operands is a
-    /// directory, or with this option.
-    pub follows_links_unless: Option<&'static str>,
 }
 
 /// What a read-only command reads, as [`classify`] finds it.
@@ -72,7 +67,9 @@ pub struct Reads {
     /// directories.
     pub files: Vec<Word>,
     /// It reads what the symbolic links inside a directory among [`Reads::files`] point to, so
-    /// none of them may be a directory (see [`ReadOnlyCommand::follows_links_unless`]).
+    /// none of them may be a directory: `diff a b` of two directories compares the files their
+    /// links lead to, wherever that is, unless `--no-dereference` ([`super::recursion::LINKS`]
+    /// lists the programs that follow links by default, and the option that stops them).
     pub follows_links_in_directories: bool,
 }
 
@@ -96,7 +93,6 @@ const fn cmd(
         numeric: false,
         glob_safe: false,
         operands,
-        follows_links_unless: None,
     }
 }
 
@@ -177,11 +173,9 @@ pub const COMMANDS: &[ReadOnlyCommand] = &[
          x|--one-file-system",
         Operands::Paths,
     ),
-    ReadOnlyCommand {
-        follows_links_unless: Some("no-dereference"),
-        ..cmd(
-            &["diff"],
-            "--normal q|--brief s|--report-identical-files c C= u U=|--unified? e|--ed n|--rcs \
+    cmd(
+        &["diff"],
+        "--normal q|--brief s|--report-identical-files c C= u U=|--unified? e|--ed n|--rcs \
          y|--side-by-side W=|--width= --left-column --suppress-common-lines \
          p|--show-c-function F=|--show-function-line= --label= t|--expand-tabs \
          T|--initial-tab --tabsize= --suppress-blank-empty r|--recursive --no-dereference \
@@ -191,9 +185,8 @@ pub const COMMANDS: &[ReadOnlyCommand] = &[
          b|--ignore-space-change w|--ignore-all-space B|--ignore-blank-lines \
          I=|--ignore-matching-lines= a|--text --strip-trailing-cr d|--minimal \
          --horizon-lines= --speed-large-files --color? --palette=",
-            Operands::Paths,
-        )
-    },
+        Operands::Paths,
+    ),
     ReadOnlyCommand {
         numeric: true,
         ..cmd(
@@ -403,16 +396,9 @@ fn table_command(name: &str, args: &[Word]) -> Result<Reads, String> {
     let mut reads = Vec::new();
     let mut operands = Vec::new();
     let mut pattern_given = false;
-    let mut follows = spec.follows_links_unless.is_some();
+    let follows = super::recursion::link_options(name).is_some_and(|l| l.follows(args));
     for a in parsed {
         match a {
-            Arg::Opt(o, _)
-                if spec
-                    .follows_links_unless
-                    .is_some_and(|l| o.long.contains(&l)) =>
-            {
-                follows = false;
-            }
             Arg::Opt(o, Some(v)) => {
                 if o.value == ValueKind::ReadPath {
                     reads.push(v);
@@ -521,7 +507,11 @@ pub fn markdown_table() -> String {
         };
         let numeric = if c.numeric { " and `-NUM`" } else { "" };
         let links = c
-            .follows_links_unless
+            .names
+            .first()
+            .and_then(|n| super::recursion::link_options(n))
+            .filter(|l| l.follows_by_default)
+            .and_then(|l| l.unless.first())
             .map(|o| format!(" (no directory without `--{o}`)"))
             .unwrap_or_default();
         out.push_str(&format!(

@@ -45,7 +45,7 @@ fn table(all: bool) -> &'static OptTable {
 
 /// One command of a sed script, as far as the checks care.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) enum Command {
+pub enum Command {
     /// `s/RE/REPLACEMENT/FLAGS`: whether the `e` flag runs the result, and the `w` flag's file.
     Substitute {
         /// The `e` flag: the pattern space is run as a command.
@@ -65,7 +65,7 @@ pub(crate) enum Command {
 
 /// A sed call read as sed reads it.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub(crate) struct Call {
+pub struct Call {
     /// The commands of its script.
     pub commands: Vec<Command>,
     /// The files it edits or reads (its operands after the script).
@@ -75,27 +75,52 @@ pub(crate) struct Call {
 }
 
 impl Call {
-    /// The backup `-i SUFFIX` makes of `file`: each `*` of the suffix is the file's name, and a
-    /// suffix with a `/` names a path of its own; otherwise the file's name and the suffix.
+    /// The backup `-i SUFFIX` makes of `file` ([`backup_name`]).
     pub fn backup_of(&self, file: &Word) -> Option<Word> {
         let suffix = self.in_place.as_deref().filter(|s| !s.is_empty())?;
-        let text = if suffix.contains('*') {
-            let (dir, base) = match file.text.rsplit_once('/') {
-                Some((d, b)) => (Some(d), b),
-                None => (None, file.text.as_str()),
-            };
-            let named = suffix.replace('*', base);
-            match dir {
-                Some(d) if !named.contains('/') => format!("{d}/{named}"),
-                _ => named,
-            }
-        } else {
-            format!("{}{suffix}", file.text)
-        };
         Some(Word {
-            text,
+            text: backup_name(&file.text, suffix),
             ..file.clone()
         })
+    }
+
+    /// Whether a command of the script runs a program (`e`, `s///e`).
+    pub fn runs(&self) -> Option<&Command> {
+        self.commands.iter().find(|c| {
+            matches!(
+                c,
+                Command::Execute | Command::Substitute { execute: true, .. }
+            )
+        })
+    }
+
+    /// The files the script writes (`w`, `W`, `s///w`).
+    pub fn writes(&self) -> impl Iterator<Item = &str> {
+        self.commands.iter().filter_map(|c| match c {
+            Command::Write(f) | Command::Substitute { write: Some(f), .. } => Some(f.as_str()),
+            _ => None,
+        })
+    }
+
+    /// The files the script reads (`r`, `R`).
+    pub fn reads(&self) -> impl Iterator<Item = &str> {
+        self.commands.iter().filter_map(|c| match c {
+            Command::Read(f) => Some(f.as_str()),
+            _ => None,
+        })
+    }
+}
+
+/// The name of the backup GNU sed 4.9 makes of `file` (as the command line names it) with
+/// `-i SUFFIX` (`get_backup_file_name`): each `*` of the suffix is replaced by the file's name
+/// as given, directories included (`-i'bak/*'` backs `d/f` up as `bak/d/f`, `-i'old_*'` as
+/// `old_d/f`), so a suffix with a `/` or `*` names a path of its own, from the working
+/// directory; without a `*`, the suffix is appended (`d/f.bak`).
+pub fn backup_name(file: &str, suffix: &str) -> String {
+    if suffix.contains('*') {
+        suffix.replace('*', file)
+    } else {
+        format!("{file}{suffix}")
     }
 }
 
@@ -104,7 +129,7 @@ impl Call {
 /// # Errors
 /// Why the call cannot be checked: an option sed would not read as listed, a script read from
 /// a file or only known at run time, `--posix`, or a script that does not parse.
-pub(crate) fn read(args: &[Word]) -> Result<Call, String> {
+pub fn read(args: &[Word]) -> Result<Call, String> {
     read_with(table(true), args)
 }
 
@@ -138,7 +163,7 @@ fn is_harmless(c: &Command) -> bool {
 }
 
 /// What a command does, for a reason.
-pub(crate) fn describe(c: &Command) -> String {
+pub fn describe(c: &Command) -> String {
     match c {
         Command::Substitute { execute: true, .. } => {
             "runs the result of `s///e` as a command".to_owned()
@@ -156,6 +181,7 @@ fn read_with(table: &OptTable, args: &[Word]) -> Result<Call, String> {
     let mut scripts = Vec::new();
     let mut operands = Vec::new();
     let mut call = Call::default();
+    let mut exits = false;
     for a in parsed {
         match a {
             Arg::Opt(o, v) if o.long.contains(&"expression") => scripts.extend(v),
@@ -170,13 +196,17 @@ fn read_with(table: &OptTable, args: &[Word]) -> Result<Call, String> {
             Arg::Opt(o, v) if o.long.contains(&"in-place") => {
                 call.in_place = Some(v.map(|w| w.text).unwrap_or_default());
             }
-            // sed prints its help or version and exits before reading any script.
+            // sed prints its help or version and exits before it runs a script; one that is
+            // given is still read, and checked like any other.
             Arg::Opt(o, _) if o.long.iter().any(|l| matches!(*l, "help" | "version")) => {
-                return Ok(Call::default());
+                exits = true;
             }
             Arg::Opt(..) => {}
             Arg::Operand(w) => operands.push(w.clone()),
         }
+    }
+    if exits && scripts.is_empty() && operands.is_empty() {
+        return Ok(Call::default());
     }
     let mut operands = operands.into_iter();
     if scripts.is_empty() {
@@ -202,7 +232,7 @@ fn read_with(table: &OptTable, args: &[Word]) -> Result<Call, String> {
 ///
 /// # Errors
 /// Where the script does not parse, or is read differently by sed.
-pub(crate) fn parse_script(script: &str) -> Result<Vec<Command>, String> {
+pub fn parse_script(script: &str) -> Result<Vec<Command>, String> {
     let mut p = Reader {
         chars: script.chars().collect(),
         at: 0,
@@ -701,13 +731,101 @@ mod tests {
             backup("--in-place=rc s/a/b/ f", ".bash").as_deref(),
             Some(".bashrc")
         );
+        // GNU sed 4.9 puts the whole file name, directories included, in place of `*`.
         assert_eq!(
             backup("'-i/tmp/*' s/a/b/ f", "d/f").as_deref(),
-            Some("/tmp/f")
+            Some("/tmp/d/f")
         );
         assert_eq!(
             backup("'-iold_*' s/a/b/ f", "d/f").as_deref(),
-            Some("d/old_f")
+            Some("old_d/f")
         );
+        assert_eq!(
+            backup("'-i../*' s/a/b/ f", "x/f").as_deref(),
+            Some("../x/f")
+        );
+        assert_eq!(
+            backup("'-ibak/*.orig' s/a/b/ f", "f").as_deref(),
+            Some("bak/f.orig")
+        );
+    }
+
+    #[test]
+    fn the_script_is_found_in_every_place_sed_reads_it() {
+        for c in [
+            "'e id' f",
+            "-n '1e id' f",
+            "'s/a/b/e' f",
+            "-e 's/a/b/ge' f",
+            "--expression='1e id' f",
+            "-ne '$e id' f",
+            "-n -e p -e '/x/e id' f",
+            "'/a/,/b/{e id\n}' f",
+            "'y/a/b/;e' f",
+        ] {
+            assert!(read(&words(c)).unwrap().runs().is_some(), "{c}");
+        }
+        // An abbreviated long option is refused: sed would complete it, this table may not.
+        assert!(read(&words("--expr '1e id' f")).is_err());
+        let call = read(&words("-e 's/a/b/w out' -e 'w /etc/x' -e '2W two' f")).unwrap();
+        assert_eq!(call.writes().collect::<Vec<_>>(), ["out", "/etc/x", "two"]);
+        let call = read(&words("'r /etc/passwd' f")).unwrap();
+        assert_eq!(call.reads().collect::<Vec<_>>(), ["/etc/passwd"]);
+        let call = read(&words("-i.bak s/a/b/ f g")).unwrap();
+        assert_eq!(
+            (call.in_place.as_deref(), call.files.len()),
+            (Some(".bak"), 2)
+        );
+        let call = read(&words("-si'/tmp/*' s/a/b/ f")).unwrap();
+        assert_eq!(call.in_place.as_deref(), Some("/tmp/*"));
+        let call = read(&words("'--in-place=bak/*' s/a/b/ f")).unwrap();
+        assert_eq!(call.in_place.as_deref(), Some("bak/*"));
+        assert_eq!(backup_name("f", ".bak"), "f.bak");
+        for refused in [
+            "-n p *.txt",
+            "-f s.sed f",
+            "--file=s.sed f",
+            "-n k f",
+            "\"$s\" f",
+            "--nope f",
+            "--posix -s p f",
+        ] {
+            assert!(read(&words(refused)).is_err(), "{refused}");
+        }
+        assert!(read(&words("-n p ./*.txt")).is_ok());
+    }
+
+    #[test]
+    fn plain_scripts_run_write_and_read_nothing() {
+        for c in [
+            "-n 's/a/b/p' f",
+            "'s|/etc|/usr|g' f",
+            "-E 's/(w)(e)/\\2\\1/2' f",
+            "'s/we/ew/' f",
+            "-e 1d -e '$d' f",
+            "-n '/start/,/end/{p;q}' f",
+            "'1i\\\nheader' f",
+            "'a tail with w and e' f",
+            "':a;N;$!ba;s/\\n/ /g' f",
+            "'y/abc/xyz/' f",
+            "-n '$=' f",
+            "'0~3d' f",
+            "'\\,x,d' f",
+            "'s/e/w/;# e comment' f",
+            "-s -u -z -l 5 p f",
+        ] {
+            let call = read(&words(c)).unwrap();
+            assert!(call.commands.iter().all(is_harmless), "{c}");
+            assert_eq!(call.in_place, None, "{c}");
+        }
+    }
+
+    #[test]
+    fn help_or_version_with_a_script_still_has_the_script_read() {
+        assert_eq!(read(&words("--help")), Ok(Call::default()));
+        let call = read(&words("--version 's/a/b/e' f")).unwrap();
+        assert!(call.runs().is_some());
+        let call = read(&words("--help 'w out' f")).unwrap();
+        assert_eq!(call.writes().collect::<Vec<_>>(), ["out"]);
     }
 }

@@ -68,6 +68,8 @@ fn files_sed_edits_or_backs_up_are_checked_as_writes() {
         "sed -i'rc' s/a/b/ .bash",
         "sed --in-place=rc s/a/b/ .bash",
         "sed -i'.git/*' s/a/b/ config",
+        // GNU sed puts the whole file name in place of `*`: the backup is `.git/config`.
+        "sed -i'.*' s/a/b/ git/config",
     ] {
         for mode in [PermissionMode::AcceptEdits, PermissionMode::Default] {
             let e = engine(json!({"permissions": {"allow": ["Bash(sed *)"]}}), mode);

@@ -21,11 +21,17 @@
 
 use std::path::{Path, PathBuf};
 
+use agent_core::glob::{ExpandError, Limits, Pattern, Reach, is_pattern};
 use agent_core::shell::Word;
 
-use super::globs::{ExpandError, Pattern, Reach, is_pattern};
 use super::recursion::{self, Recursion};
 use crate::paths::{Op, PathPolicy, absolute, lexical, resolve};
+
+/// How far the checker expands one glob before it refuses the command as too large to check.
+pub(crate) const GLOB_LIMITS: Limits = Limits {
+    matches: 4_096,
+    entries: 16_384,
+};
 
 /// Programs whose arguments are text, never opened.
 const TEXT_ONLY: &[&str] = &["echo", "printf", "true", "false", ":"];
@@ -380,9 +386,9 @@ fn pattern_refusal(
         }
     }
     // What it matches now, each match resolved through its links.
-    let matches = match pattern.expand(reading.globstar) {
-        Ok(m) => m,
-        Err(e @ (ExpandError::TooMany | ExpandError::TooLong)) => {
+    let matches = match pattern.expand(reading.globstar, GLOB_LIMITS) {
+        Ok(found) => found.matches,
+        Err(e @ (ExpandError::TooMany(_) | ExpandError::TooLong)) => {
             return Some((
                 format!("the pattern {shown} cannot be checked: {e}"),
                 Some("built-in: glob".into()),
@@ -451,8 +457,8 @@ pub(crate) fn listing_refusal(
         let Candidate::Pattern(written) = c else {
             continue;
         };
-        let listed = match Pattern::new(written).expand_listing(globstar) {
-            Ok((_, listed)) => listed,
+        let listed = match Pattern::new(written).expand(globstar, GLOB_LIMITS) {
+            Ok(found) => found.listed,
             Err(e) => {
                 return Some((
                     format!("the pattern {} cannot be checked: {e}", written.display()),

@@ -8,9 +8,10 @@
 //! script from stdin or a file (`echo x | sh`, `bash script.sh`); inline interpreter code
 //! (`python3 -c`, `node -e`, ...) while a denylist is in force; a program run from a writable
 //! directory while an allowlist is in force; an argument or redirect naming a denied path
-//! (after its symlinks, a glob's matches and `cd` are followed: `arguments`, `globs`,
-//! `workdirs`, `recursion`); a variable set outside the harmless list (`environment`); a sed
-//! script that runs commands or writes where it may not (`sed`).
+//! (after its symlinks, a glob's matches (`agent_core::glob`) and `cd` are followed:
+//! `arguments`, `workdirs`, `recursion`); a variable set outside the harmless list
+//! (`environment`); a sed script that runs commands or writes where it may not
+//! (`agent_core::programs::sed`).
 //!
 //! | command (with `rm` denied)     | verdict | why |
 //! |--------------------------------|---------|-----|
@@ -27,19 +28,17 @@
 
 mod arguments;
 mod environment;
-mod globs;
 mod recursion;
-mod sed;
 mod workdirs;
 
 use std::path::{Path, PathBuf};
 
-use agent_core::programs::effects;
+use agent_core::glob::{Pattern, Reach};
+use agent_core::programs::{effects, sed};
 use agent_core::shell::{self, ParsedScript, ShellError, SimpleCommand, wrappers};
 use serde_json::Value;
 
 use self::arguments::{Base, Candidate, Reading};
-use self::globs::{Pattern, Reach};
 use self::workdirs::WorkDirs;
 use crate::paths::{Op, PathPolicy, absolute, lexical};
 use crate::settings::SandboxSettings;
@@ -520,8 +519,10 @@ impl CommandChecker {
         self.check_redirects(cmd, shown)
     }
 
-    /// `sed`: a script that runs commands or cannot be analysed is refused, the files its
-    /// script and `-i` write are checked as writes; returns the files its script reads.
+    /// `sed`, read by `agent_core::programs::sed` (GNU sed 4.9's options and its script
+    /// compiler): a call it cannot read, or a script that runs commands, is refused; the files
+    /// its script writes and `-i` rewrites (and their backups) are checked as writes; returns
+    /// the files its script reads.
     fn check_sed(
         &self,
         words: &[agent_core::shell::Word],
@@ -531,25 +532,31 @@ impl CommandChecker {
         if !self.restricts() {
             return Ok(Vec::new());
         }
-        let e = sed::effects(words);
-        if let Some(why) = e.unanalysable {
-            return Err(Verdict::deny(
+        let call = sed::read(words.get(1..).unwrap_or(&[])).map_err(|why| {
+            Verdict::deny(
                 format!("`{shown}`: {why}"),
                 Some("built-in: sed script".into()),
-            ));
-        }
-        if let Some(why) = e.runs {
+            )
+        })?;
+        if let Some(c) = call.runs() {
             return Err(Verdict::deny(
-                format!("`{shown}`: {why}, out of the checker's sight; run that command directly"),
+                format!(
+                    "`{shown}`: sed's script {}, out of the checker's sight; run that command directly",
+                    sed::describe(c)
+                ),
                 Some("built-in: program-running option".into()),
             ));
         }
-        for f in &e.writes {
+        // sed's own streams, never opened as files.
+        for f in call
+            .writes()
+            .filter(|f| !matches!(*f, "/dev/stdout" | "/dev/stderr"))
+        {
             if let Some(v) = self.check_write_word(&agent_core::shell::Word::literal(f), shown) {
                 return Err(v);
             }
         }
-        if let Some((suffix, files)) = &e.in_place {
+        if let Some(suffix) = &call.in_place {
             if appended {
                 return Err(Verdict::deny(
                     format!(
@@ -558,15 +565,16 @@ impl CommandChecker {
                     Some("built-in: dynamic write".into()),
                 ));
             }
-            for f in files {
+            for f in &call.files {
                 if let Some(v) = self.check_in_place(f, suffix, shown) {
                     return Err(v);
                 }
             }
         }
-        Ok(e.reads
-            .iter()
-            .map(|r| agent_core::shell::Word::literal(r))
+        Ok(call
+            .reads()
+            .filter(|f| *f != "/dev/stdin")
+            .map(agent_core::shell::Word::literal)
             .collect())
     }
 
@@ -598,8 +606,9 @@ impl CommandChecker {
                     Some("deniedPaths (glob)".into()),
                 ));
             }
-            match pattern.expand(self.globstar) {
-                Ok(m) => m
+            match pattern.expand(self.globstar, arguments::GLOB_LIMITS) {
+                Ok(found) => found
+                    .matches
                     .into_iter()
                     .map(|p| p.to_string_lossy().into_owned())
                     .collect(),

@@ -1,13 +1,13 @@
-//! Recursive readers, and the symbolic links they follow out of the tree they are given.
+//! The symbolic links a recursive reader follows out of the tree it is given.
 //!
 //! A recursive reader given a directory reads everything below it: the directory must not hold
 //! a denied path. One that follows symlinks inside the tree (`grep -R`, `find -L`, `du -L`,
-//! `tar -h`, `cp -rL`, `rsync -L`, `zip -r`, ...) also reads wherever those links lead, so each
-//! link below the directory is resolved and its target checked like a path the command names.
-//!
-//! Which recursion does *not* follow links is an allowlist: [`NO_FOLLOW`] names the programs
-//! known to keep links as links when recursing, with the options that make them follow. A
-//! recursive program not listed there is taken to follow them.
+//! `tar -h`, `cp -rL`, `rsync -L`, `zip -r`, `diff -r`, ...) also reads wherever those links
+//! lead, so each link below the directory is resolved and its target checked like a path the
+//! command names. Which commands recurse and which follow links is read by
+//! [`agent_core::programs::recursion::of`], from the one table of the programs known to keep
+//! links as links (and the options that make them follow them) that the permission engine's
+//! read-only set is held to; a recursive program not in it is taken to follow them.
 //!
 //! | command (with `/out/k` denied, `./l -> /out`) | verdict | why |
 //! |-----------------------------------------------|---------|-----|
@@ -19,172 +19,13 @@
 
 use std::path::{Path, PathBuf};
 
-use agent_core::programs::getopt::long_matches;
-use agent_core::shell::Word;
-use agent_core::shell::wrappers::basename;
+pub(crate) use agent_core::programs::recursion::{Recursion, of};
 
 use crate::paths::{Op, PathPolicy, resolve};
-
-/// Programs that read directories recursively without being asked to.
-const RECURSIVE_BY_DEFAULT: &[&str] = &[
-    "find", "rg", "du", "tree", "tar", "zip", "rsync", "fd", "fdfind", "ag", "ack",
-];
-/// Flags that make a program recurse (`grep -r`, `cp -a`, `ls -R`).
-const RECURSIVE_FLAGS: &[&str] = &["-r", "-R", "--recursive", "-a", "--archive"];
-/// Short letters that make a program recurse inside a cluster (`-rn`); `cp`'s `-a` too.
-fn recursive_letters(name: &str) -> &'static [char] {
-    if name == "cp" {
-        &['r', 'R', 'a']
-    } else {
-        &['r', 'R']
-    }
-}
-
-/// How a program that recurses keeps links as links: its name, and the short letters, long
-/// options and words (`find`'s `-follow`) that make it follow them instead.
-struct NoFollow {
-    names: &'static [&'static str],
-    short: &'static str,
-    long: &'static [&'static str],
-    words: &'static [&'static str],
-}
-
-/// The programs whose recursion is known not to follow symlinks below the directories they are
-/// given, unless one of the listed options is present.
-const NO_FOLLOW: &[NoFollow] = &[
-    NoFollow {
-        names: &["grep", "egrep", "fgrep", "rgrep"],
-        short: "R",
-        long: &["dereference-recursive"],
-        words: &[],
-    },
-    NoFollow {
-        names: &["ls"],
-        short: "L",
-        long: &["dereference"],
-        words: &[],
-    },
-    NoFollow {
-        names: &["du"],
-        short: "L",
-        long: &["dereference"],
-        words: &[],
-    },
-    NoFollow {
-        names: &["find"],
-        short: "L",
-        long: &[],
-        words: &["-follow"],
-    },
-    NoFollow {
-        names: &["tree"],
-        short: "l",
-        long: &[],
-        words: &[],
-    },
-    NoFollow {
-        names: &["rg", "fd", "fdfind"],
-        short: "L",
-        long: &["follow"],
-        words: &[],
-    },
-    NoFollow {
-        names: &["ag"],
-        short: "f",
-        long: &["follow"],
-        words: &[],
-    },
-    NoFollow {
-        names: &["ack"],
-        short: "",
-        long: &["follow"],
-        words: &[],
-    },
-    NoFollow {
-        names: &["tar", "gtar", "bsdtar"],
-        short: "hL",
-        long: &["dereference"],
-        words: &[],
-    },
-    NoFollow {
-        names: &["cp"],
-        short: "L",
-        long: &["dereference"],
-        words: &[],
-    },
-    NoFollow {
-        names: &["rsync"],
-        short: "Lk",
-        long: &["copy-links", "copy-dirlinks", "copy-unsafe-links"],
-        words: &[],
-    },
-];
 
 /// Directory entries walked looking for links before the command is refused as too large to
 /// check.
 pub(crate) const MAX_WALK_ENTRIES: usize = 20_000;
-
-/// How a command reads the directories it is given.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Recursion {
-    /// Not recursively.
-    No,
-    /// Recursively, keeping links below them as links.
-    Tree,
-    /// Recursively, following links below them.
-    FollowingLinks,
-}
-
-impl Recursion {
-    /// Whether the command reads below the directories it is given.
-    pub(crate) fn is_recursive(self) -> bool {
-        self != Self::No
-    }
-}
-
-/// How the command `words` (name first, after wrappers) reads directories.
-pub(crate) fn of(words: &[Word]) -> Recursion {
-    let Some(name) = words.first().map(|w| basename(&w.text)) else {
-        return Recursion::No;
-    };
-    let args = words.get(1..).unwrap_or(&[]);
-    let recursive = RECURSIVE_BY_DEFAULT.contains(&name)
-        || args.iter().any(|w| {
-            let t = w.text.as_str();
-            RECURSIVE_FLAGS.contains(&t)
-                || long_matches(t, "recursive")
-                || long_matches(t, "dereference-recursive")
-                || (is_short_cluster(t) && t[1..].contains(recursive_letters(name)))
-        });
-    if !recursive {
-        return Recursion::No;
-    }
-    let Some(table) = NO_FOLLOW.iter().find(|t| t.names.contains(&name)) else {
-        return Recursion::FollowingLinks;
-    };
-    // tar's first word may be a cluster without a dash (`tar chf a.tar .`).
-    let old_tar = name.contains("tar")
-        && args
-            .first()
-            .is_some_and(|w| !w.text.starts_with('-') && w.text.contains(['h', 'L']));
-    let follows = old_tar
-        || args.iter().any(|w| {
-            let t = w.text.as_str();
-            !w.is_static()
-                || table.words.contains(&t)
-                || table.long.iter().any(|l| long_matches(t, l))
-                || (is_short_cluster(t) && t[1..].contains(|c| table.short.contains(c)))
-        });
-    if follows {
-        Recursion::FollowingLinks
-    } else {
-        Recursion::Tree
-    }
-}
-
-fn is_short_cluster(t: &str) -> bool {
-    t.len() > 1 && t.starts_with('-') && !t.starts_with("--")
-}
 
 /// Why a reader that follows links, given the resolved directory `root`, would reach a path the
 /// policy refuses, if it would: every symlink below `root` (and below the directories links
@@ -280,59 +121,4 @@ pub(crate) fn links_refusal(
         }
     }
     None
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn words(s: &str) -> Vec<Word> {
-        s.split_whitespace().map(Word::literal).collect()
-    }
-
-    #[test]
-    fn recursion_follows_links_unless_the_program_is_known_to_keep_them() {
-        for c in [
-            "grep -R x .",
-            "grep -rR x .",
-            "grep --dereference-recursive x .",
-            "grep --deref x .",
-            "ls -RL .",
-            "ls -R --dereference .",
-            "du -L .",
-            "find -L .",
-            "find . -follow",
-            "tree -l .",
-            "rg -L x",
-            "rg --follow x",
-            "tar -hcf a.tar .",
-            "tar --dereference -cf a.tar .",
-            "tar chf a.tar .",
-            "cp -rL a b",
-            "cp -aL a b",
-            "rsync -aL a b",
-            "rsync -r --copy-links a b",
-            "zip -r a.zip .",
-            "scp -r a h:b",
-            "ag -f x",
-        ] {
-            assert_eq!(of(&words(c)), Recursion::FollowingLinks, "{c}");
-        }
-        for c in [
-            "grep -r x .",
-            "ls -R .",
-            "du .",
-            "find . -name x",
-            "find -H . -name x",
-            "tar -cf a.tar .",
-            "cp -a a b",
-            "rsync -a a b",
-            "rg x",
-        ] {
-            assert_eq!(of(&words(c)), Recursion::Tree, "{c}");
-        }
-        for c in ["ls -L x", "cat x", "grep x f"] {
-            assert_eq!(of(&words(c)), Recursion::No, "{c}");
-        }
-    }
 }
