@@ -306,32 +306,67 @@ impl Workspace {
         self.dir.symlink_metadata(path.relative())
     }
 
-    /// Whether the existing file at `path` opens for reading (`[[ -r ]]`): a directory
-    /// always, a regular file when it opens, anything else never (it is not opened: that
-    /// could block), as the bundle's `test -r`, whose open is refused.
+    /// Whether the existing file at `path` may be read (`[[ -r ]]`): a directory always, a
+    /// regular file when the kernel says so ([`Workspace::may_access`]), anything else never
+    /// (as the bundle's `test -r`, whose open of it is refused).
     pub fn can_read(&self, path: &GuestPath) -> bool {
         match self.metadata(path) {
             Ok(m) if m.is_dir() => true,
-            Ok(m) if m.is_file() => self.open_read(path).is_ok(),
+            Ok(m) if m.is_file() => self.may_access(path, false),
             _ => false,
         }
     }
 
-    /// Whether the existing file at `path` opens for writing (`[[ -w ]]`), nothing created or
-    /// truncated: as [`Workspace::can_read`], and never in a read-only workspace.
+    /// Whether the existing file at `path` may be written (`[[ -w ]]`): as
+    /// [`Workspace::can_read`], and never in a read-only workspace.
     pub fn can_write(&self, path: &GuestPath) -> bool {
         if self.read_only {
             return false;
         }
         match self.metadata(path) {
             Ok(m) if m.is_dir() => true,
-            Ok(m) if m.is_file() => {
-                let mut options = OpenOptions::new();
-                options.write(true);
-                self.open_regular(path, &mut options).is_ok()
-            }
+            Ok(m) if m.is_file() => self.may_access(path, true),
             _ => false,
         }
+    }
+
+    /// Whether the regular file at `path` may be read (or written), asked without opening it
+    /// for either: a file test is not a read, and the checker does not count it as one
+    /// (docs/shell.md, The checker and the interpreter agree). On Linux the file is opened
+    /// with `O_PATH` beneath the root (no symlink out, no data access, no open event) and the
+    /// kernel asked through `/proc/self/fd` (`access(2)`); elsewhere, or without `/proc`, by
+    /// opening it as the bundle's `test` does.
+    fn may_access(&self, path: &GuestPath, write: bool) -> bool {
+        #[cfg(target_os = "linux")]
+        {
+            use cap_std::fs::OpenOptionsExt;
+            use std::os::fd::AsRawFd;
+            let mut options = OpenOptions::new();
+            options
+                .read(true)
+                .custom_flags(rustix::fs::OFlags::PATH.bits().cast_signed());
+            let Ok(file) = self.dir.open_with(path.relative(), &options) else {
+                return false;
+            };
+            let how = if write {
+                rustix::fs::Access::WRITE_OK
+            } else {
+                rustix::fs::Access::READ_OK
+            };
+            match rustix::fs::access(format!("/proc/self/fd/{}", file.as_raw_fd()), how) {
+                Ok(()) => return true,
+                // No `/proc`: ask by opening, below.
+                Err(rustix::io::Errno::NOENT) => {}
+                Err(_) => return false,
+            }
+        }
+        let mut options = OpenOptions::new();
+        if write {
+            options.write(true);
+        } else {
+            options.read(true);
+        }
+        self.open_regular(path, &mut options).is_ok()
     }
 
     /// Whether `a` and `b` are the same file (device and inode).
