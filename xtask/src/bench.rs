@@ -416,6 +416,13 @@ const WASI_ROUTE_ROWS: &[Row] = &[
         what: "`Plan::parse` of a script with `for`, `if`, `case`, `while [[ .. ]]`, `${..}` operators and `$((..))` vs. `agent_core::shell::parse` of it",
     },
     Row {
+        figure: "decision_parsed_once_pipeline",
+        baseline: "decision_parsed_each_time_pipeline",
+        target: None,
+        items: None,
+        what: "the whole decision from the command string to the plan that runs, for the typical pipeline: the permission engine's decision, the sandbox's command checker, the route and the plan, with the decision's one parse carried to the checker and one compile from it (issue 24) vs. each reading the text anew (the engine's parse, the checker's, the route's compile, the run's compile: four parses)",
+    },
+    Row {
         figure: "route_host_python",
         baseline: "spawn_bin_true",
         target: None,

@@ -10,6 +10,11 @@
 //! - `plan_parse_pipeline` / `plan_parse_and_chain_20` / `plan_parse_compound`: `Plan::parse`
 //!   alone (the parse and the plan compiler, no routing) of those scripts and of one with
 //!   compound commands, `${..}` operators and arithmetic; vs `core_parse_*` of the same.
+//! - `decision_parsed_once_pipeline`: the whole decision from the command string to the plan
+//!   that runs (the permission engine, the sandbox's command checker with a denylist, the
+//!   route, the plan), the decision's one parse carried to the checker and one compile from it;
+//!   vs `decision_parsed_each_time_pipeline`, the same steps each reading the text anew (four
+//!   parses, two compiles), as before issue 24.
 //! - `route_host_python`: a script that goes to the host (`python3` is not a bundle command);
 //!   vs `spawn_bin_true`, spawning `/bin/true` with `std::process::Command::output` (the least
 //!   a host route costs).
@@ -108,6 +113,45 @@ fn bench(c: &mut Criterion) {
     }
     group.bench_function("core_parse_compound", |b| {
         b.iter(|| black_box(agent_core::shell::parse(black_box(COMPOUND)).unwrap()));
+    });
+    // The whole decision from the command string, as the Bash tool takes it to its run: the
+    // permission engine's decision, the sandbox's command checker, the route, the plan that
+    // runs. Before: each reads the text anew (the engine's parse, the checker's, the route's
+    // compile, the run's compile: four parses, two compiles). After: the decision's one parse
+    // is carried (`PermissionDecision::prepared`), the checker reads it, one compile from it
+    // routes and runs.
+    let engine = agent_core::permissions::PermissionEngine::builder("/tmp/ws", "/root")
+        .build()
+        .unwrap();
+    // A sandbox with a command denylist, so the checker reads the command (with none it has
+    // nothing to check and reads nothing).
+    let checker =
+        agent_sandbox::commands::CommandChecker::new(&agent_sandbox::settings::SandboxSettings {
+            denied_commands: vec!["rm".into(), "curl".into()],
+            ..agent_sandbox::settings::SandboxSettings::default()
+        })
+        .with_cwd(dir.path());
+    let call =
+        agent_core::permissions::ToolCall::new("Bash", serde_json::json!({ "command": PIPELINE }));
+    let hooks = agent_core::permissions::PreToolUseOutcome::default();
+    group.bench_function("decision_parsed_once_pipeline", |b| {
+        b.iter(|| {
+            let d = engine.check(black_box(&call), &hooks);
+            let verdict = checker.check_prepared(PIPELINE, d.prepared.as_deref());
+            let prepared = d.prepared.as_deref().unwrap();
+            let plan = agent_wasi::shell::Plan::from_parsed(&prepared.parsed);
+            let route = tb.route_compiled(&plan);
+            black_box((verdict, route, plan))
+        });
+    });
+    group.bench_function("decision_parsed_each_time_pipeline", |b| {
+        b.iter(|| {
+            let d = engine.check(black_box(&call), &hooks);
+            let verdict = checker.check(black_box(PIPELINE));
+            let route = tb.route(black_box(PIPELINE));
+            let plan = agent_wasi::shell::Plan::parse(black_box(PIPELINE));
+            black_box((d, verdict, route, plan))
+        });
     });
     group.bench_function("route_host_python", |b| {
         b.iter(|| black_box(tb.route(black_box(HOST))));

@@ -69,6 +69,7 @@ mod error;
 mod exit;
 mod limits;
 pub mod net;
+mod open;
 mod poll;
 mod runtime;
 pub mod shell;

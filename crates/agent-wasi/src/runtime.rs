@@ -16,7 +16,7 @@ use wasmtime::{
 use crate::cache::{DiskCache, Lookup};
 use crate::command::StoreState;
 use crate::error::{PrepareError, RuntimeError, boxed};
-use crate::{exit, net, poll};
+use crate::{exit, net, open, poll};
 
 /// How a [`Runtime`] allocates the memories, tables and instance state of commands.
 ///
@@ -242,6 +242,7 @@ impl Runtime {
         })
         .and_then(|()| poll::shadow_poll_oneoff(&mut linker))
         .and_then(|()| exit::shadow_proc_exit(&mut linker))
+        .and_then(|()| open::shadow_path_open(&mut linker))
         .and_then(|()| net::add_to_linker(&mut linker))
         .map_err(|err| RuntimeError::Linker { source: boxed(err) })?;
         let ticker = EpochTicker::start(engine.clone(), config.epoch_tick)

@@ -30,8 +30,10 @@ use std::collections::BTreeSet;
 
 use serde::Serialize;
 
-use crate::shell::ParsedScript;
+use super::request::{BashSubject, PathArg, Via};
+use super::workdirs::ResolvedPath;
 use crate::shell::wrappers::basename;
+use crate::shell::{ParsedScript, Word};
 
 /// Where a contained command may write.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -156,6 +158,41 @@ pub fn programs_seen(script: &ParsedScript) -> Vec<String> {
     seen.into_iter().collect()
 }
 
+/// A file a Bash command names, as the engine resolved it for its decision
+/// ([`super::PreparedCall::files_seen`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FileSeen {
+    /// The word that names it (`out.txt`, `"$F"`, `*.log`), as the parse read it.
+    pub word: Word,
+    /// The path the engine judged: absolute, from where the command runs, normalised
+    /// lexically and, when symlinks make a difference, resolved. `None` when only known at run
+    /// time (a variable, a glob, a relative path after a `cd` to somewhere unknown, `~` after
+    /// the script assigns `HOME`): the engine does not auto-approve on such a path.
+    pub path: Option<ResolvedPath>,
+    /// Whether the command writes it (else it reads it).
+    pub writes: bool,
+    /// Whether the shell opens it for a redirect (else a program opens it, named as an operand
+    /// or an option's value).
+    pub redirect: bool,
+}
+
+/// Every file of `subject`, reads then writes.
+pub(crate) fn files_seen(subject: &BashSubject) -> Vec<FileSeen> {
+    let seen = |arg: &PathArg, writes: bool| FileSeen {
+        word: arg.word.clone(),
+        path: arg
+            .path
+            .clone()
+            .filter(|_| arg.is_static() && !(arg.word.home && subject.home_unknown.is_some())),
+        writes,
+        redirect: arg.via == Via::Redirect,
+    };
+    let reads = subject.reads.iter().map(|a| seen(a, false));
+    reads
+        .chain(subject.writes.iter().map(|a| seen(a, true)))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -198,5 +235,58 @@ mod tests {
         let why = c.program_refusal("rm");
         assert!(why.contains("`rm` was not started"), "{why}");
         assert!(why.contains("`ls`, `wc`"), "{why}");
+    }
+
+    #[test]
+    fn files_seen_are_the_engines_reads_and_writes_resolved() {
+        let engine = crate::permissions::PermissionEngine::builder("/repo", "/home/me")
+            .build()
+            .expect("builds");
+        let files = |cmd: &str| -> Vec<(String, Option<String>, bool, bool)> {
+            engine
+                .prepare(crate::permissions::ToolCall::new(
+                    "Bash",
+                    serde_json::json!({ "command": cmd }),
+                ))
+                .files_seen()
+                .into_iter()
+                .map(|f| {
+                    let path = f.path.map(|p| p.lexical.display().to_string());
+                    (f.word.raw, path, f.writes, f.redirect)
+                })
+                .collect()
+        };
+        let one = |w: &str, p: Option<&str>, writes: bool, redirect: bool| {
+            (w.to_owned(), p.map(str::to_owned), writes, redirect)
+        };
+        assert_eq!(
+            files("cat a < b > c"),
+            [
+                one("b", Some("/repo/b"), false, true),
+                one("a", Some("/repo/a"), false, false),
+                one("c", Some("/repo/c"), true, true)
+            ]
+        );
+        assert_eq!(
+            files("cd sub && rm x"),
+            [one("x", Some("/repo/sub/x"), true, false)]
+        );
+        // Only known at run time: no path.
+        assert_eq!(
+            files("cat \"$F\" > *.log"),
+            [
+                one("\"$F\"", None, false, false),
+                one("*.log", None, true, true)
+            ]
+        );
+        assert!(
+            engine
+                .prepare(crate::permissions::ToolCall::new(
+                    "Read",
+                    serde_json::json!({ "file_path": "/repo/a" }),
+                ))
+                .files_seen()
+                .is_empty()
+        );
     }
 }

@@ -65,7 +65,7 @@ mod workdirs;
 
 pub use crate::modes::{PermissionMode, UnknownMode};
 pub use classifier::{DangerRule, RULES as DANGER_RULES};
-pub use containment::{Containment, WriteScope, programs_seen};
+pub use containment::{Containment, FileSeen, WriteScope, programs_seen};
 pub use decision::{Behavior, PermissionDecision, RuleList, RuleOrigin, RuleRef, Scope, Step};
 pub use engine::{
     EngineError, PermissionEngine, PermissionEngineBuilder, PreparedCall, SandboxState,

@@ -193,6 +193,10 @@ impl Subject {
     }
 }
 
+/// The most directories a script's `cd`s may leave it in that relative paths are still
+/// resolved from (each `cd` may fail, so each doubles them); past it, they are unknown.
+const MAX_CD_BASES: usize = 8;
+
 /// Commands whose positional arguments are files they write (`mv` also removes its sources).
 const WRITE_COMMANDS: &[&str] = &[
     "rm", "rmdir", "unlink", "mv", "touch", "mkdir", "tee", "chmod", "chown", "chgrp", "truncate",
@@ -275,16 +279,44 @@ impl BashSubject {
                 },
             );
             let mut home_assigned = None;
-            // The directory relative paths start from: the session's cwd until a `cd`, the
-            // `cd`'s target after it (in discovery order, whatever the nesting), `None` once a
-            // `cd` went somewhere only known at run time (`cd -`, `cd "$D"`, `cd` alone).
-            let mut base: Option<PathBuf> = Some(wd.cwd().to_path_buf());
-            for cmd in &script.commands {
-                let at = Paths {
-                    wd,
-                    base: base.as_deref(),
+            // The directories relative paths may start from: the session's cwd until a `cd`;
+            // after `cd DIR`, DIR from each of them, and each of them still, since a `cd` that
+            // fails (no such directory, not a directory) leaves the shell where it was and the
+            // script goes on (`cd nope; cat ../x` reads the cwd's parent), and one in a
+            // subshell or a pipeline changes nothing after it. A command that runs only once a
+            // `cd` succeeded (`cd d && cat x`) starts from DIR alone. In discovery order,
+            // whatever the nesting. `None` once a `cd` went somewhere only known at run time
+            // (`cd -`, `cd "$D"`, `cd` alone) or the directories are too many to follow.
+            let mut bases: Option<Vec<PathBuf>> = Some(vec![wd.cwd().to_path_buf()]);
+            // For each command, the directories the commands it leads to through `&&` start
+            // from (`cd d && cat x`: `d` only, since `cat` runs once `cd d` succeeded).
+            let mut on_success: Vec<Option<Vec<PathBuf>>> = Vec::new();
+            // The depth of a `find` with `-execdir` / `-okdir` whose commands (recorded right
+            // after it, deeper) run in each found file's directory: unknown here.
+            let mut in_found_dirs: Option<u32> = None;
+            for (index, cmd) in script.commands.iter().enumerate() {
+                let dirs = match cmd.after_success_of {
+                    Some(g) if g < index => on_success[g].clone(),
+                    _ => bases.clone(),
                 };
-                collect_paths(cmd, &at, &fds, &mut subject.reads, &mut subject.writes);
+                in_found_dirs = in_found_dirs.filter(|&depth| cmd.depth > depth);
+                let dirs = if in_found_dirs.is_some() { None } else { dirs };
+                if runs_in_found_dirs(cmd) {
+                    in_found_dirs = Some(cmd.depth);
+                }
+                let views: Vec<Paths<'_>> = match &dirs {
+                    Some(dirs) => dirs
+                        .iter()
+                        .map(|dir| Paths {
+                            wd,
+                            base: Some(dir),
+                        })
+                        .collect(),
+                    None => vec![Paths { wd, base: None }],
+                };
+                for at in &views {
+                    collect_paths(cmd, at, &fds, &mut subject.reads, &mut subject.writes);
+                }
                 subject.deny_views.push(deny_views(cmd));
                 subject.allow_views.push(allow_view(cmd));
                 let settings = environment::settings(cmd);
@@ -305,30 +337,60 @@ impl BashSubject {
                 // harmless. git run in another directory than the session's reads that
                 // directory's repository (its config can name programs: `core.fsmonitor`),
                 // which no protected path covers, so it is never read-only.
-                let git_elsewhere =
-                    cmd.effective_name() == Some("git") && base.as_deref() != Some(wd.cwd());
+                let git_elsewhere = cmd.effective_name() == Some("git")
+                    && dirs.as_deref() != Some(&[wd.cwd().to_path_buf()][..]);
                 subject.read_only.push(if cmd.words.is_empty() {
                     settings.iter().all(|s| s.is_harmless(exporting))
                 } else {
-                    is_read_only(cmd, &at) && !git_elsewhere
+                    views.iter().all(|at| is_read_only(cmd, at)) && !git_elsewhere
                 });
-                subject.fs_in_scope.push(is_in_scope_fs_command(cmd, &at));
+                subject
+                    .fs_in_scope
+                    .push(views.iter().all(|at| is_in_scope_fs_command(cmd, at)));
                 let found = effects::of_command(cmd);
                 if subject.runs_program.is_none() {
                     subject.runs_program = found.runs;
                 }
-                for w in &found.writes {
-                    subject.writes.push(path_arg(&at, w, Via::Option));
+                for at in &views {
+                    for w in &found.writes {
+                        subject.writes.push(path_arg(at, w, Via::Option));
+                    }
+                    for w in &found.reads {
+                        subject.reads.push(path_arg(at, w, Via::Option));
+                    }
                 }
-                for w in &found.reads {
-                    subject.reads.push(path_arg(&at, w, Via::Option));
-                }
-                if let Some(next) = cd_target(cmd) {
-                    base = match (next, &base) {
-                        (Some(dir), Some(from)) => Some(wd.resolve_from(from, &dir.text).lexical),
-                        _ => None,
-                    };
-                }
+                let success = match cd_target(cmd) {
+                    None => dirs,
+                    Some(next) => {
+                        let moved = match (next, dirs) {
+                            (Some(dir), Some(from)) => {
+                                let mut to: Vec<PathBuf> = Vec::new();
+                                for b in &from {
+                                    let m = wd.resolve_from(b, &dir.text).lexical;
+                                    if !to.contains(&m) {
+                                        to.push(m);
+                                    }
+                                }
+                                Some(to)
+                            }
+                            _ => None,
+                        };
+                        // Where later commands may be: where they were, or moved.
+                        bases = match (bases, &moved) {
+                            (Some(mut all), Some(to)) => {
+                                for m in to {
+                                    if !all.contains(m) {
+                                        all.push(m.clone());
+                                    }
+                                }
+                                Some(all).filter(|a| a.len() <= MAX_CD_BASES)
+                            }
+                            _ => None,
+                        };
+                        moved
+                    }
+                };
+                on_success.push(success);
             }
             // `~` and `$HOME` are resolved with the session's home directory; once the script
             // assigns HOME (anywhere: a loop or a function can run it first) they may name
@@ -358,6 +420,16 @@ fn path_arg(at: &Paths<'_>, word: &Word, via: Via) -> PathArg {
         path,
         via,
     }
+}
+
+/// Whether `cmd` is a `find` that runs commands in each found file's directory (`-execdir`,
+/// `-okdir`).
+fn runs_in_found_dirs(cmd: &SimpleCommand) -> bool {
+    let words = cmd.effective_words();
+    words.first().is_some_and(|w| basename(&w.text) == "find")
+        && words
+            .iter()
+            .any(|w| matches!(w.text.as_str(), "-execdir" | "-okdir"))
 }
 
 /// For a `cd`, `pushd` or `popd`: `Some(Some(dir))` when it moves to a static directory,

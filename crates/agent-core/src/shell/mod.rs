@@ -228,6 +228,11 @@ pub struct SimpleCommand {
     pub depth: u32,
     /// Wrapper layers (`timeout`, `sudo`, `xargs`, ...), outermost first.
     pub layers: Vec<wrappers::Layer>,
+    /// The index (into [`ParsedScript::commands`]) of a command this one runs only after, once
+    /// that one exited 0 in the same shell: it leads here through `&&` (`cd d && cat x`: `cat`
+    /// runs only after `cd d` succeeded, so in `d`). `None` when nothing is known of what ran
+    /// before it (after `;`, `||`, a pipeline of several commands, `!`).
+    pub after_success_of: Option<usize>,
 }
 
 impl SimpleCommand {

@@ -86,26 +86,58 @@ impl Walker {
         }
     }
 
+    /// An and-or list's commands, each pipeline after `&&` marked as running only once the
+    /// command before it exited 0, when that was one simple command in this shell
+    /// ([`SimpleCommand::after_success_of`]): `cd d && cat x` runs `cat` in `d`. After a `||`
+    /// nothing is known of what ran before.
     fn list(&mut self, items: &[tree::Item], origin: Origin, depth: u32) {
         for item in items {
             let and_or = &item.and_or;
-            self.pipeline(&and_or.first, origin, depth);
-            for (_, next) in &and_or.rest {
-                self.pipeline(next, origin, depth);
+            let mut guard = self.pipeline(&and_or.first, origin, depth);
+            for (connector, next) in &and_or.rest {
+                match connector {
+                    tree::Connector::And => {
+                        let from = self.out.commands.len();
+                        let lone = self.pipeline(next, origin, depth);
+                        if let Some(g) = guard {
+                            for c in &mut self.out.commands[from..] {
+                                c.after_success_of.get_or_insert(g);
+                            }
+                        }
+                        guard = lone;
+                    }
+                    tree::Connector::Or => {
+                        self.pipeline(next, origin, depth);
+                        guard = None;
+                    }
+                }
             }
         }
     }
 
-    fn pipeline(&mut self, pipeline: &tree::Pipeline, origin: Origin, depth: u32) {
+    /// Walks a pipeline; the index of its command when it is one simple command run in this
+    /// shell, its status not inverted or timed (`cd d`, not `! cd d`, `cd d | x`).
+    fn pipeline(&mut self, pipeline: &tree::Pipeline, origin: Origin, depth: u32) -> Option<usize> {
+        let mut lone = None;
         for command in &pipeline.commands {
-            self.command(command, origin, depth, &[]);
+            lone = self.command(command, origin, depth, &[]);
         }
+        lone.filter(|_| {
+            pipeline.commands.len() == 1 && !pipeline.negated && pipeline.timed.is_none()
+        })
     }
 
-    fn command(&mut self, command: &Command, origin: Origin, depth: u32, outer: &[Redirect]) {
+    /// Walks a command; the index of its record when it is a simple command.
+    fn command(
+        &mut self,
+        command: &Command,
+        origin: Origin,
+        depth: u32,
+        outer: &[Redirect],
+    ) -> Option<usize> {
         self.at = (origin, depth);
         match command {
-            Command::Simple(simple) => self.simple(simple, origin, depth, outer),
+            Command::Simple(simple) => return Some(self.simple(simple, origin, depth, outer)),
             Command::Compound(compound) => {
                 let redirects = self.redirect_list(&compound.redirects, depth, outer);
                 self.compound(&compound.body, inner_origin(origin), depth, &redirects);
@@ -122,6 +154,7 @@ impl Walker {
                 self.drain(pending, depth);
             }
         }
+        None
     }
 
     /// Redirects of a compound command apply to every command inside it; they are recorded on a
@@ -156,6 +189,7 @@ impl Walker {
                 origin,
                 depth,
                 layers: Vec::new(),
+                after_success_of: None,
             });
         }
     }
@@ -180,6 +214,7 @@ impl Walker {
             origin,
             depth,
             layers: Vec::new(),
+            after_success_of: None,
         });
     }
 
@@ -323,13 +358,14 @@ impl Walker {
         }
     }
 
+    /// Records a simple command (and what it holds); the index of its record.
     fn simple(
         &mut self,
         simple: &tree::SimpleCommand,
         origin: Origin,
         depth: u32,
         outer: &[Redirect],
-    ) {
+    ) -> usize {
         let mut pending = Pending::new();
         let mut deferred = Vec::new();
         let mut words = Vec::new();
@@ -388,9 +424,11 @@ impl Walker {
             origin,
             depth,
             layers,
+            after_success_of: None,
         };
         let mut strings = Pending::new();
         let extra = self.run_strings(&command, depth, &mut strings);
+        let index = self.out.commands.len();
         self.out.commands.push(command);
         self.out.commands.extend(extra);
         self.drain(strings, depth);
@@ -398,6 +436,7 @@ impl Walker {
             self.list(list, Origin::Substitution, depth);
         }
         self.drain(pending, depth);
+        index
     }
 
     fn assignment(&mut self, assignment: &tree::Assignment, pending: &mut Pending) -> Assignment {
@@ -580,6 +619,7 @@ impl Walker {
                     origin: Origin::FindExec,
                     depth: depth + 1,
                     layers,
+                    after_success_of: None,
                 };
                 let more = self.run_strings(&inner, depth + 1, pending);
                 found.push(inner);
@@ -764,6 +804,60 @@ mod tests {
             ]
         );
         assert_eq!(assigned("echo ${x:-y} ${#z}"), []);
+    }
+
+    /// Which command each runs only after (`&&` from one simple command of this shell).
+    #[test]
+    fn commands_after_an_and_know_what_ran_before_them() {
+        let after = |script: &str| -> Vec<(String, Option<usize>)> {
+            parse(script)
+                .unwrap()
+                .commands
+                .iter()
+                .map(|c| (c.text_from(0), c.after_success_of))
+                .collect()
+        };
+        let one = |t: &str, g: Option<usize>| (t.to_owned(), g);
+        assert_eq!(
+            after("cd d && cat x && wc y; rm z"),
+            [
+                one("cd d", None),
+                one("cat x", Some(0)),
+                one("wc y", Some(1)),
+                one("rm z", None)
+            ]
+        );
+        // A pipeline after `&&`: every command of it; a `$( )` inside too.
+        assert_eq!(
+            after("cd d && cat x | wc $(ls)"),
+            [
+                one("cd d", None),
+                one("cat x", Some(0)),
+                one("wc $(ls)", Some(0)),
+                one("ls", Some(0))
+            ]
+        );
+        // Nothing is known after `||`, after a negated, timed or piped command, or a compound.
+        for script in [
+            "cd d || cat x",
+            "cd d && true || cat x",
+            "! cd d && cat x",
+            "time cd d && cat x",
+            "cd d | cat && cat x",
+            "{ cd d; } && cat x",
+        ] {
+            let last = after(script).pop().unwrap();
+            assert_eq!(last, one("cat x", None), "{script}");
+        }
+        // A nested list keeps its own, nearer guard.
+        assert_eq!(
+            after("cd a && { cd b && cat x; }"),
+            [
+                one("cd a", None),
+                one("cd b", Some(0)),
+                one("cat x", Some(1))
+            ]
+        );
     }
 
     #[test]

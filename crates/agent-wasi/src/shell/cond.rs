@@ -6,9 +6,11 @@
 //! operand is malformed (bash does the same).
 //!
 //! File tests have the same answers as the bundle's `test` (guest/src/test.rs), since the
-//! guest cannot see owners or permission bits either: `-r` / `-w` whether the file opens for
-//! reading / writing (a directory: always), `-x` true for a directory and false for a file,
-//! `-O` / `-G` true for anything that exists, `-u -g -k -b -c -p -S -t` false. `-v NAME` is
+//! guest cannot see owners or permission bits either: `-r` / `-w` whether the file may be read
+//! / written (a directory: always; a FIFO or device: never; a regular file: asked of the
+//! kernel without opening it, on Linux, so a file test is no read or write), `-x` true for a
+//! directory and false for a file, `-O` / `-G` true for anything that exists, `-u -g -k -b -c
+//! -p -S -t` false. `-v NAME` is
 //! whether the variable is set. Refused when the script is compiled: `=~` (regular
 //! expressions; use `grep -E` or a `case` pattern), `-o OPTION` and `-R NAME`.
 
@@ -237,16 +239,8 @@ fn unary(test: Unary, operand: &str, env: &Expander<'_>) -> bool {
         Unary::Regular => ws.metadata(&p).is_ok_and(|m| m.is_file()),
         Unary::Directory => ws.metadata(&p).is_ok_and(|m| m.is_dir()),
         Unary::NonEmptyFile => ws.metadata(&p).is_ok_and(|m| m.len() > 0),
-        Unary::Readable => match ws.metadata(&p) {
-            Ok(m) if m.is_dir() => true,
-            Ok(_) => ws.open_read(&p).is_ok(),
-            Err(_) => false,
-        },
-        Unary::Writable => match ws.metadata(&p) {
-            Ok(m) if m.is_dir() => true,
-            Ok(_) => ws.can_write(&p),
-            Err(_) => false,
-        },
+        Unary::Readable => ws.can_read(&p),
+        Unary::Writable => ws.can_write(&p),
         Unary::Executable => ws.metadata(&p).is_ok_and(|m| m.is_dir()),
         Unary::ModifiedSinceRead => ws
             .metadata(&p)

@@ -247,18 +247,15 @@ impl Workspace {
         self
     }
 
-    /// Opens a file for reading (`< file`).
+    /// Opens a regular file for reading (`< file`); anything else is refused ([`regular`]).
     pub fn open_read(&self, path: &GuestPath) -> io::Result<File> {
-        let file = self.dir.open(path.relative())?;
-        if file.metadata()?.is_dir() {
-            // bash opens a directory without complaint and the command fails reading it; a
-            // clear error at the redirect is kinder and changes no exit status (both are 1).
-            return Err(io::Error::from(io::ErrorKind::IsADirectory));
-        }
-        Ok(file.into_std())
+        let mut options = OpenOptions::new();
+        options.read(true);
+        self.open_regular(path, &mut options)
     }
 
-    /// Opens a file for writing (`> file`, `>> file`), creating it.
+    /// Opens a file for writing (`> file`, `>> file`), creating it; an existing file that is
+    /// not a regular file is refused ([`regular`]).
     pub fn open_write(&self, path: &GuestPath, append: bool) -> io::Result<File> {
         if self.read_only {
             return Err(io::Error::from(io::ErrorKind::ReadOnlyFilesystem));
@@ -270,7 +267,28 @@ impl Workspace {
         } else {
             options.truncate(true);
         }
-        Ok(self.dir.open_with(path.relative(), &options)?.into_std())
+        self.open_regular(path, &mut options)
+    }
+
+    /// Opens `path` with `options` without ever blocking, and keeps it only when it is a
+    /// regular file. Opening a FIFO blocks until its other end opens, outside every time
+    /// limit and the cancellation check; so the open does not block (`O_NONBLOCK`: a FIFO
+    /// opens at once for reading, fails with `ENXIO` for writing when nobody reads), and what
+    /// it opened is checked on the open descriptor, so nothing can be swapped in between. The
+    /// look before it only gives the refusal's words to a FIFO that the open fails on.
+    fn open_regular(&self, path: &GuestPath, options: &mut OpenOptions) -> io::Result<File> {
+        if let Ok(found) = self.dir.metadata(path.relative()) {
+            regular(&found)?;
+        }
+        #[cfg(unix)]
+        {
+            use cap_std::fs::OpenOptionsExt;
+            // Has no effect on a regular file's reads and writes.
+            options.custom_flags(rustix::fs::OFlags::NONBLOCK.bits().cast_signed());
+        }
+        let file = self.dir.open_with(path.relative(), options)?;
+        regular(&file.metadata()?)?;
+        Ok(file.into_std())
     }
 
     /// Whether `path` is a directory (symlinks inside the workspace followed).
@@ -288,14 +306,67 @@ impl Workspace {
         self.dir.symlink_metadata(path.relative())
     }
 
-    /// Whether the existing file at `path` opens for writing (nothing created or truncated).
+    /// Whether the existing file at `path` may be read (`[[ -r ]]`): a directory always, a
+    /// regular file when the kernel says so ([`Workspace::may_access`]), anything else never
+    /// (as the bundle's `test -r`, whose open of it is refused).
+    pub fn can_read(&self, path: &GuestPath) -> bool {
+        match self.metadata(path) {
+            Ok(m) if m.is_dir() => true,
+            Ok(m) if m.is_file() => self.may_access(path, false),
+            _ => false,
+        }
+    }
+
+    /// Whether the existing file at `path` may be written (`[[ -w ]]`): as
+    /// [`Workspace::can_read`], and never in a read-only workspace.
     pub fn can_write(&self, path: &GuestPath) -> bool {
         if self.read_only {
             return false;
         }
+        match self.metadata(path) {
+            Ok(m) if m.is_dir() => true,
+            Ok(m) if m.is_file() => self.may_access(path, true),
+            _ => false,
+        }
+    }
+
+    /// Whether the regular file at `path` may be read (or written), asked without opening it
+    /// for either: a file test is not a read, and the checker does not count it as one
+    /// (docs/shell.md, The checker and the interpreter agree). On Linux the file is opened
+    /// with `O_PATH` beneath the root (no symlink out, no data access, no open event) and the
+    /// kernel asked through `/proc/self/fd` (`access(2)`); elsewhere, or without `/proc`, by
+    /// opening it as the bundle's `test` does.
+    fn may_access(&self, path: &GuestPath, write: bool) -> bool {
+        #[cfg(target_os = "linux")]
+        {
+            use cap_std::fs::OpenOptionsExt;
+            use std::os::fd::AsRawFd;
+            let mut options = OpenOptions::new();
+            options
+                .read(true)
+                .custom_flags(rustix::fs::OFlags::PATH.bits().cast_signed());
+            let Ok(file) = self.dir.open_with(path.relative(), &options) else {
+                return false;
+            };
+            let how = if write {
+                rustix::fs::Access::WRITE_OK
+            } else {
+                rustix::fs::Access::READ_OK
+            };
+            match rustix::fs::access(format!("/proc/self/fd/{}", file.as_raw_fd()), how) {
+                Ok(()) => return true,
+                // No `/proc`: ask by opening, below.
+                Err(rustix::io::Errno::NOENT) => {}
+                Err(_) => return false,
+            }
+        }
         let mut options = OpenOptions::new();
-        options.write(true);
-        self.dir.open_with(path.relative(), &options).is_ok()
+        if write {
+            options.write(true);
+        } else {
+            options.read(true);
+        }
+        self.open_regular(path, &mut options).is_ok()
     }
 
     /// Whether `a` and `b` are the same file (device and inode).
@@ -323,6 +394,23 @@ impl Workspace {
             .filter_map(|e| e.file_name().into_string().ok())
             .collect()
     }
+}
+
+/// Refuses what the shell does not open: a directory (bash opens one for reading without
+/// complaint and the command fails reading it; a clear error at the redirect is kinder and
+/// changes no exit status, both are 1), and anything that is not a regular file: FIFOs,
+/// sockets, devices (docs/shell.md, Special files).
+fn regular(metadata: &cap_std::fs::Metadata) -> io::Result<()> {
+    if metadata.is_dir() {
+        return Err(io::Error::from(io::ErrorKind::IsADirectory));
+    }
+    if !metadata.is_file() {
+        return Err(io::Error::new(
+            io::ErrorKind::Unsupported,
+            "not a regular file (the shell opens no FIFOs, sockets or devices)",
+        ));
+    }
+    Ok(())
 }
 
 /// The C library's text for an I/O error, as bash prints it (`No such file or directory`).

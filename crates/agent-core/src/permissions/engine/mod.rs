@@ -42,7 +42,7 @@ use serde_json::Value;
 
 use super::classifier;
 use super::commands::allow_view;
-use super::containment::Containment;
+use super::containment::{Containment, FileSeen};
 use super::decision::{Behavior, PermissionDecision, RuleList, RuleRef, Step};
 use super::grants::SessionGrants;
 use super::policy::{PermissionPolicy, PolicyVerdict};
@@ -111,6 +111,16 @@ impl PreparedCall {
         match &self.subject {
             Subject::Bash(b) => Some(&b.parsed),
             _ => None,
+        }
+    }
+
+    /// The files a Bash call reads and writes, as the engine resolved them for its decision
+    /// (empty for other tools). The checker/interpreter differential test holds the WASI
+    /// shell's own opens to this list (docs/shell.md, The checker and the interpreter agree).
+    pub fn files_seen(&self) -> Vec<FileSeen> {
+        match &self.subject {
+            Subject::Bash(b) => super::containment::files_seen(b),
+            _ => Vec::new(),
         }
     }
 }
