@@ -10,7 +10,8 @@
 //! - `*`, `?` and `[...]` match within one component; a bracket expression matches as bash
 //!   does in the C locale (`!`/`^`, ranges, `[:class:]`), and whatever depends on the locale
 //!   (a class, range, `[.x.]` or `[=x=]` against a character outside ASCII, an unknown class)
-//!   is taken to match;
+//!   is taken to match; it also matches its own text (`'[a]'*`, quoted, names `[a]x`: the
+//!   unquoted text no longer tells the two apart);
 //! - an extglob group (`@(a|b)`, `!(x)`, ...) or a `{1..9}` sequence left by brace expansion
 //!   is taken as any text;
 //! - a name matches when it matches with its case (and the pattern's) ignored
@@ -87,11 +88,15 @@ enum Item {
 struct Bracket {
     negated: bool,
     items: Vec<Item>,
+    /// Its text, brackets included: quoted (`'[a]'*`), it is these characters, and the
+    /// unquoted text no longer tells which, so it matches them too.
+    literal: Vec<char>,
 }
 
 impl Bracket {
-    /// Parses the text between `[` (after `!`/`^`) and the closing `]`.
-    fn parse(inner: &[char], negated: bool) -> Self {
+    /// Parses the text between `[` (after `!`/`^`) and the closing `]`; `literal` is the whole
+    /// expression as written.
+    fn parse(inner: &[char], negated: bool, literal: &[char]) -> Self {
         let mut items = Vec::new();
         let mut i = 0;
         while let Some(&c) = inner.get(i) {
@@ -118,7 +123,11 @@ impl Bracket {
             items.push(Item::Char(c));
             i += 1;
         }
-        Self { negated, items }
+        Self {
+            negated,
+            items,
+            literal: literal.to_vec(),
+        }
     }
 
     /// Whether the expression can match `c`: as written, or with case ignored, or because
@@ -215,7 +224,11 @@ fn tokens(chars: &[char]) -> Vec<Token> {
             '[' => match bracket_end(chars, i) {
                 Some((start, end)) => {
                     let negated = start > i + 1;
-                    out.push(Token::Bracket(Bracket::parse(&chars[start..end], negated)));
+                    out.push(Token::Bracket(Bracket::parse(
+                        &chars[start..end],
+                        negated,
+                        &chars[i..=end],
+                    )));
                     i = end + 1;
                 }
                 None => {
@@ -312,6 +325,14 @@ fn wildcard(tokens: &[Token], name: &[char]) -> bool {
                 Token::Bracket(b) => {
                     if name.get(j).is_some_and(|&c| b.matches(c)) {
                         next[j + 1] = true;
+                    }
+                    let end = j + b.literal.len();
+                    if name.get(j..end).is_some_and(|t| {
+                        t.iter()
+                            .zip(&b.literal)
+                            .all(|(n, l)| n.eq_ignore_ascii_case(l))
+                    }) {
+                        next[end] = true;
                     }
                 }
                 Token::Char(c) => {
@@ -652,7 +673,20 @@ mod tests {
         ] {
             assert!(component(p, n), "{p} ~ {n}");
         }
-        for (p, n) in [("???", "é"), ("[[:digit:]]", "x"), ("[!a-z]", "q")] {
+        for (p, n) in [
+            // quoted (`'[a]'*`), a bracket expression is its own characters
+            ("[a]*", "[a]x"),
+            ("x[!b]", "x[!b]"),
+            ("[ab]", "[AB]"),
+        ] {
+            assert!(component(p, n), "{p} ~ {n}");
+        }
+        for (p, n) in [
+            ("???", "é"),
+            ("[[:digit:]]", "x"),
+            ("[!a-z]", "q"),
+            ("[a]", "[a"),
+        ] {
             assert!(!component(p, n), "{p} !~ {n}");
         }
     }
