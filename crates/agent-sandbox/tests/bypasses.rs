@@ -312,9 +312,10 @@ fn a_quoted_bracket_next_to_a_glob_matches_its_own_characters() {
     // `'[o]'*` is the text `[o]*` with a literal `[o]`: it names `[o]_link`, which bash
     // expands it to, although `[o]` unquoted is a bracket expression.
     let s = linked();
-    std::os::unix::fs::symlink(s.root.join("outside/o.txt"), s.root.join("work/[o]_link"))
-        .unwrap();
-    let denied = denylist(&s, |st| st.denied_paths = vec![s.root.join("outside/o.txt")]);
+    std::os::unix::fs::symlink(s.root.join("outside/o.txt"), s.root.join("work/[o]_link")).unwrap();
+    let denied = denylist(&s, |st| {
+        st.denied_paths = vec![s.root.join("outside/o.txt")]
+    });
     assert_denied(
         &denied,
         &strs(&["cat '[o]'*", "cat \\[o]*", "cat \"[o]\"_l?nk"]),
