@@ -34,7 +34,7 @@ use agent_bundles::trust::TrustStore;
 use serde::Serialize;
 
 pub use crate::shell::Route;
-use crate::shell::{Plan, ShellContext, ShellError, ShellOutput, Stage, StageRunner, run_script};
+use crate::shell::{Plan, ShellContext, ShellError, ShellOutput, Stage, StageRunner};
 use crate::{
     CommandInput, CommandOutput, Input, LimitKind, Limits, NetAudit, NetGrant, Output,
     PreparedModule, Runtime,
@@ -469,14 +469,7 @@ impl Toolbox {
         ctx: &ShellContext,
         deadline: Option<Instant>,
     ) -> Result<ShellRun, ShellError> {
-        let runner = Recording {
-            toolbox: self,
-            workspace: ctx.workspace.clone(),
-            records: Mutex::new(Vec::new()),
-            deadline,
-        };
-        let output = run_script(script, ctx, &runner)?;
-        Ok(runner.finish(output))
+        self.run_plan_until(&Plan::parse(script)?, ctx, deadline)
     }
 
     /// [`Toolbox::shell_until`] for a plan already compiled ([`Plan::from_parsed`]: the
