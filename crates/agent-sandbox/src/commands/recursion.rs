@@ -78,16 +78,15 @@ pub(crate) fn links_refusal(
                 }
             };
             let held = policy.denied_paths(op).find(|d| d.starts_with(&target));
+            let follows = |reason: &str| {
+                format!(
+                    "follows the symbolic link {} to {}: {reason}",
+                    path.display(),
+                    target.display()
+                )
+            };
             if let Some(v) = policy.denied(&target, op) {
-                return Some((
-                    format!(
-                        "follows the symbolic link {} to {}: {}",
-                        path.display(),
-                        target.display(),
-                        v.reason
-                    ),
-                    v.rule,
-                ));
+                return Some((follows(&v.reason), v.rule));
             }
             if let Some(d) = held {
                 return Some((
@@ -103,15 +102,7 @@ pub(crate) fn links_refusal(
             if policy.reads_limited() && op == Op::Read {
                 let v = policy.check_resolved(&target, op);
                 if !v.allowed {
-                    return Some((
-                        format!(
-                            "follows the symbolic link {} to {}: {}",
-                            path.display(),
-                            target.display(),
-                            v.reason
-                        ),
-                        v.rule,
-                    ));
+                    return Some((follows(&v.reason), v.rule));
                 }
             }
             if target.is_dir() && !walked.iter().any(|w| target.starts_with(w)) {

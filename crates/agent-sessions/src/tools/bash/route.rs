@@ -146,8 +146,12 @@ impl BashBackend for RoutedBackend {
     }
 
     fn unsandboxed(&self, command: &str) -> Option<String> {
+        // The host's answer costs nothing; the route compiles the script, so it is asked only
+        // when a host command would run unsandboxed (the permission policy asks this on every
+        // Bash call).
+        let warning = self.host.unsandboxed(command)?;
         match self.route(command) {
-            Route::Host(_) => self.host.unsandboxed(command),
+            Route::Host(_) => Some(warning),
             Route::Wasi | Route::Refused(_) => None,
         }
     }
