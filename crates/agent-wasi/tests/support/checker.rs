@@ -355,6 +355,16 @@ pub fn known_classes(script: &str) -> Vec<&'static str> {
             if rest.iter().any(|w| w.len() > 2 && w.starts_with("--")) {
                 add("wrappers: long options abbreviated or with optional values");
             }
+            if wrapper == "env"
+                && rest.iter().any(|w| {
+                    w.split_once('=').is_some_and(|(name, _)| {
+                        !(name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+                            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
+                    })
+                })
+            {
+                add("wrappers: env assigns any word with `=`");
+            }
             if wrapper == "env" && rest.contains(&"-") {
                 add("wrappers: env's lone `-`");
             }
