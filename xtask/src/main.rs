@@ -222,6 +222,8 @@ fn fuzz() -> Result<()> {
             "shell_differential",
             &["-max_len=160", "-dict=shell.dict"][..],
         ),
+        // Seeded from corpus/checker_agrees/seed-* (the test's corpus, docs/shell.md).
+        ("checker_agrees", &["-max_len=160", "-dict=shell.dict"][..]),
     ] {
         let mut args = vec![
             "fuzz",

@@ -219,3 +219,52 @@ fn a_checker_that_missed_something_is_caught() {
         agrees.problems
     );
 }
+
+/// The fuzz target's seeds (`fuzz/corpus/checker_agrees/seed-NNN`) are this corpus and the
+/// known failures, one script per file. `CHECKER_AGREES_WRITE_SEEDS=1` writes them anew.
+#[test]
+fn the_fuzz_seeds_are_the_corpus() {
+    let mut scripts = entries(&fixtures().join("checker_agrees/corpus.txt"));
+    scripts.extend(known_failures().into_iter().map(|(_, s)| s));
+    let mut unique: Vec<String> = Vec::new();
+    for s in scripts {
+        if !unique.contains(&s) {
+            unique.push(s);
+        }
+    }
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/corpus/checker_agrees");
+    if std::env::var_os("CHECKER_AGREES_WRITE_SEEDS").is_some() {
+        std::fs::create_dir_all(&dir).unwrap();
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path
+                .file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("seed-")
+            {
+                std::fs::remove_file(path).unwrap();
+            }
+        }
+        for (i, s) in unique.iter().enumerate() {
+            std::fs::write(dir.join(format!("seed-{:03}", i + 1)), s).unwrap();
+        }
+    }
+    let mut seeds: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("seed-")
+        })
+        .map(|p| std::fs::read_to_string(p).unwrap())
+        .collect();
+    seeds.sort();
+    unique.sort();
+    assert!(
+        seeds == unique,
+        "fuzz/corpus/checker_agrees/seed-* differ from the corpus: run this test with CHECKER_AGREES_WRITE_SEEDS=1"
+    );
+}

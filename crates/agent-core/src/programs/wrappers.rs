@@ -32,6 +32,11 @@ pub enum Layout {
     Assignments {
         /// Whether a lone `-` before them empties the environment (`env -`).
         dash: bool,
+        /// Whether every word holding a `=` is an assignment, whatever its name (GNU `env`
+        /// tests `strchr (arg, '=')`: `env A:=1 rm` and `env 1=2 rm` run `rm`). Otherwise only
+        /// a shell identifier's `NAME=VALUE` is one, and another word with a `=` is not
+        /// analysable (which of the two the program takes is not known).
+        any_word: bool,
     },
     /// One operand (`timeout DURATION`, `taskset MASK`).
     Operand,
@@ -198,7 +203,10 @@ pub const ENV: Wrapper = Wrapper {
             HELP,
             VERSION,
         ],
-        Layout::Assignments { dash: true },
+        Layout::Assignments {
+            dash: true,
+            any_word: true,
+        },
         false,
         "GNU coreutils 9.8 src/env.c: \"+a:C:iS:u:v0\"",
         &[
@@ -213,6 +221,10 @@ pub const ENV: Wrapper = Wrapper {
             ("env -S'-u X rm' y", Script("env -u X rm y")),
             ("env --split=rm", Script("env rm")),
             ("env A=1", Nothing),
+            ("env A:=1 rm x", Runs("rm")),
+            ("env 1=2 rm x", Runs("rm")),
+            ("env =x rm x", Runs("rm")),
+            ("env - A.B=1 rm x", Runs("rm")),
             ("env --help rm", Nothing),
             ("env --bogus rm", Unknown),
             ("env --i rm", Unknown),
@@ -448,7 +460,10 @@ pub const WRAPPERS: &[Wrapper] = &[
             Opt::value("user", Some('u'), &["user"]),
             Opt::flag("version", Some('V'), &["version"]).role(Role::RunsNothing),
         ],
-        Layout::Assignments { dash: false },
+        Layout::Assignments {
+            dash: false,
+            any_word: false,
+        },
         false,
         "sudo 1.9.17 src/parse_args.c: \"+Aa:BbC:c:D:Eeg:Hh::iKklNnPp:R:r:SsT:t:U:u:Vv\"",
         &[
@@ -456,6 +471,7 @@ pub const WRAPPERS: &[Wrapper] = &[
             ("sudo -u root rm", Runs("rm")),
             ("sudo --us root rm", Runs("rm")),
             ("sudo -E A=1 rm", Runs("rm")),
+            ("sudo A:=1 rm", Unknown),
             ("sudo -l rm", Nothing),
             ("sudo -D / rm x", Unknown),
             ("sudo -i rm x", Unknown),
@@ -825,14 +841,20 @@ pub(crate) fn peel(words: &[Word], start: usize) -> Peel {
     };
     match wrapper.layout {
         Layout::Command => inner_at(layer, k),
-        Layout::Assignments { dash } => {
+        Layout::Assignments { dash, any_word } => {
             let mut k = k;
             if dash && args.get(k).is_some_and(|w| w.is_static() && w.text == "-") {
                 k += 1;
             }
-            while let Some(a) = args.get(k).filter(|a| is_assignment(&a.text)) {
+            while let Some(a) = args.get(k).filter(|a| a.text.contains('=')) {
                 if a.splits || a.glob {
                     return args.splits(k);
+                }
+                if !any_word && !is_assignment(&a.text) {
+                    return args.unknown(format_args!(
+                        "`{}` holds a `=` but is not a NAME=VALUE assignment",
+                        a.raw
+                    ));
                 }
                 k += 1;
             }
@@ -1032,8 +1054,8 @@ fn compact(o: &Opt) -> String {
 fn layout_text(l: Layout) -> &'static str {
     match l {
         Layout::Command => "the command",
-        Layout::Assignments { dash: true } => "`-`, `NAME=VALUE`..., the command",
-        Layout::Assignments { dash: false } => "`NAME=VALUE`..., the command",
+        Layout::Assignments { dash: true, .. } => "`-`, `NAME=VALUE`..., the command",
+        Layout::Assignments { dash: false, .. } => "`NAME=VALUE`..., the command",
         Layout::Operand => "one operand, the command",
         Layout::Priority => "a priority (a number, when more follow), the command",
         Layout::LockFile => "FILE (written), the command or `-c STRING`; with `--fd`, the command",

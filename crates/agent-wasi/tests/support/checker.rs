@@ -14,8 +14,10 @@
 //!    `timeout`, `find -exec`) has a basename the checker saw, unless the checker saw a command
 //!    whose name it could not know (`$X`, a glob), which it never approves by prediction. The
 //!    same script run again with the checker's programs as its containment
-//!    ([`ShellContext::with_programs`]) must start the same command lines: a launch refused
-//!    there (the shell's own `xargs`, `env` or `timeout` included) is a program not seen.
+//!    ([`ShellContext::with_programs`]) must refuse nothing (the refusal's words, wherever the
+//!    script sends its stderr) and start the same command lines (unless the runs depend on
+//!    time: a `timeout`, a cancellation): a launch refused there (the shell's own `xargs`,
+//!    `env` or `timeout` included) is a program not seen.
 //! 2. Every file the shell itself opens (redirects, `xargs -a`), observed with inotify on the
 //!    workspace, is a file the checker saw: read or written (written, if the shell wrote it),
 //!    at the same path, or a redirect whose target it knew it could not know.
