@@ -36,3 +36,4 @@ pub mod programs;
 pub mod secrets;
 pub mod shell;
 pub mod tools;
+pub mod view;

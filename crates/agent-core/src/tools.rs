@@ -140,6 +140,10 @@ pub struct ToolContext {
     ///
     /// [`PermissionDecision::prepared`]: crate::permissions::PermissionDecision::prepared
     pub prepared: Option<Arc<crate::shell::Prepared>>,
+    /// The real folder `cwd` is a shadow of, when it is one ([`crate::view`]): a tool that
+    /// shows a file system of its own (the WASI shell) shows the shadow at the real folder's
+    /// path, so the paths it prints and takes are the user's.
+    pub view: Option<crate::view::PathView>,
 }
 
 impl ToolContext {
@@ -158,6 +162,7 @@ impl ToolContext {
             cancellation: CancellationFlag::new(),
             containment: None,
             prepared: None,
+            view: None,
         }
     }
 
@@ -184,6 +189,12 @@ impl ToolContext {
     /// Sets the parse the call was decided on ([`ToolContext::prepared`]).
     pub fn with_prepared(mut self, prepared: Option<Arc<crate::shell::Prepared>>) -> Self {
         self.prepared = prepared;
+        self
+    }
+
+    /// Sets the real folder `cwd` is a shadow of.
+    pub fn with_view(mut self, view: Option<crate::view::PathView>) -> Self {
+        self.view = view;
         self
     }
 }
@@ -254,6 +265,21 @@ pub enum ToolError {
 }
 
 impl ToolError {
+    /// The same error with its message passed through `f` (a host showing paths another
+    /// way, `crate::view`).
+    #[must_use]
+    pub fn map_text(self, f: impl Fn(&str) -> String) -> Self {
+        match self {
+            Self::InvalidInput(m) => Self::InvalidInput(f(&m)),
+            Self::PermissionDenied(m) => Self::PermissionDenied(f(&m)),
+            Self::Sandbox(m) => Self::Sandbox(f(&m)),
+            Self::NotSupported(m) => Self::NotSupported(f(&m)),
+            Self::Execution(m) => Self::Execution(f(&m)),
+            Self::Cancelled => Self::Cancelled,
+            Self::Timeout(ms) => Self::Timeout(ms),
+        }
+    }
+
     /// An [`ToolError::InvalidInput`] with the given message.
     pub fn invalid_input(message: impl Into<String>) -> Self {
         Self::InvalidInput(message.into())

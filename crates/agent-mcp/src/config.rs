@@ -218,6 +218,31 @@ impl McpConfig {
         Ok(config)
     }
 
+    /// Places every stdio server in a shadow workspace (`view`: the real folder and its
+    /// shadow): a server without a `cwd` starts in `start` (the agent's working directory in
+    /// the shadow), and a `cwd` or an argument naming the real folder or a path beneath it is
+    /// moved onto the shadow, so a server given `.` or the project's path works on the
+    /// shadow, never on the real folder.
+    pub fn in_workspace(&mut self, view: &agent_core::view::PathView, start: &Path) {
+        for server in self.servers.values_mut() {
+            let ServerConfig::Stdio(stdio) = server else {
+                continue;
+            };
+            stdio.cwd = Some(match stdio.cwd.take() {
+                None => start.to_path_buf(),
+                Some(cwd) => match cwd.to_str().and_then(|c| view.to_actual(c)) {
+                    Some(moved) => PathBuf::from(moved),
+                    None => cwd,
+                },
+            });
+            for arg in &mut stdio.args {
+                if let Some(moved) = view.to_actual(arg) {
+                    *arg = moved;
+                }
+            }
+        }
+    }
+
     /// Whether no server is configured.
     pub fn is_empty(&self) -> bool {
         self.servers.is_empty()

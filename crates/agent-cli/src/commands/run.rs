@@ -16,7 +16,7 @@ use agent_providers::{Provider, ProviderConfig, ProviderKind};
 use agent_sessions::agent::{Agent, AgentEvent, AgentOptions, ModelHooks, RunResult};
 use agent_sessions::recovery::ResumeOptions;
 use agent_sessions::store::{SessionBackend, SessionId, SessionStore, StoreOptions};
-use agent_sessions::tools::{ToolState, WebFetch, builtin_tools};
+use agent_sessions::tools::{Bash, ToolState, WebFetch, builtin_tools};
 use agent_sessions::workspace::{CommitOptions, ImportOptions, Workspace, WorkspaceError};
 use anyhow::{Context, Result, bail};
 use futures_util::StreamExt as _;
@@ -171,13 +171,60 @@ pub(crate) type Toolset = (Vec<Arc<dyn Tool>>, Vec<Box<dyn PermissionPolicy>>);
 /// and the permission policies they need (Bash's: ask before a command runs on the host
 /// without the OS sandbox).
 pub(crate) fn tools(settings: &Settings, home: &Path) -> Result<Toolset> {
+    let (toolset, _) = tools_and_bash(settings, home)?;
+    Ok(toolset)
+}
+
+/// [`tools`], and the Bash tool among them (to wait for its background commands).
+fn tools_and_bash(settings: &Settings, home: &Path) -> Result<(Toolset, Arc<Bash>)> {
     let mut tools = builtin_tools(&ToolState::new());
-    let bash = super::tool::bash_tool(settings, home)?;
+    let bash = Arc::new(super::tool::bash_tool(settings, home)?);
     let policies: Vec<Box<dyn PermissionPolicy>> = vec![Box::new(bash.host_policy())];
-    tools.push(Arc::new(bash));
+    tools.push(Arc::clone(&bash) as Arc<dyn Tool>);
     let sandbox = agent_sandbox::settings::SandboxSettings::from_settings(settings, home)?;
     tools.push(Arc::new(WebFetch::new(&sandbox.network)));
-    Ok((tools, policies))
+    Ok(((tools, policies), bash))
+}
+
+/// A reused shadow brought up to date before the model starts: changes made in the real
+/// folder since are pulled in; paths changed on both sides are reported (the shadow's
+/// version stays, and commit will refuse them until resolved).
+fn fresh(ws: &mut Workspace) -> Result<()> {
+    let report = ws
+        .refresh()
+        .with_context(|| format!("cannot refresh the shadow of {}", ws.real().display()))?;
+    if !report.pulled.is_empty() {
+        output::warning(&format!(
+            "the shadow workspace was refreshed: {} path(s) changed in {} since it was made ({})",
+            report.pulled.len(),
+            ws.real().display(),
+            summary(&report.pulled)
+        ));
+    }
+    if !report.conflicts.is_empty() {
+        output::warning(&format!(
+            "{} path(s) changed both in {} and in the shadow; the shadow's version is kept and commit will refuse them until resolved: {}",
+            report.conflicts.len(),
+            ws.real().display(),
+            summary(&report.conflicts)
+        ));
+    }
+    Ok(())
+}
+
+/// The first few paths of a list, for a one-line message.
+fn summary(paths: &[String]) -> String {
+    const SHOWN: usize = 5;
+    let mut s = paths
+        .iter()
+        .take(SHOWN)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(", ");
+    if paths.len() > SHOWN {
+        s.push_str(&format!(" and {} more", paths.len() - SHOWN));
+    }
+    s
 }
 
 /// The MCP servers `agent run` starts: `mcpServers` of every settings file that may grant
@@ -270,8 +317,22 @@ pub fn run(mut args: RunArgs) -> Result<Exit> {
         None => Some(loaded.settings.mode(None)?),
     };
     let state_root = args.state_dir.clone().map(absolute).transpose()?;
-    let (ws, imported) = workspace(&folder, state_root.as_deref())?;
-    let shadow = ws.shadow().to_path_buf();
+    // The repository the folder belongs to is imported; the agent starts where it was run.
+    let (root, inside) = agent_sessions::workspace::import_root(&folder);
+    let (mut ws, imported) = workspace(&root, state_root.as_deref())?;
+    if imported.is_none() {
+        fresh(&mut ws)?;
+    }
+    let shadow_root = ws.shadow().to_path_buf();
+    let shadow = shadow_root.join(&inside);
+    if !shadow.is_dir() {
+        bail!(
+            "{} is not in the shadow workspace of {} (an ignored folder?); run from a folder the workspace holds",
+            folder.display(),
+            root.display()
+        );
+    }
+    let view = agent_core::view::PathView::new(&root, &shadow_root);
 
     let runtime = runtime()?;
     let store: Arc<dyn SessionBackend> = Arc::new(runtime.block_on(SessionStore::open(
@@ -291,7 +352,11 @@ pub fn run(mut args: RunArgs) -> Result<Exit> {
     )?);
     let mut permissions =
         PermissionEngine::builder(&shadow, &loaded.home).settings(&loaded.settings);
-    let (tools, policies) = tools(&loaded.settings, &loaded.home)?;
+    if shadow != shadow_root {
+        // Started in a subfolder: the whole repository's shadow is the workspace.
+        permissions = permissions.add_dir(&shadow_root);
+    }
+    let ((tools, policies), bash) = tools_and_bash(&loaded.settings, &loaded.home)?;
     for p in policies {
         permissions = permissions.policy(p);
     }
@@ -299,6 +364,7 @@ pub fn run(mut args: RunArgs) -> Result<Exit> {
         permissions = permissions.add_dir(absolute(d.clone())?);
     }
     let mut options = AgentOptions::new(model).max_turns(args.max_turns);
+    options.view = Some(view.clone());
     options.transcript_dir = Some(super::agent_home()?.join("transcripts"));
     options.resume = ResumeOptions {
         session_id: match (&args.session, &args.fork) {
@@ -306,7 +372,8 @@ pub fn run(mut args: RunArgs) -> Result<Exit> {
             _ => None,
         },
         continue_recent: args.continue_recent,
-        cwd: Some(shadow.display().to_string()),
+        // Sessions are the real folder's (`agent sessions list --cwd FOLDER` finds them).
+        cwd: Some(folder.display().to_string()),
         fork: args.fork.is_some(),
         resume_at: args.resume_at.clone().map(agent_core::events::EventId),
         fork_id: None,
@@ -325,7 +392,8 @@ pub fn run(mut args: RunArgs) -> Result<Exit> {
     if std::io::stdin().is_terminal() && !args.json {
         builder = builder.prompter(Arc::new(TerminalPrompter));
     }
-    let mcp = mcp_config(&loaded.settings, &loaded.project_dir)?;
+    let mut mcp = mcp_config(&loaded.settings, &loaded.project_dir)?;
+    mcp.in_workspace(&view, &shadow);
     let (result, agent_session) = runtime.block_on(async {
         let mut servers =
             agent_mcp::McpServers::start(&mcp, agent_mcp::McpOptions::default()).await;
@@ -338,6 +406,16 @@ pub fn run(mut args: RunArgs) -> Result<Exit> {
             store.append(agent.session_id(), vec![e]).await?;
         }
         let (result, _) = drive(&mut agent, &args.prompt, args.json).await?;
+        // Background commands finish (each within its own timeout) before the review, so
+        // the change set is the whole of what the run did.
+        let waiting = bash.background_running();
+        if waiting > 0 && !args.json {
+            output::warning(&format!(
+                "waiting for {waiting} background command(s) to finish before the review"
+            ));
+        }
+        let joined = Arc::clone(&bash);
+        tokio::task::spawn_blocking(move || joined.wait_background()).await?;
         let id = agent.session_id().clone();
         agent.close().await?;
         servers.shutdown().await;
@@ -345,7 +423,6 @@ pub fn run(mut args: RunArgs) -> Result<Exit> {
     })?;
 
     // The review.
-    let mut ws = ws;
     let set = ws.status()?;
     let log = |payload: EventPayload| -> Result<()> {
         runtime.block_on(store.append(&agent_session, vec![Event::new(0, None, payload)]))?;
@@ -367,7 +444,7 @@ pub fn run(mut args: RunArgs) -> Result<Exit> {
                     text
                 });
             }
-            super::workspace::confirm(&format!("Apply these changes to {}?", folder.display()))
+            super::workspace::confirm(&format!("Apply these changes to {}?", root.display()))
                 .is_ok()
         } else {
             false
@@ -399,8 +476,8 @@ pub fn run(mut args: RunArgs) -> Result<Exit> {
                 "turns": result.turns,
                 "usage": result.usage,
                 "error": result.error,
-                "real": folder,
-                "shadow": shadow,
+                "real": root,
+                "shadow": shadow_root,
                 "changes": set.changes,
                 "commit": commit,
             })
@@ -410,8 +487,8 @@ pub fn run(mut args: RunArgs) -> Result<Exit> {
         output::stdout_line(&format!(
             "{} change(s) wait in the shadow workspace: review with `agent workspace diff --workspace {}`, apply with `agent workspace commit --workspace {}`",
             set.changes.len(),
-            folder.display(),
-            folder.display()
+            root.display(),
+            root.display()
         ));
     } else if refused {
         output::warning(

@@ -204,7 +204,12 @@ impl AgentBuilder {
             mut options,
             subagents,
         } = self;
-        let cwd_text = cwd.display().to_string();
+        // The session is the real folder's when the working directory is its shadow.
+        let shown_cwd = options
+            .view
+            .as_ref()
+            .map_or_else(|| cwd.clone(), |v| v.shown_path(&cwd));
+        let cwd_text = shown_cwd.display().to_string();
         let resuming = options.resume.session_id.is_some()
             || options.resume.continue_recent
             || options.resume.resume_at.is_some();
@@ -296,6 +301,7 @@ impl AgentBuilder {
         )));
         if let Some(p) = prompter {
             builder = builder.prompter(Arc::new(RecordingPrompter {
+                view: options.view.clone(),
                 inner: p,
                 side: side.clone(),
                 hooks: Arc::clone(&hooks),
@@ -332,7 +338,7 @@ impl AgentBuilder {
                     id: Some(session.clone()),
                     cwd: Some(cwd_text.clone()),
                     model: Some(core.options.model.clone()),
-                    git_branch: git_branch(&cwd),
+                    git_branch: git_branch(&shown_cwd),
                     tools: specs.iter().map(|t| t.name.clone()).collect(),
                     permission_mode: Some(engine.mode().as_str().to_owned()),
                     title: None,
@@ -340,7 +346,8 @@ impl AgentBuilder {
                 })
                 .await?;
         }
-        let executor = ToolExecutor::shared(tools, engine, Arc::clone(&hooks), hook_ctx.clone());
+        let executor = ToolExecutor::shared(tools, engine, Arc::clone(&hooks), hook_ctx.clone())
+            .with_view(core.options.view.clone());
         let history = match &resumption {
             Some(_) => Hist::from_messages(&store.messages(&session, None).await?),
             None => Hist::default(),

@@ -46,6 +46,11 @@ pub struct AgentOptions {
     /// Run the read-only tools of one answer concurrently (the others always run one at a
     /// time, in order).
     pub parallel_read_only: bool,
+    /// The real folder the working directory is a shadow of: tools get their path arguments
+    /// moved from it onto the shadow, their results and permission prompts show it instead
+    /// of the shadow, and the session records it as its `cwd` (`agent_core::view`). `None`:
+    /// the working directory is shown as it is.
+    pub view: Option<agent_core::view::PathView>,
 }
 
 impl Default for AgentOptions {
@@ -58,6 +63,7 @@ impl Default for AgentOptions {
             temperature: None,
             compact_at: COMPACT_AT,
             tool_result_budget: TOOL_RESULT_BUDGET,
+            view: None,
             context_window: None,
             resume: ResumeOptions::default(),
             session_id: None,

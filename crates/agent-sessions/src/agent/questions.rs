@@ -33,6 +33,8 @@ impl SideEvents {
 
 /// The host's prompter, recorded.
 pub(crate) struct RecordingPrompter {
+    /// Shows the real folder instead of its shadow in the question.
+    pub(crate) view: Option<agent_core::view::PathView>,
     pub(crate) inner: Arc<dyn Prompter>,
     pub(crate) side: SideEvents,
     pub(crate) hooks: Arc<HookRegistry>,
@@ -42,6 +44,17 @@ pub(crate) struct RecordingPrompter {
 #[async_trait::async_trait]
 impl Prompter for RecordingPrompter {
     async fn prompt(&self, request: &PermissionRequest) -> PromptAnswer {
+        let shown;
+        let request = match &self.view {
+            Some(v) => {
+                let mut r = request.clone();
+                r.reason = v.to_shown(&r.reason);
+                v.value_to_shown(&mut r.input);
+                shown = r;
+                &shown
+            }
+            None => request,
+        };
         let key = request.tool_use_id.clone().unwrap_or_default();
         let question_id = format!("q_{}", uuid::Uuid::new_v4().simple());
         self.side.push(

@@ -102,7 +102,8 @@ impl SubagentRunner for Subagents {
             Arc::clone(&self.engine),
             Arc::clone(&self.core.hooks),
             hook_ctx.clone(),
-        );
+        )
+        .with_view(self.core.options.view.clone());
         let mut runner = Runner {
             core,
             executor,

@@ -11,6 +11,7 @@ use agent_core::events::HookRun;
 use agent_core::hooks::{EventFields, HookContext, HookEvent, HookRegistry, check_tool_call};
 use agent_core::permissions::{Behavior, PermissionDecision, PermissionEngine, ToolCall};
 use agent_core::tools::{CancellationFlag, Tool, ToolContext, ToolError, ToolOutput};
+use agent_core::view::PathView;
 use serde_json::{Map, Value, json};
 use tracing::Instrument as _;
 
@@ -82,6 +83,7 @@ pub struct ToolExecutor {
     engine: Arc<PermissionEngine>,
     hooks: Arc<HookRegistry>,
     context: HookContext,
+    view: Option<PathView>,
 }
 
 impl std::fmt::Debug for ToolExecutor {
@@ -120,7 +122,17 @@ impl ToolExecutor {
             engine,
             hooks,
             context,
+            view: None,
         }
+    }
+
+    /// Shows the working directory as the real folder it is a shadow of: a call's path
+    /// arguments naming the real folder are moved onto the shadow before the hooks, the gate
+    /// and the tool see them, and the result, the gate's reason and any error show the real
+    /// folder instead of the shadow (`agent_core::view`).
+    pub fn with_view(mut self, view: Option<PathView>) -> Self {
+        self.view = view;
+        self
     }
 
     /// The permission engine.
@@ -169,6 +181,33 @@ impl ToolExecutor {
     }
 
     async fn run(
+        &self,
+        tool_name: &str,
+        input: Value,
+        tool_use_id: &str,
+        cancellation: CancellationFlag,
+    ) -> Execution {
+        let input = match &self.view {
+            Some(v) => v.input_to_actual(&input).unwrap_or(input),
+            None => input,
+        };
+        let mut execution = self
+            .gate_and_call(tool_name, input, tool_use_id, cancellation)
+            .await;
+        if let Some(v) = &self.view {
+            execution.decision.reason = v.to_shown(&execution.decision.reason);
+            execution.result = execution.result.map(|r| match r {
+                Ok(mut out) => {
+                    v.value_to_shown(&mut out.output);
+                    Ok(out)
+                }
+                Err(e) => Err(e.map_text(|t| v.to_shown(t))),
+            });
+        }
+        execution
+    }
+
+    async fn gate_and_call(
         &self,
         tool_name: &str,
         input: Value,
@@ -242,7 +281,8 @@ impl ToolExecutor {
             )
             .with_permission_mode(self.engine.mode())
             .with_containment(execution.decision.containment.clone())
-            .with_prepared(execution.decision.prepared.clone());
+            .with_prepared(execution.decision.prepared.clone())
+            .with_view(self.view.clone());
         ctx.cancellation = cancellation;
         let start = Instant::now();
         let result = tool.call(input.clone(), &ctx).await;

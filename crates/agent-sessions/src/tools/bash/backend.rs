@@ -25,6 +25,9 @@ pub struct BashRequest {
     /// the tool when the decision carried none for this text): the WASI shell compiles its
     /// plan from it, so what runs is the tree that was decided.
     pub prepared: Option<std::sync::Arc<agent_core::shell::Prepared>>,
+    /// The real folder the workspace is a shadow of (`ToolContext::view`): a backend that can
+    /// (the WASI shell) shows the shadow at the real folder's path.
+    pub view: Option<agent_core::view::PathView>,
 }
 
 /// How it ended.

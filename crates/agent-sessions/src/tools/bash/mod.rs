@@ -77,6 +77,16 @@ impl Bash {
         }
     }
 
+    /// How many background commands this tool started are still running.
+    pub fn background_running(&self) -> usize {
+        let count =
+            |handles: &Vec<JoinHandle<()>>| handles.iter().filter(|h| !h.is_finished()).count();
+        match self.background.lock() {
+            Ok(g) => count(&g),
+            Err(poisoned) => count(&poisoned.into_inner()),
+        }
+    }
+
     /// Waits for every background command this tool started (a process that started them
     /// calls this before it exits, so their result files are complete).
     pub fn wait_background(&self) {
@@ -234,6 +244,7 @@ impl Tool for Bash {
             timeout,
             containment: ctx.containment.clone(),
             prepared: Some(prepared),
+            view: ctx.view.clone(),
         };
         let caps = self.caps.clone().unwrap_or_else(|| OutputCaps {
             spill_dir: ctx.cwd.join(SPILL_DIR),

@@ -106,15 +106,28 @@ impl WasiBackend {
     /// As [`BashBackend::run`].
     pub fn run_plan(&self, request: &BashRequest, plan: &Plan) -> Result<BashOutcome, ToolError> {
         let cancel = Arc::new(AtomicBool::new(false));
-        // The workspace at its own real path, so every path agrees with the other tools'.
-        let mount = agent_wasi::host_mount(&request.cwd).map_err(|e| {
+        // The workspace at its own real path, so every path agrees with the other tools'; a
+        // shadow workspace at the real folder's path (the whole shadow, the command starting
+        // where it was asked to), so the paths the script prints and takes are the user's.
+        let (workspace, shown, start) = match &request.view {
+            Some(v) if request.cwd.starts_with(v.actual()) => (
+                v.actual().to_path_buf(),
+                v.shown().to_path_buf(),
+                Some(v.shown_path(&request.cwd)),
+            ),
+            _ => (request.cwd.clone(), request.cwd.clone(), None),
+        };
+        let mount = agent_wasi::host_mount(&shown).map_err(|e| {
             ToolError::Execution(format!(
                 "cannot mount the workspace {} in the WASI shell: {e}",
-                request.cwd.display()
+                shown.display()
             ))
         })?;
-        let mut ctx = ShellContext::new(&request.cwd)
-            .with_mount(mount.clone())
+        let mut ctx = ShellContext::new(&workspace).with_mount(mount.clone());
+        if let Some(start) = start.filter(|s| *s != shown) {
+            ctx = ctx.with_cwd(start.display().to_string());
+        }
+        let mut ctx = ctx
             .with_env([("HOME", mount.as_str())])
             .with_output_limits(OUTPUT_LIMIT, OUTPUT_LIMIT)
             .with_cancel(Arc::clone(&cancel));

@@ -1,0 +1,386 @@
+//! `agent run` on a real folder as a user knows it (issue 25 B): the repository root is
+//! imported and the agent starts where it was run; a reused shadow is refreshed first; the
+//! model, the transcript and the session see the real folder's paths, never the shadow's; MCP
+//! servers start in the shadow. Against a loopback server speaking the OpenAI wire format.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test code: a panic is a failure report"
+)]
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::{Value, json};
+
+fn agent(home: &Path) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_agent"));
+    c.env("AGENT_HOME", home)
+        .env("HOME", home)
+        .env_remove("ANTHROPIC_API_KEY")
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("OPENAI_COMPATIBLE_API_KEY")
+        .env_remove("OPENAI_COMPATIBLE_BASE_URL");
+    c
+}
+
+/// A loopback server answering each POST with the next SSE body; returns its base URL.
+fn serve(bodies: Vec<String>) -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/v1", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for (body, stream) in bodies.into_iter().zip(listener.incoming()) {
+            let mut stream = stream.unwrap();
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut len = 0usize;
+            loop {
+                let mut line = String::new();
+                reader.read_line(&mut line).unwrap();
+                if line == "\r\n" || line.is_empty() {
+                    break;
+                }
+                if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                    len = v.trim().parse().unwrap();
+                }
+            }
+            let mut req = vec![0; len];
+            reader.read_exact(&mut req).unwrap();
+            let head =
+                "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n";
+            stream.write_all(head.as_bytes()).unwrap();
+            stream.write_all(body.as_bytes()).unwrap();
+        }
+    });
+    url
+}
+
+fn chunk(delta: Value, finish: Option<&str>) -> String {
+    format!(
+        "data: {}\n\n",
+        json!({"id": "c1", "object": "chat.completion.chunk", "model": "m",
+               "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+    )
+}
+
+fn call(id: &str, name: &str, args: &Value) -> String {
+    chunk(
+        json!({"role": "assistant", "tool_calls": [{"index": 0, "id": id, "type": "function", "function": {"name": name, "arguments": args.to_string()}}]}),
+        None,
+    ) + &chunk(json!({}), Some("tool_calls"))
+        + "data: [DONE]\n\n"
+}
+
+fn text(text: &str) -> String {
+    chunk(json!({"role": "assistant", "content": text}), None)
+        + &chunk(json!({}), Some("stop"))
+        + "data: [DONE]\n\n"
+}
+
+struct Env {
+    _tmp: tempfile::TempDir,
+    home: PathBuf,
+    repo: PathBuf,
+    settings: PathBuf,
+}
+
+/// A repository `repo/` (a `.git` directory) with `Makefile`, `src/app.py`, `tests/t.py`.
+fn env(settings: Value) -> Env {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(tmp.path()).unwrap();
+    let home = root.join("home");
+    let repo = root.join("repo");
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::create_dir_all(repo.join(".git")).unwrap();
+    std::fs::create_dir_all(repo.join("src")).unwrap();
+    std::fs::create_dir_all(repo.join("tests")).unwrap();
+    std::fs::write(repo.join("Makefile"), "test:\n\tpython3 tests/t.py\n").unwrap();
+    std::fs::write(repo.join("src/app.py"), "print('one')\n").unwrap();
+    std::fs::write(repo.join("tests/t.py"), "import sys\n").unwrap();
+    let s = root.join("settings.json");
+    std::fs::write(&s, settings.to_string()).unwrap();
+    Env {
+        _tmp: tmp,
+        home,
+        repo,
+        settings: s,
+    }
+}
+
+fn run(e: &Env, cwd: &Path, bodies: Vec<String>, extra: &[&str]) -> Output {
+    let url = serve(bodies);
+    agent(&e.home)
+        .args([
+            "run",
+            "work",
+            "--provider",
+            "openai-compatible",
+            "--base-url",
+        ])
+        .arg(&url)
+        .args(["--model", "m", "--json", "--settings"])
+        .arg(&e.settings)
+        .args(extra)
+        .current_dir(cwd)
+        .output()
+        .unwrap()
+}
+
+fn json_out(o: &Output) -> Value {
+    let text = String::from_utf8_lossy(&o.stdout);
+    serde_json::from_str(text.lines().last().unwrap_or("")).unwrap_or_else(|e| {
+        panic!(
+            "not JSON ({e}): {text}\nstderr: {}",
+            String::from_utf8_lossy(&o.stderr)
+        )
+    })
+}
+
+fn ok(o: &Output) -> Value {
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    json_out(o)
+}
+
+fn log_text(home: &Path, id: &str) -> String {
+    std::fs::read_to_string(home.join("sessions").join(id).join("events.jsonl")).unwrap()
+}
+
+fn result_of(log: &str, id: &str) -> Value {
+    log.lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .find(|l| l["type"] == "tool.result" && l["toolUseId"] == id)
+        .unwrap_or_else(|| panic!("no result for {id} in {log}"))
+}
+
+#[test]
+fn run_in_a_subfolder_imports_the_repository_and_starts_in_the_subfolder() {
+    let e = env(json!({"permissions": {"allow": ["Read", "Glob"]}}));
+    let out = run(
+        &e,
+        &e.repo.join("src"),
+        vec![
+            // Relative to where the agent starts: src/ inside the shadow.
+            call("c1", "Read", &json!({"file_path": "app.py"})),
+            // The repository's root is in the shadow too.
+            call("c2", "Read", &json!({"file_path": "../Makefile"})),
+            text("done"),
+        ],
+        &[],
+    );
+    let v = ok(&out);
+    assert_eq!(v["real"], e.repo.display().to_string());
+    let shadow = PathBuf::from(v["shadow"].as_str().unwrap());
+    assert!(shadow.join("Makefile").is_file() && shadow.join("tests/t.py").is_file());
+    let log = log_text(&e.home, v["sessionId"].as_str().unwrap());
+    assert_eq!(result_of(&log, "c1")["isError"], false, "{log}");
+    assert!(result_of(&log, "c1").to_string().contains("print('one')"));
+    assert_eq!(result_of(&log, "c2")["isError"], false, "{log}");
+    assert!(
+        result_of(&log, "c2")
+            .to_string()
+            .contains("python3 tests/t.py")
+    );
+}
+
+#[test]
+fn the_model_and_the_session_see_the_real_folders_paths_never_the_shadows() {
+    let e = env(json!({"permissions": {"allow": ["Read", "Glob", "Write"]}}));
+    let real_app = e.repo.join("src/app.py").display().to_string();
+    let out = run(
+        &e,
+        &e.repo,
+        vec![
+            // The real folder's absolute path reads the shadow's copy (which the next call
+            // changes, so the read must not be of the real file). Write needs a Read first.
+            call("c0", "Read", &json!({"file_path": real_app})),
+            call(
+                "c1",
+                "Write",
+                &json!({"file_path": real_app, "content": "print('two')\n"}),
+            ),
+            call("c2", "Read", &json!({"file_path": real_app})),
+            call("c3", "Glob", &json!({"pattern": "**/*.py"})),
+            text("done"),
+        ],
+        &[],
+    );
+    let v = ok(&out);
+    let shadow = v["shadow"].as_str().unwrap().to_owned();
+    // The real file is untouched (no --yes); the shadow holds the write.
+    assert_eq!(
+        std::fs::read_to_string(e.repo.join("src/app.py")).unwrap(),
+        "print('one')\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(Path::new(&shadow).join("src/app.py")).unwrap(),
+        "print('two')\n"
+    );
+    let log = log_text(&e.home, v["sessionId"].as_str().unwrap());
+    assert!(result_of(&log, "c2").to_string().contains("print('two')"));
+    let glob = result_of(&log, "c3").to_string();
+    assert!(glob.contains(&real_app), "{glob}");
+    assert!(
+        !log.contains(&shadow),
+        "the transcript mentions the shadow {shadow}: {log}"
+    );
+    // The session is the real folder's.
+    let list = agent(&e.home)
+        .args(["sessions", "list", "--json", "--cwd"])
+        .arg(&e.repo)
+        .output()
+        .unwrap();
+    let listed = String::from_utf8_lossy(&list.stdout);
+    assert!(
+        listed.contains(v["sessionId"].as_str().unwrap()),
+        "{listed}\n{}",
+        String::from_utf8_lossy(&list.stderr)
+    );
+}
+
+#[test]
+fn a_reused_shadow_is_refreshed_before_the_model_starts() {
+    let e = env(json!({"permissions": {"allow": ["Read", "Write"]}}));
+    let first = ok(&run(
+        &e,
+        &e.repo,
+        vec![
+            call(
+                "c1",
+                "Write",
+                &json!({"file_path": "notes.txt", "content": "agent\n"}),
+            ),
+            text("done"),
+        ],
+        &[],
+    ));
+    assert!(first["commit"].is_null());
+    // The user edits the real folder between runs.
+    std::fs::write(e.repo.join("src/app.py"), "print('user')\n").unwrap();
+    let out = run(
+        &e,
+        &e.repo,
+        vec![
+            call("c1", "Read", &json!({"file_path": "src/app.py"})),
+            text("done"),
+        ],
+        &[],
+    );
+    let second = ok(&out);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("refreshed"), "{stderr}");
+    let log = log_text(&e.home, second["sessionId"].as_str().unwrap());
+    assert!(
+        result_of(&log, "c1").to_string().contains("print('user')"),
+        "the model read a stale copy: {log}"
+    );
+    // The agent's earlier change is still pending in the shadow.
+    let paths: Vec<&str> = second["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(paths, ["notes.txt"]);
+}
+
+#[test]
+fn mcp_servers_start_in_the_shadow_not_the_real_folder() {
+    let server =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../agent-mcp/tests/fixtures/mcp_server.py");
+    let e = env(json!({}));
+    // A server that writes into its working directory, and one given the project's path.
+    let settings = json!({
+        "mcpServers": {
+            "here": {"command": "sh", "args": ["-c", format!("echo here > written-by-mcp && exec python3 {}", server.display())]},
+            "given": {"command": "sh", "args": ["-c", format!("echo given > \"$0/given-by-mcp\" && exec python3 {}", server.display()), e.repo.display().to_string()]}
+        }
+    });
+    std::fs::write(&e.settings, settings.to_string()).unwrap();
+    let v = ok(&run(&e, &e.repo, vec![text("done")], &["--no-commit"]));
+    let shadow = PathBuf::from(v["shadow"].as_str().unwrap());
+    assert!(!e.repo.join("written-by-mcp").exists());
+    assert!(!e.repo.join("given-by-mcp").exists());
+    assert!(shadow.join("written-by-mcp").is_file());
+    assert!(shadow.join("given-by-mcp").is_file());
+}
+
+/// The core-utils bundle registry `cargo xtask ci` builds (`None`, skipped, outside CI when it
+/// was not built).
+fn registry() -> Option<PathBuf> {
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target"));
+    let dir = target.join("bundles/registry");
+    if dir.join("index.json").exists() {
+        return Some(dir);
+    }
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "{} is missing: `cargo xtask ci` builds it before the tests",
+        dir.display()
+    );
+    None
+}
+
+#[test]
+fn the_wasi_shell_shows_the_shadow_at_the_real_folders_path() {
+    let Some(registry) = registry() else { return };
+    let e = env(json!({"permissions": {"allow": ["Bash"]}, "bash": {"backend": "wasi"}}));
+    let installed = agent(&e.home)
+        .args(["bundles", "install", "core-utils", "--registry"])
+        .arg(&registry)
+        .output()
+        .unwrap();
+    assert!(
+        installed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&installed.stderr)
+    );
+    let real_app = e.repo.join("src/app.py").display().to_string();
+    let url = serve(vec![
+        call(
+            "c1",
+            "Bash",
+            &json!({"command": format!("pwd && ls .. && cat {real_app}")}),
+        ),
+        text("done"),
+    ]);
+    let out = agent(&e.home)
+        .args([
+            "run",
+            "work",
+            "--provider",
+            "openai-compatible",
+            "--base-url",
+        ])
+        .arg(&url)
+        .args(["--model", "m", "--json", "--settings"])
+        .arg(&e.settings)
+        .env("AGENT_WASI_CACHE", registry.join("../../wasi-test-cache"))
+        .current_dir(e.repo.join("src"))
+        .output()
+        .unwrap();
+    let v = ok(&out);
+    let log = log_text(&e.home, v["sessionId"].as_str().unwrap());
+    let result = result_of(&log, "c1");
+    assert_eq!(result["isError"], false, "{result}");
+    let stdout = result["output"]["stdout"].as_str().unwrap();
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(
+        lines[0],
+        e.repo.join("src").display().to_string(),
+        "{stdout}"
+    );
+    assert!(
+        lines.contains(&"Makefile") && lines.contains(&"tests"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("print('one')"), "{stdout}");
+}
