@@ -187,9 +187,29 @@ fn is_file(e: &Entry) -> bool {
     e.kind == EntryKind::File
 }
 
-/// Whether `data` looks binary: a NUL byte in its first 8 KiB, or invalid UTF-8.
+/// How much of a file the binary check reads: Git too decides from the start of a file.
+pub const BINARY_PREFIX: usize = 8 << 10;
+
+/// The largest file (either side) the review diffs line by line: a larger one is shown by size
+/// and sha256 and never loaded, so a review's memory stays bounded whatever the agent wrote.
+/// 1 MiB of text is some 20,000 lines, more than anyone reviews as a diff.
+pub const DIFF_LIMIT: u64 = 1 << 20;
+
+/// Whether `data` looks binary: a NUL byte or invalid UTF-8 in its first [`BINARY_PREFIX`]
+/// bytes (a character cut by the end of the prefix is not invalid). Only the prefix is read,
+/// so `data` may be the whole file or its first [`BINARY_PREFIX`] bytes.
 pub fn looks_binary(data: &[u8]) -> bool {
-    data.iter().take(8192).any(|&b| b == 0) || std::str::from_utf8(data).is_err()
+    let head = &data[..data.len().min(BINARY_PREFIX)];
+    if head.contains(&0) {
+        return true;
+    }
+    match std::str::from_utf8(head) {
+        Ok(_) => false,
+        // `error_len() == None`: the bytes end inside a character, which is invalid only when
+        // they are shorter than the prefix (the whole file); at the prefix's length they may be
+        // a prefix cut there.
+        Err(e) => e.error_len().is_some() || data.len() < BINARY_PREFIX,
+    }
 }
 
 /// The names of the two sides of `change` in a diff header (`a/x`, `b/x`, `/dev/null`),
@@ -242,21 +262,145 @@ pub fn unified(change: &Change, old: Option<&[u8]>, new: Option<&[u8]>) -> Strin
     out
 }
 
-/// The content of `rel` under `root`: a file's bytes, a link's target; `None` when absent.
-pub fn content(root: &Path, rel: &str) -> Option<Vec<u8>> {
-    let path = root.join(rel);
-    let meta = std::fs::symlink_metadata(&path).ok()?;
-    if meta.file_type().is_symlink() {
-        return std::fs::read_link(&path)
-            .ok()
-            .map(|t| t.to_string_lossy().into_owned().into_bytes());
+/// What one side of a diff holds, read with a bound.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) enum Content {
+    /// The path does not exist (or cannot be read).
+    Absent,
+    /// A file's bytes, or a link's target.
+    Loaded(Vec<u8>),
+    /// A file larger than the limit: not loaded.
+    Large {
+        /// Its size in bytes.
+        size: u64,
+    },
+}
+
+impl Content {
+    /// The loaded bytes, if any.
+    pub(super) fn bytes(&self) -> Option<&[u8]> {
+        match self {
+            Self::Loaded(d) => Some(d),
+            Self::Absent | Self::Large { .. } => None,
+        }
     }
-    std::fs::read(&path).ok()
+}
+
+/// The content of `rel` under `root` (a file's bytes, a link's target), loaded only when it
+/// is at most `limit` bytes: the file is read through one handle, at most `limit + 1` bytes,
+/// so a file that grows meanwhile is still not loaded whole.
+pub(super) fn content(root: &Path, rel: &str, limit: u64) -> Content {
+    use std::io::Read as _;
+    let path = root.join(rel);
+    let Ok(meta) = std::fs::symlink_metadata(&path) else {
+        return Content::Absent;
+    };
+    if meta.file_type().is_symlink() {
+        return std::fs::read_link(&path).map_or(Content::Absent, |t| {
+            Content::Loaded(t.to_string_lossy().into_owned().into_bytes())
+        });
+    }
+    if !meta.is_file() {
+        return Content::Absent;
+    }
+    let Ok(file) = open_file(&path) else {
+        return Content::Absent;
+    };
+    let size = file.metadata().map_or(meta.len(), |m| m.len());
+    if size > limit {
+        return Content::Large { size };
+    }
+    let mut data = Vec::new();
+    match file.take(limit.saturating_add(1)).read_to_end(&mut data) {
+        Ok(n) if n as u64 > limit => Content::Large { size: n as u64 },
+        Ok(_) => Content::Loaded(data),
+        Err(_) => Content::Absent,
+    }
+}
+
+/// The first [`BINARY_PREFIX`] bytes of the file at `rel` under `root` (a link: its target).
+pub(super) fn prefix(root: &Path, rel: &str) -> Option<Vec<u8>> {
+    match content(root, rel, 0) {
+        Content::Absent => None,
+        Content::Loaded(d) => Some(d),
+        Content::Large { .. } => {
+            use std::io::Read as _;
+            let file = open_file(&root.join(rel)).ok()?;
+            let mut data = Vec::with_capacity(BINARY_PREFIX);
+            file.take(BINARY_PREFIX as u64)
+                .read_to_end(&mut data)
+                .ok()?;
+            Some(data)
+        }
+    }
+}
+
+/// Opens `path` for reading when it is a regular file (the review reads only what the walk
+/// listed; a path swapped for something else meanwhile is treated as absent).
+fn open_file(path: &Path) -> std::io::Result<std::fs::File> {
+    let file = std::fs::File::open(path)?;
+    if file.metadata()?.is_file() {
+        Ok(file)
+    } else {
+        Err(std::io::Error::other("not a regular file"))
+    }
+}
+
+/// Size and sha256 of one side of a change too large to diff.
+#[derive(Debug)]
+pub(super) struct Summary {
+    /// Bytes.
+    pub size: u64,
+    /// Lowercase hex sha256 (streamed, never the whole file in memory).
+    pub sha256: String,
+}
+
+/// The review of a change with a side over [`DIFF_LIMIT`]: the headers and one line giving
+/// both sides' sizes and sha256 (`None`: the side is absent).
+pub(super) fn summary(change: &Change, old: Option<&Summary>, new: Option<&Summary>) -> String {
+    let (old_name, new_name) = diff_names(change);
+    let side = |s: Option<&Summary>| {
+        s.map_or_else(
+            || "absent".to_owned(),
+            |s| format!("{} bytes, sha256 {}", s.size, s.sha256),
+        )
+    };
+    let mut out = String::new();
+    if let (Some(o), Some(n)) = (change.old_mode, change.new_mode)
+        && o != n
+    {
+        out.push_str(&format!("old mode {o:o}\nnew mode {n:o}\n"));
+    }
+    out.push_str(&format!(
+        "--- {old_name}\n+++ {new_name}\n# size and sha256 changed: {} -> {} (over the {} MiB diff limit; not loaded)\n",
+        side(old),
+        side(new),
+        DIFF_LIMIT >> 20
+    ));
+    out
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{Change, ChangeKind, unified};
+    use super::{BINARY_PREFIX, Change, ChangeKind, looks_binary, unified};
+
+    #[test]
+    fn binary_is_decided_by_the_first_8_kib() {
+        assert!(!looks_binary("héllo\n".as_bytes()));
+        assert!(looks_binary(b"a\0b"));
+        assert!(looks_binary(b"\xff\xfe"));
+        // A character cut by the end of the prefix is not invalid UTF-8 ...
+        let mut cut = vec![b'a'; BINARY_PREFIX - 1];
+        cut.extend("é".as_bytes());
+        assert!(!looks_binary(&cut));
+        assert!(!looks_binary(&cut[..BINARY_PREFIX]));
+        // ... but a whole short file ending inside one is.
+        assert!(looks_binary(&"é".as_bytes()[..1]));
+        // What follows the prefix is not read.
+        let mut late = vec![b'a'; BINARY_PREFIX];
+        late.push(0);
+        assert!(!looks_binary(&late));
+    }
 
     fn change(path: &str, kind: ChangeKind) -> Change {
         Change {

@@ -37,7 +37,7 @@ mod shadow;
 mod snapshot;
 mod state;
 
-pub use changes::{Change, ChangeKind, ChangeSet, looks_binary};
+pub use changes::{BINARY_PREFIX, Change, ChangeKind, ChangeSet, DIFF_LIMIT, looks_binary};
 pub use commit::{CommitOptions, CommitReport, Conflict};
 pub use error::WorkspaceError;
 pub use quote::{quote_path, visible};

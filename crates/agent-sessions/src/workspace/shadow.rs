@@ -7,11 +7,14 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde::Serialize;
 
-use super::changes::{Change, ChangeSet, content, looks_binary, unified};
+use super::changes::{
+    Change, ChangeSet, Content, DIFF_LIMIT, Summary, content, looks_binary, prefix, summary,
+    unified,
+};
 use super::error::{WorkspaceError, io};
 use super::filter::walk;
 use super::quote::quote_path;
-use super::snapshot::{Entry, EntryKind, Found, Snapshot, mtime, sha256};
+use super::snapshot::{Entry, EntryKind, Found, Snapshot, mtime, sha256, sha256_file};
 use super::state::{State, default_root, dir_for, find_by_shadow};
 
 /// Files up to this size are read once, hashed and written from memory; larger ones are
@@ -208,18 +211,23 @@ impl Workspace {
         let now = self.shadow_snapshot()?;
         let shadow = self.state.shadow.clone();
         Ok(ChangeSet::between(&self.state.base, &now, &|rel| {
-            content(&shadow, rel).is_some_and(|d| looks_binary(&d))
+            prefix(&shadow, rel).is_some_and(|d| looks_binary(&d))
         }))
     }
 
     /// Unified diffs of the change set, or of the changes at or under `path`. The old side is
     /// the real folder's file when it still matches the base; when it changed since import the
-    /// diff is against its current content and says so.
+    /// diff is against its current content and says so. A change with a side over
+    /// [`super::DIFF_LIMIT`] is shown by sizes and sha256 (streamed), never loaded.
     ///
     /// # Errors
     /// [`WorkspaceError::Io`] when the shadow cannot be read.
     pub fn diff(&self, path: Option<&str>) -> Result<Vec<(Change, String)>, WorkspaceError> {
-        let set = self.status()?;
+        let now = self.shadow_snapshot()?;
+        let shadow = self.state.shadow.clone();
+        let set = ChangeSet::between(&self.state.base, &now, &|rel| {
+            prefix(&shadow, rel).is_some_and(|d| looks_binary(&d))
+        });
         let mut out = Vec::new();
         for change in set.changes {
             if let Some(p) = path {
@@ -238,23 +246,58 @@ impl Workspace {
                 _ => change.path.clone(),
             };
             let old = match change.kind {
-                super::ChangeKind::Added => None,
-                _ => content(&self.state.real, &old_rel),
+                super::ChangeKind::Added => Content::Absent,
+                _ => content(&self.state.real, &old_rel, DIFF_LIMIT),
             };
             let new = match change.kind {
-                super::ChangeKind::Deleted => None,
-                _ => content(&self.state.shadow, &change.path),
+                super::ChangeKind::Deleted => Content::Absent,
+                _ => content(&self.state.shadow, &change.path, DIFF_LIMIT),
+            };
+            // The old side's hash now, to say when the real file moved since the base.
+            let old_summary = match &old {
+                Content::Absent => None,
+                Content::Loaded(d) => Some(Summary {
+                    size: d.len() as u64,
+                    sha256: sha256(d),
+                }),
+                Content::Large { size } => Some(Summary {
+                    size: *size,
+                    sha256: sha256_file(&self.state.real.join(&old_rel))?,
+                }),
             };
             let mut text = String::new();
-            if let (Some(o), Some(base)) = (&old, self.state.base.get(&old_rel))
-                && sha256(o) != base.sha256
+            if let (Some(o), Some(base)) = (&old_summary, self.state.base.get(&old_rel))
+                && o.sha256 != base.sha256
             {
                 text.push_str(&format!(
                     "# note: {} changed in the real folder since import; this diff is against its current content\n",
                     quote_path(&old_rel)
                 ));
             }
-            text.push_str(&unified(&change, old.as_deref(), new.as_deref()));
+            match (&old, &new) {
+                (Content::Large { .. }, _) | (_, Content::Large { .. }) => {
+                    let new_summary = match &new {
+                        Content::Absent => None,
+                        Content::Loaded(d) => Some(Summary {
+                            size: d.len() as u64,
+                            sha256: sha256(d),
+                        }),
+                        Content::Large { size } => Some(Summary {
+                            size: *size,
+                            sha256: match now.get(&change.path) {
+                                Some(e) if e.size == *size => e.sha256.clone(),
+                                _ => sha256_file(&self.state.shadow.join(&change.path))?,
+                            },
+                        }),
+                    };
+                    text.push_str(&summary(
+                        &change,
+                        old_summary.as_ref(),
+                        new_summary.as_ref(),
+                    ));
+                }
+                _ => text.push_str(&unified(&change, old.bytes(), new.bytes())),
+            }
             out.push((change, text));
         }
         Ok(out)
