@@ -325,3 +325,15 @@ fn review_shows_control_characters_escaped_and_names_quoted() {
     let v: Value = serde_json::from_slice(&json.stdout).unwrap();
     assert_eq!(v["changes"][1]["path"], forged);
 }
+
+/// Issue 25 (B1): `--include-git` put `.git` into the change set; it is refused with the reason.
+#[test]
+fn include_git_is_refused_with_the_reason() {
+    let env = Env::new();
+    let out = env.agent(&env.real, &["workspace", "import", ".", "--include-git"]);
+    one_line_error(
+        &out,
+        2,
+        "--include-git was removed: .git is never part of the change set",
+    );
+}

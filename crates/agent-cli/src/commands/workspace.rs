@@ -43,10 +43,14 @@ pub fn run(args: WorkspaceArgs) -> Result<Exit> {
     };
     match args.command {
         WorkspaceCommand::Import(a) => {
+            if a.include_git {
+                bail!(
+                    "--include-git was removed: .git is never part of the change set; the shadow of a Git repository gets a .git of its own that shares the real objects (docs/workspace.md, Git in the shadow); import without it"
+                );
+            }
             let opts = ImportOptions {
                 state_root: state_root.clone(),
                 shadow: a.shadow.map(super::absolute).transpose()?,
-                include_git: a.include_git,
             };
             let (ws, report) = Workspace::import(&a.dir, &opts)?;
             log(
@@ -62,8 +66,12 @@ pub fn run(args: WorkspaceArgs) -> Result<Exit> {
                 output::stdout_line(&ws.shadow().display().to_string());
                 for link in &report.skipped_links {
                     output::warning(&format!(
-                        "{link} is a symlink that leaves the folder; it was not imported"
+                        "{} is a symlink that leaves the folder; it was not imported",
+                        quote_path(link)
                     ));
+                }
+                if let Some(why) = report.git.as_ref().and_then(|g| g.skipped.as_deref()) {
+                    output::warning(why);
                 }
             }
         }
@@ -168,6 +176,9 @@ pub fn run(args: WorkspaceArgs) -> Result<Exit> {
                         "conflict  {} (changed on both sides; the shadow's version stays)",
                         quote_path(p)
                     ));
+                }
+                if let Some(note) = &report.git {
+                    output::warning(note);
                 }
             }
         }

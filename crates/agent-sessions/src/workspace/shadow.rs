@@ -13,6 +13,7 @@ use super::changes::{
 };
 use super::error::{WorkspaceError, io};
 use super::filter::walk;
+use super::git::{self, GitReport};
 use super::quote::quote_path;
 use super::snapshot::{Entry, EntryKind, Found, Snapshot, mtime, sha256, sha256_file};
 use super::state::{State, default_root, dir_for, find_by_shadow};
@@ -29,9 +30,6 @@ pub struct ImportOptions {
     /// Where the shadow tree goes (default `<state dir>/tree`); must be empty or absent and
     /// must not overlap the real folder.
     pub shadow: Option<PathBuf>,
-    /// Copy `.git/` too (by default it is left out; the agent can still read it in the real
-    /// folder where its permissions allow).
-    pub include_git: bool,
 }
 
 /// What an import (or a discard) did.
@@ -44,6 +42,10 @@ pub struct ImportReport {
     pub bytes: u64,
     /// Symlinks left out because their target is outside the real folder (never followed).
     pub skipped_links: Vec<String>,
+    /// The shadow's own `.git`, when the real folder is a Git repository (docs/workspace.md,
+    /// Git in the shadow).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub git: Option<GitReport>,
 }
 
 /// What a refresh did.
@@ -54,6 +56,10 @@ pub struct RefreshReport {
     pub pulled: Vec<String>,
     /// Paths changed on both sides, left as they are in the shadow.
     pub conflicts: Vec<String>,
+    /// Set when the real repository's HEAD moved since the shadow's `.git` was made: refresh
+    /// does not move the shadow's refs (docs/workspace.md, Git in the shadow); this says so.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub git: Option<String>,
 }
 
 /// A shadow workspace: the agent works in [`Workspace::shadow`]; the real folder changes only
@@ -112,10 +118,9 @@ impl Workspace {
             version: 1,
             real,
             shadow,
-            include_git: opts.include_git,
             base: Snapshot::new(),
         };
-        let report = match copy_in(&state.real, &state.shadow, state.include_git) {
+        let mut report = match copy_in(&state.real, &state.shadow) {
             Ok((base, report)) => {
                 state.base = base;
                 report
@@ -127,6 +132,7 @@ impl Workspace {
             }
         };
         state.save(&dir)?;
+        report.git = git::setup(&state.real, &state.shadow, &dir)?;
         Ok((Self { dir, state }, report))
     }
 
@@ -182,12 +188,7 @@ impl Workspace {
     /// # Errors
     /// [`WorkspaceError::Io`] when the shadow cannot be read.
     pub fn shadow_snapshot(&self) -> Result<Snapshot, WorkspaceError> {
-        snapshot(
-            &self.state.shadow,
-            self.state.include_git,
-            &self.state.base,
-            false,
-        )
+        snapshot(&self.state.shadow, &self.state.base, false)
     }
 
     /// The real folder as it is now.
@@ -195,12 +196,7 @@ impl Workspace {
     /// # Errors
     /// [`WorkspaceError::Io`] when it cannot be read.
     pub fn real_snapshot(&self) -> Result<Snapshot, WorkspaceError> {
-        snapshot(
-            &self.state.real,
-            self.state.include_git,
-            &self.state.base,
-            true,
-        )
+        snapshot(&self.state.real, &self.state.base, true)
     }
 
     /// The change set of the shadow against the base.
@@ -319,7 +315,8 @@ impl Workspace {
                 std::fs::remove_file(&path).map_err(io(&path))?;
             }
         }
-        let (base, report) = copy_in(&self.state.real, &shadow, self.state.include_git)?;
+        let (base, mut report) = copy_in(&self.state.real, &shadow)?;
+        report.git = git::setup(&self.state.real, &shadow, &self.dir)?;
         self.state.base = base;
         self.state.save(&self.dir)?;
         Ok(report)
@@ -384,6 +381,7 @@ impl Workspace {
             report.pulled.push(rel);
         }
         self.state.save(&self.dir)?;
+        report.git = git::moved_since(&self.state.real, &self.dir);
         Ok(report)
     }
 
@@ -446,13 +444,8 @@ fn restrict(dir: &Path) {
 }
 
 /// A snapshot of `root`; `base` entries with the same size and mtime are not hashed again.
-fn snapshot(
-    root: &Path,
-    include_git: bool,
-    base: &Snapshot,
-    real: bool,
-) -> Result<Snapshot, WorkspaceError> {
-    let found = walk(root, include_git)?;
+fn snapshot(root: &Path, base: &Snapshot, real: bool) -> Result<Snapshot, WorkspaceError> {
+    let found = walk(root)?;
     let mut out = Snapshot::new();
     for f in found {
         let entry = f.entry(base.get(&f.rel), real)?;
@@ -548,12 +541,8 @@ fn copy_one(to_root: &Path, f: &Found) -> Result<Copied, WorkspaceError> {
 
 /// Copies every workspace path of `real` into `shadow` (in parallel) and returns the base
 /// snapshot.
-fn copy_in(
-    real: &Path,
-    shadow: &Path,
-    include_git: bool,
-) -> Result<(Snapshot, ImportReport), WorkspaceError> {
-    let found = walk(real, include_git)?;
+fn copy_in(real: &Path, shadow: &Path) -> Result<(Snapshot, ImportReport), WorkspaceError> {
+    let found = walk(real)?;
     let next = AtomicUsize::new(0);
     let results: Mutex<Vec<(usize, Result<Copied, WorkspaceError>)>> =
         Mutex::new(Vec::with_capacity(found.len()));
