@@ -153,6 +153,13 @@ const WORKSPACE_ROWS: &[Row] = &[
         what: "`Workspace::status` of the unchanged 10,000-file shadow (walk with ignore rules, one `lstat` per file, nothing hashed) vs. a bare recursive `lstat` walk; the target is ≤ 50 ms",
     },
     Row {
+        figure: "status_10k_files_one_2gb_sparse",
+        baseline: "status_unchanged_10k_files",
+        target: None,
+        items: None,
+        what: "`Workspace::status` of the same shadow holding one more file, a 2 GB sparse one the agent made (`truncate -s 2G`): it is not in the base, so each status hashes its 2 GB by streaming (64 KiB at a time) and reads 8 KiB for the binary check, vs. `status` of the unchanged shadow; peak memory below",
+    },
+    Row {
         figure: "grep_tool_10k_files",
         baseline: "grep_baseline_rg_or_grep_r_10k_files",
         target: None,
@@ -602,6 +609,9 @@ pub fn run(args: &[String]) -> Result<()> {
         for row in g.rows {
             writeln!(out, "- `{}`: {}", row.figure, row.what)?;
         }
+        if let Some(peaks) = peak_memory(&criterion) {
+            writeln!(out, "\n{peaks}")?;
+        }
         writeln!(out, "\n{}\n", g.footer)?;
     }
     if let Some(sizes) = bundle_sizes(&root) {
@@ -691,6 +701,31 @@ fn section(doc: &str, heading: &str) -> Option<String> {
     let rest = &doc[start..];
     let end = rest[3..].find("\n## ").map_or(rest.len(), |i| i + 4);
     Some(rest[..end].to_owned())
+}
+
+/// The peak-memory line of a group whose bench wrote `peak_memory.json` (figure name →
+/// `{"vmRssBeforeKb", "vmHwmKb"}`: the RSS before one run and the peak during it, `VmHWM`
+/// reset before it), e.g. the workspace
+/// group's `status` with and without a 2 GB sparse file.
+fn peak_memory(criterion: &Path) -> Option<String> {
+    let v: Value =
+        serde_json::from_slice(&std::fs::read(criterion.join("peak_memory.json")).ok()?).ok()?;
+    let mut parts = Vec::new();
+    for (name, figure) in v.as_object()? {
+        let kb = figure["vmHwmKb"].as_u64()?;
+        let before = figure["vmRssBeforeKb"].as_u64()?;
+        #[allow(clippy::cast_precision_loss, reason = "memory sizes in kB")]
+        parts.push(format!(
+            "`{name}` {:.1} MB ({:+.1} MB over the {:.1} MB resident before it)",
+            kb as f64 / 1024.0,
+            (kb as f64 - before as f64) / 1024.0,
+            before as f64 / 1024.0
+        ));
+    }
+    Some(format!(
+        "Peak memory of one run (the process's `VmHWM`, reset just before it, so it includes the bench process itself): {}.",
+        parts.join(", ")
+    ))
 }
 
 fn median_ns(dir: &Path) -> Result<f64> {

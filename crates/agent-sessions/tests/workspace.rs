@@ -138,16 +138,19 @@ fn import_copies_what_belongs_and_follows_no_link() {
     assert!(matches!(err, WorkspaceError::Exists { .. }), "{err}");
 }
 
+/// Issue 25 (B1): `.git` is never copied; a `.git` that git cannot read (here a lone
+/// `.git/HEAD`) leaves the shadow without one, and the report says why.
 #[test]
-fn git_is_imported_only_when_asked() {
+fn a_git_directory_git_cannot_read_is_not_copied_and_the_report_says_why() {
     let f = fixture();
     let opts = ImportOptions {
         state_root: Some(f.state.path().to_path_buf()),
-        include_git: true,
         ..ImportOptions::default()
     };
-    let (ws, _) = Workspace::import(f.real.path(), &opts).unwrap();
-    assert!(ws.shadow().join(".git/HEAD").is_file());
+    let (ws, report) = Workspace::import(f.real.path(), &opts).unwrap();
+    assert!(!ws.shadow().join(".git").exists());
+    let why = report.git.unwrap().skipped.unwrap();
+    assert!(why.contains("the shadow has no .git"), "{why}");
     assert!(!ws.shadow().join(".agent").exists());
 }
 
@@ -416,7 +419,6 @@ fn a_shadow_inside_the_real_folder_is_refused() {
     let opts = ImportOptions {
         state_root: Some(f.state.path().to_path_buf()),
         shadow: Some(f.real.path().join("shadow")),
-        ..ImportOptions::default()
     };
     let err = Workspace::import(f.real.path(), &opts).unwrap_err();
     assert!(err.to_string().contains("overlap"), "{err}");

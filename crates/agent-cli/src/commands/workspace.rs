@@ -12,6 +12,7 @@ use agent_sessions::store::{LocalStore, SessionId, StoreOptions};
 
 use agent_sessions::workspace::{
     ChangeKind, ChangeSet, CommitOptions, CommitReport, ImportOptions, Workspace, WorkspaceError,
+    quote_path,
 };
 use anyhow::{Context, Result, bail};
 use serde_json::json;
@@ -42,10 +43,14 @@ pub fn run(args: WorkspaceArgs) -> Result<Exit> {
     };
     match args.command {
         WorkspaceCommand::Import(a) => {
+            if a.include_git {
+                bail!(
+                    "--include-git was removed: .git is never part of the change set; the shadow of a Git repository gets a .git of its own that shares the real objects (docs/workspace.md, Git in the shadow); import without it"
+                );
+            }
             let opts = ImportOptions {
                 state_root: state_root.clone(),
                 shadow: a.shadow.map(super::absolute).transpose()?,
-                include_git: a.include_git,
             };
             let (ws, report) = Workspace::import(&a.dir, &opts)?;
             log(
@@ -61,8 +66,12 @@ pub fn run(args: WorkspaceArgs) -> Result<Exit> {
                 output::stdout_line(&ws.shadow().display().to_string());
                 for link in &report.skipped_links {
                     output::warning(&format!(
-                        "{link} is a symlink that leaves the folder; it was not imported"
+                        "{} is a symlink that leaves the folder; it was not imported",
+                        quote_path(link)
                     ));
+                }
+                if let Some(why) = report.git.as_ref().and_then(|g| g.skipped.as_deref()) {
+                    output::warning(why);
                 }
             }
         }
@@ -160,12 +169,16 @@ pub fn run(args: WorkspaceArgs) -> Result<Exit> {
                 output::stdout_line(&serde_json::to_string(&report)?);
             } else {
                 for p in &report.pulled {
-                    output::stdout_line(&format!("pulled    {p}"));
+                    output::stdout_line(&format!("pulled    {}", quote_path(p)));
                 }
                 for p in &report.conflicts {
                     output::stdout_line(&format!(
-                        "conflict  {p} (changed on both sides; the shadow's version stays)"
+                        "conflict  {} (changed on both sides; the shadow's version stays)",
+                        quote_path(p)
                     ));
+                }
+                if let Some(note) = &report.git {
+                    output::warning(note);
                 }
             }
         }
@@ -174,6 +187,8 @@ pub fn run(args: WorkspaceArgs) -> Result<Exit> {
 }
 
 /// One line per change: `M  src/lib.rs`, `R  new.rs (from old.rs)`, `A  img.png (binary)`.
+/// Names are quoted as Git quotes them (`quote_path`), so a control character or a newline in
+/// a name cannot forge or hide a line.
 pub(crate) fn print_set(set: &ChangeSet) {
     if set.is_empty() {
         output::stdout_line("no changes");
@@ -184,7 +199,7 @@ pub(crate) fn print_set(set: &ChangeSet) {
             ChangeKind::Added => ("A", String::new()),
             ChangeKind::Modified => ("M", String::new()),
             ChangeKind::Deleted => ("D", String::new()),
-            ChangeKind::Renamed { from } => ("R", format!(" (from {from})")),
+            ChangeKind::Renamed { from } => ("R", format!(" (from {})", quote_path(from))),
             ChangeKind::ModeChanged => (
                 "T",
                 format!(
@@ -195,10 +210,7 @@ pub(crate) fn print_set(set: &ChangeSet) {
             ),
         };
         let binary = if c.binary { " (binary)" } else { "" };
-        output::stdout_line(&format!(
-            "{letter}  {}{extra}{binary}",
-            output::sanitize(&c.path)
-        ));
+        output::stdout_line(&format!("{letter}  {}{extra}{binary}", quote_path(&c.path)));
     }
 }
 
@@ -224,7 +236,9 @@ pub(crate) fn confirm(question: &str) -> Result<()> {
     }
 }
 
-/// ANSI colours for a unified diff on a terminal.
+/// ANSI colours for a unified diff on a terminal. The text comes from `Workspace::diff`, which
+/// has already made every control character in it visible, so the only escape sequences
+/// printed are these colours.
 pub(crate) fn coloured(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + 64);
     for line in text.split_inclusive('\n') {

@@ -40,7 +40,7 @@ pub fn base(fs: &Confined, path: Option<&str>) -> Result<PathBuf, ToolError> {
 /// Every file under `base`.
 pub fn files(base: &Path) -> Vec<Hit> {
     let mut out = Vec::new();
-    for entry in walker(base, false).build().flatten() {
+    for entry in walker(base).build().flatten() {
         if !entry.file_type().is_some_and(|t| t.is_file()) {
             continue;
         }

@@ -1,7 +1,8 @@
 //! Which paths belong to the workspace: everything under the root except what `.gitignore`
 //! and `.agentignore` files exclude (gitignore syntax, read at every level, as Git and the
 //! `ignore` crate read them, whether or not the folder is a Git repository), the reserved
-//! `.agent/` directories (never imported, never committed), and `.git/` unless asked for.
+//! `.agent/` directories (never imported, never committed), and `.git` (a directory, a file or a
+//! link, at any depth; the shadow gets a `.git` of its own, see `workspace::git`).
 //! Symlinks are listed as links, never followed.
 
 use std::path::Path;
@@ -15,14 +16,16 @@ use super::snapshot::Found;
 pub const AGENT_IGNORE: &str = ".agentignore";
 /// The reserved directory name (settings, sessions): never imported or committed.
 pub const RESERVED: &str = ".agent";
+/// Git's directory (or `gitdir:` file) name: never imported or committed, at any depth.
+pub const GIT: &str = ".git";
 
 /// Every regular file and symlink under `root` that belongs to the workspace, sorted by path.
 ///
 /// # Errors
 /// [`WorkspaceError::Io`] when a directory cannot be read.
-pub fn walk(root: &Path, include_git: bool) -> Result<Vec<Found>, WorkspaceError> {
+pub fn walk(root: &Path) -> Result<Vec<Found>, WorkspaceError> {
     let mut out = Vec::new();
-    for item in walker(root, include_git).build() {
+    for item in walker(root).build() {
         let entry = item
             .map_err(|e| WorkspaceError::Invalid(format!("cannot walk {}: {e}", root.display())))?;
         let Some(ft) = entry.file_type() else {
@@ -50,7 +53,7 @@ pub fn walk(root: &Path, include_git: bool) -> Result<Vec<Found>, WorkspaceError
 
 /// The walk of `root` under the workspace's rules (see the module docs), for any caller that
 /// must see the same files (the shadow workspace, Glob and Grep).
-pub fn walker(root: &Path, include_git: bool) -> WalkBuilder {
+pub fn walker(root: &Path) -> WalkBuilder {
     let mut builder = WalkBuilder::new(root);
     builder
         .hidden(false)
@@ -69,7 +72,9 @@ pub fn walker(root: &Path, include_git: bool) -> WalkBuilder {
             return true;
         }
         let is_dir = e.file_type().is_some_and(|t| t.is_dir());
-        !(is_dir && (name == RESERVED || (!include_git && name == ".git")))
+        // `.git` whatever it is (a directory, a `gitdir:` file, a link): never part of the
+        // workspace; the shadow gets a `.git` of its own (`workspace::git`).
+        name != GIT && !(is_dir && name == RESERVED)
     });
     builder
 }

@@ -7,7 +7,8 @@
 //! the shadow's changes; [`Workspace::refresh`] pulls real-folder changes that do not conflict.
 //!
 //! Ignore rules ([`filter`]): `.gitignore` and `.agentignore` files at every level; `.agent/`
-//! never; `.git/` only when asked. Symlinks are copied as links when they stay inside the tree
+//! never; `.git` never (a Git repository's shadow gets a `.git` of its own, sharing the real
+//! objects, see docs/workspace.md). Symlinks are copied as links when they stay inside the tree
 //! and left out otherwise; they are never followed.
 //!
 //! ```
@@ -32,14 +33,18 @@ mod changes;
 mod commit;
 mod error;
 pub mod filter;
+mod git;
+mod quote;
 mod root;
 mod shadow;
 mod snapshot;
 mod state;
 
-pub use changes::{Change, ChangeKind, ChangeSet, looks_binary};
+pub use changes::{BINARY_PREFIX, Change, ChangeKind, ChangeSet, DIFF_LIMIT, looks_binary};
 pub use commit::{CommitOptions, CommitReport, Conflict};
 pub use error::WorkspaceError;
+pub use git::GitReport;
+pub use quote::{quote_path, visible};
 pub use root::import_root;
 pub use shadow::{ImportOptions, ImportReport, RefreshReport, Workspace};
 pub use snapshot::{Entry, EntryKind, Snapshot};

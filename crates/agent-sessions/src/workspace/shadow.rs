@@ -7,10 +7,15 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde::Serialize;
 
-use super::changes::{Change, ChangeSet, content, looks_binary, unified};
+use super::changes::{
+    Change, ChangeSet, Content, DIFF_LIMIT, Summary, content, looks_binary, prefix, summary,
+    unified,
+};
 use super::error::{WorkspaceError, io};
 use super::filter::walk;
-use super::snapshot::{Entry, EntryKind, Found, Snapshot, mtime, sha256};
+use super::git::{self, GitReport};
+use super::quote::quote_path;
+use super::snapshot::{Entry, EntryKind, Found, Snapshot, mtime, sha256, sha256_file};
 use super::state::{State, default_root, dir_for, find_by_shadow};
 
 /// Files up to this size are read once, hashed and written from memory; larger ones are
@@ -25,9 +30,6 @@ pub struct ImportOptions {
     /// Where the shadow tree goes (default `<state dir>/tree`); must be empty or absent and
     /// must not overlap the real folder.
     pub shadow: Option<PathBuf>,
-    /// Copy `.git/` too (by default it is left out; the agent can still read it in the real
-    /// folder where its permissions allow).
-    pub include_git: bool,
 }
 
 /// What an import (or a discard) did.
@@ -40,6 +42,10 @@ pub struct ImportReport {
     pub bytes: u64,
     /// Symlinks left out because their target is outside the real folder (never followed).
     pub skipped_links: Vec<String>,
+    /// The shadow's own `.git`, when the real folder is a Git repository (docs/workspace.md,
+    /// Git in the shadow).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub git: Option<GitReport>,
 }
 
 /// What a refresh did.
@@ -50,6 +56,10 @@ pub struct RefreshReport {
     pub pulled: Vec<String>,
     /// Paths changed on both sides, left as they are in the shadow.
     pub conflicts: Vec<String>,
+    /// Set when the real repository's HEAD moved since the shadow's `.git` was made: refresh
+    /// does not move the shadow's refs (docs/workspace.md, Git in the shadow); this says so.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub git: Option<String>,
 }
 
 /// A shadow workspace: the agent works in [`Workspace::shadow`]; the real folder changes only
@@ -108,10 +118,9 @@ impl Workspace {
             version: 1,
             real,
             shadow,
-            include_git: opts.include_git,
             base: Snapshot::new(),
         };
-        let report = match copy_in(&state.real, &state.shadow, state.include_git) {
+        let mut report = match copy_in(&state.real, &state.shadow) {
             Ok((base, report)) => {
                 state.base = base;
                 report
@@ -123,6 +132,7 @@ impl Workspace {
             }
         };
         state.save(&dir)?;
+        report.git = git::setup(&state.real, &state.shadow, &dir)?;
         Ok((Self { dir, state }, report))
     }
 
@@ -178,12 +188,7 @@ impl Workspace {
     /// # Errors
     /// [`WorkspaceError::Io`] when the shadow cannot be read.
     pub fn shadow_snapshot(&self) -> Result<Snapshot, WorkspaceError> {
-        snapshot(
-            &self.state.shadow,
-            self.state.include_git,
-            &self.state.base,
-            false,
-        )
+        snapshot(&self.state.shadow, &self.state.base, false)
     }
 
     /// The real folder as it is now.
@@ -191,12 +196,7 @@ impl Workspace {
     /// # Errors
     /// [`WorkspaceError::Io`] when it cannot be read.
     pub fn real_snapshot(&self) -> Result<Snapshot, WorkspaceError> {
-        snapshot(
-            &self.state.real,
-            self.state.include_git,
-            &self.state.base,
-            true,
-        )
+        snapshot(&self.state.real, &self.state.base, true)
     }
 
     /// The change set of the shadow against the base.
@@ -207,18 +207,23 @@ impl Workspace {
         let now = self.shadow_snapshot()?;
         let shadow = self.state.shadow.clone();
         Ok(ChangeSet::between(&self.state.base, &now, &|rel| {
-            content(&shadow, rel).is_some_and(|d| looks_binary(&d))
+            prefix(&shadow, rel).is_some_and(|d| looks_binary(&d))
         }))
     }
 
     /// Unified diffs of the change set, or of the changes at or under `path`. The old side is
     /// the real folder's file when it still matches the base; when it changed since import the
-    /// diff is against its current content and says so.
+    /// diff is against its current content and says so. A change with a side over
+    /// [`super::DIFF_LIMIT`] is shown by sizes and sha256 (streamed), never loaded.
     ///
     /// # Errors
     /// [`WorkspaceError::Io`] when the shadow cannot be read.
     pub fn diff(&self, path: Option<&str>) -> Result<Vec<(Change, String)>, WorkspaceError> {
-        let set = self.status()?;
+        let now = self.shadow_snapshot()?;
+        let shadow = self.state.shadow.clone();
+        let set = ChangeSet::between(&self.state.base, &now, &|rel| {
+            prefix(&shadow, rel).is_some_and(|d| looks_binary(&d))
+        });
         let mut out = Vec::new();
         for change in set.changes {
             if let Some(p) = path {
@@ -237,22 +242,58 @@ impl Workspace {
                 _ => change.path.clone(),
             };
             let old = match change.kind {
-                super::ChangeKind::Added => None,
-                _ => content(&self.state.real, &old_rel),
+                super::ChangeKind::Added => Content::Absent,
+                _ => content(&self.state.real, &old_rel, DIFF_LIMIT),
             };
             let new = match change.kind {
-                super::ChangeKind::Deleted => None,
-                _ => content(&self.state.shadow, &change.path),
+                super::ChangeKind::Deleted => Content::Absent,
+                _ => content(&self.state.shadow, &change.path, DIFF_LIMIT),
+            };
+            // The old side's hash now, to say when the real file moved since the base.
+            let old_summary = match &old {
+                Content::Absent => None,
+                Content::Loaded(d) => Some(Summary {
+                    size: d.len() as u64,
+                    sha256: sha256(d),
+                }),
+                Content::Large { size } => Some(Summary {
+                    size: *size,
+                    sha256: sha256_file(&self.state.real.join(&old_rel))?,
+                }),
             };
             let mut text = String::new();
-            if let (Some(o), Some(base)) = (&old, self.state.base.get(&old_rel))
-                && sha256(o) != base.sha256
+            if let (Some(o), Some(base)) = (&old_summary, self.state.base.get(&old_rel))
+                && o.sha256 != base.sha256
             {
                 text.push_str(&format!(
-                    "# note: {old_rel} changed in the real folder since import; this diff is against its current content\n"
+                    "# note: {} changed in the real folder since import; this diff is against its current content\n",
+                    quote_path(&old_rel)
                 ));
             }
-            text.push_str(&unified(&change, old.as_deref(), new.as_deref()));
+            match (&old, &new) {
+                (Content::Large { .. }, _) | (_, Content::Large { .. }) => {
+                    let new_summary = match &new {
+                        Content::Absent => None,
+                        Content::Loaded(d) => Some(Summary {
+                            size: d.len() as u64,
+                            sha256: sha256(d),
+                        }),
+                        Content::Large { size } => Some(Summary {
+                            size: *size,
+                            sha256: match now.get(&change.path) {
+                                Some(e) if e.size == *size => e.sha256.clone(),
+                                _ => sha256_file(&self.state.shadow.join(&change.path))?,
+                            },
+                        }),
+                    };
+                    text.push_str(&summary(
+                        &change,
+                        old_summary.as_ref(),
+                        new_summary.as_ref(),
+                    ));
+                }
+                _ => text.push_str(&unified(&change, old.bytes(), new.bytes())),
+            }
             out.push((change, text));
         }
         Ok(out)
@@ -274,7 +315,8 @@ impl Workspace {
                 std::fs::remove_file(&path).map_err(io(&path))?;
             }
         }
-        let (base, report) = copy_in(&self.state.real, &shadow, self.state.include_git)?;
+        let (base, mut report) = copy_in(&self.state.real, &shadow)?;
+        report.git = git::setup(&self.state.real, &shadow, &self.dir)?;
         self.state.base = base;
         self.state.save(&self.dir)?;
         Ok(report)
@@ -339,6 +381,7 @@ impl Workspace {
             report.pulled.push(rel);
         }
         self.state.save(&self.dir)?;
+        report.git = git::moved_since(&self.state.real, &self.dir);
         Ok(report)
     }
 
@@ -401,13 +444,8 @@ fn restrict(dir: &Path) {
 }
 
 /// A snapshot of `root`; `base` entries with the same size and mtime are not hashed again.
-fn snapshot(
-    root: &Path,
-    include_git: bool,
-    base: &Snapshot,
-    real: bool,
-) -> Result<Snapshot, WorkspaceError> {
-    let found = walk(root, include_git)?;
+fn snapshot(root: &Path, base: &Snapshot, real: bool) -> Result<Snapshot, WorkspaceError> {
+    let found = walk(root)?;
     let mut out = Snapshot::new();
     for f in found {
         let entry = f.entry(base.get(&f.rel), real)?;
@@ -503,12 +541,8 @@ fn copy_one(to_root: &Path, f: &Found) -> Result<Copied, WorkspaceError> {
 
 /// Copies every workspace path of `real` into `shadow` (in parallel) and returns the base
 /// snapshot.
-fn copy_in(
-    real: &Path,
-    shadow: &Path,
-    include_git: bool,
-) -> Result<(Snapshot, ImportReport), WorkspaceError> {
-    let found = walk(real, include_git)?;
+fn copy_in(real: &Path, shadow: &Path) -> Result<(Snapshot, ImportReport), WorkspaceError> {
+    let found = walk(real)?;
     let next = AtomicUsize::new(0);
     let results: Mutex<Vec<(usize, Result<Copied, WorkspaceError>)>> =
         Mutex::new(Vec::with_capacity(found.len()));

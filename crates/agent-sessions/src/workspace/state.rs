@@ -24,8 +24,6 @@ pub struct State {
     pub real: PathBuf,
     /// The shadow tree (canonical).
     pub shadow: PathBuf,
-    /// Whether `.git/` was imported.
-    pub include_git: bool,
     /// The base snapshot: the real folder at import, advanced by each commit and refresh.
     pub base: Snapshot,
 }
