@@ -384,3 +384,104 @@ fn the_wasi_shell_shows_the_shadow_at_the_real_folders_path() {
     );
     assert!(stdout.contains("print('one')"), "{stdout}");
 }
+
+/// Runs `git` in `dir`, quietly, with a fixed identity.
+fn git(dir: &Path, args: &[&str]) {
+    let out = Command::new("git")
+        .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+        .args(args)
+        .current_dir(dir)
+        .env_remove("GIT_DIR")
+        .env_remove("GIT_WORK_TREE")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Every file under `dir` with its bytes.
+fn tree_bytes(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).unwrap() {
+            let path = entry.unwrap().path();
+            let meta = std::fs::symlink_metadata(&path).unwrap();
+            if meta.is_dir() {
+                stack.push(path);
+            } else {
+                let bytes = std::fs::read(&path).unwrap_or_default();
+                out.push((path, bytes));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+fn on_path(program: &str) -> bool {
+    std::env::var_os("PATH")
+        .is_some_and(|paths| std::env::split_paths(&paths).any(|d| d.join(program).is_file()))
+}
+
+#[test]
+fn a_scripted_session_in_a_git_repository_edits_runs_git_diff_and_commits() {
+    if !(on_path("git") && on_path("bwrap")) {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "git and bwrap are needed (.ci/run installs bubblewrap)"
+        );
+        return;
+    }
+    let e = env(
+        json!({"permissions": {"allow": ["Read", "Edit", "Bash(git diff*)"]}, "bash": {"backend": "native"}}),
+    );
+    std::fs::remove_dir_all(e.repo.join(".git")).unwrap();
+    git(&e.repo, &["init", "-q", "-b", "main"]);
+    git(&e.repo, &["add", "-A"]);
+    git(&e.repo, &["commit", "-q", "-m", "first"]);
+    let before = tree_bytes(&e.repo.join(".git"));
+    let out = run(
+        &e,
+        &e.repo,
+        vec![
+            call("c1", "Read", &json!({"file_path": "src/app.py"})),
+            call(
+                "c2",
+                "Edit",
+                &json!({"file_path": "src/app.py", "old_string": "one", "new_string": "two"}),
+            ),
+            call("c3", "Bash", &json!({"command": "git diff"})),
+            text("done"),
+        ],
+        &["--yes"],
+    );
+    let v = ok(&out);
+    let log = log_text(&e.home, v["sessionId"].as_str().unwrap());
+    let diff = result_of(&log, "c3");
+    assert_eq!(diff["isError"], false, "{diff}");
+    let stdout = diff["output"]["stdout"].as_str().unwrap();
+    assert!(
+        stdout.contains("-print('one')") && stdout.contains("+print('two')"),
+        "git diff in the shadow shows the agent's change against HEAD: {diff}"
+    );
+    // Committed through the review, and only the checkout changed.
+    assert_eq!(
+        std::fs::read_to_string(e.repo.join("src/app.py")).unwrap(),
+        "print('two')\n"
+    );
+    let paths: Vec<&str> = v["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(paths, ["src/app.py"], "no .git in the change set");
+    assert!(
+        before == tree_bytes(&e.repo.join(".git")),
+        "the real repository's .git changed"
+    );
+}

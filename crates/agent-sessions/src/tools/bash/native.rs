@@ -17,7 +17,7 @@ use agent_core::tools::ToolError;
 use agent_sandbox::outer::{self, Ending, ExecError, ExecRequest, Limits, OuterSandbox};
 use agent_sandbox::profile::ProfileTree;
 use agent_sandbox::profile::env::EnvPlan;
-use agent_sandbox::profile::host::{Host, SystemHost};
+use agent_sandbox::profile::host::{GitWorktrees, Host, SystemHost};
 use agent_sandbox::profile::selection::{Plan, Selection, Workdir};
 
 use agent_core::permissions::WriteScope;
@@ -107,16 +107,47 @@ impl NativeBackend {
         self.uncontained.as_deref()
     }
 
-    fn plan(&self, cwd: &Path, read_only: bool) -> Result<Plan, ToolError> {
-        let selection = Selection {
-            workdir: Workdir::Path(cwd.to_path_buf()),
+    /// The OS sandbox's policy for `request`: its directory is the workdir (read-only for a
+    /// read-only approval). In a shadow workspace (`request.view`), the whole shadow is
+    /// granted too when the command starts in a subfolder of it, and the real repository's
+    /// object store read-only, so the shadow's Git (which borrows the real objects through
+    /// `objects/info/alternates`) can read history. That path is found from the real folder,
+    /// never from the alternates file, which the agent can edit.
+    fn plan(&self, request: &BashRequest, read_only: bool) -> Result<Plan, ToolError> {
+        let mut selection = Selection {
+            workdir: Workdir::Path(request.cwd.clone()),
             command: Some("bash".into()),
             workdir_read_only: read_only,
             ..Selection::default()
         };
+        if let Some(view) = &request.view
+            && request.cwd.starts_with(view.actual())
+        {
+            if request.cwd != view.actual() {
+                let root = view.actual().to_path_buf();
+                if read_only {
+                    selection.add_dirs_ro.push(root);
+                } else {
+                    selection.add_dirs.push(root);
+                }
+            }
+            selection.add_dirs_ro.extend(real_objects(view.shown()));
+        }
         Plan::resolve(&self.tree, &selection, &SystemHost)
             .map_err(|e| ToolError::Sandbox(format!("cannot assemble the sandbox policy: {e}")))
     }
+}
+
+/// The object store of the Git repository at `real` (its `.git/objects`, or a linked
+/// worktree's common directory's), canonical; `None` when `real` is no repository's root.
+fn real_objects(real: &Path) -> Option<PathBuf> {
+    let git_dir = match GitWorktrees::discover(real).common_dir {
+        Some(common) => common,
+        None => real.join(".git"),
+    };
+    std::fs::canonicalize(git_dir.join("objects"))
+        .ok()
+        .filter(|o| o.is_dir())
 }
 
 impl BashBackend for NativeBackend {
@@ -157,7 +188,7 @@ impl BashBackend for NativeBackend {
             .containment
             .as_ref()
             .is_some_and(|c| c.writes == WriteScope::None);
-        let plan = self.plan(&request.cwd, read_only)?;
+        let plan = self.plan(request, read_only)?;
         let limits = Limits {
             wall: Some(request.timeout),
             output_bytes: self.output_bytes,
