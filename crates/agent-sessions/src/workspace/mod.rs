@@ -28,17 +28,22 @@
 //!
 //! docs/workspace.md describes the layout, the algorithms and the decisions.
 
+mod beneath;
 mod changes;
 mod commit;
 mod error;
 pub mod filter;
+mod journal;
+mod review;
 mod shadow;
 mod snapshot;
 mod state;
 
 pub use changes::{Change, ChangeKind, ChangeSet, looks_binary};
 pub use commit::{CommitOptions, CommitReport, Conflict};
-pub use error::WorkspaceError;
+pub use error::{Unrestored, WorkspaceError};
+pub use journal::Recovery;
+pub use review::{Review, ReviewedPath};
 pub use shadow::{ImportOptions, ImportReport, RefreshReport, Workspace};
 pub use snapshot::{Entry, EntryKind, Snapshot};
 pub use state::{STATE_FILE, default_root};
