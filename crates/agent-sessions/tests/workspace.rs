@@ -737,3 +737,149 @@ fn commit_applies_exactly_the_review_and_refuses_what_changed_since() {
         assert_eq!(tree(r), before, "something was applied");
     }
 }
+
+/// Names the workspace a [`kill_trial_child`] commits: `<state root>\n<real>\n<kill step or ->`.
+const KILL_TRIAL: &str = "AGENT_TEST_KILL_TRIAL";
+
+/// The commit of one kill trial, run in a child process by
+/// [`a_commit_killed_at_any_point_leaves_the_real_folder_untouched_or_fully_committed`]
+/// (it returns at once when that test did not start it).
+#[test]
+fn kill_trial_child() {
+    let Ok(spec) = std::env::var(KILL_TRIAL) else {
+        return;
+    };
+    let mut lines = spec.lines();
+    let (state, real, kill) = (
+        lines.next().unwrap(),
+        lines.next().unwrap(),
+        lines.next().unwrap(),
+    );
+    let mut ws = Workspace::open(Path::new(real), Some(Path::new(state))).unwrap();
+    let opts = CommitOptions {
+        kill_at: kill.parse().ok(),
+        ..CommitOptions::default()
+    };
+    ws.commit(&opts).unwrap();
+}
+
+/// A small xorshift generator: the trials are random, and the seed is in every message.
+struct Rng(u64);
+
+impl Rng {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0 % n.max(1)
+    }
+}
+
+/// A real folder of 60 files and a shadow with every kind of change to it (edits, adds in new
+/// directories, deletions, a rename, a mode change, a link): returns the workspace and the
+/// real folder's tree as it must be after the commit.
+fn kill_trial_fixture(real: &Path, state: &Path) -> (Workspace, BTreeMap<String, String>) {
+    for d in 0..6 {
+        for i in 0..10 {
+            write(real, &format!("d{d}/f{i}.txt"), &format!("real {d} {i}\n"));
+        }
+    }
+    let opts = ImportOptions {
+        state_root: Some(state.to_path_buf()),
+        ..ImportOptions::default()
+    };
+    let (ws, _) = Workspace::import(real, &opts).unwrap();
+    let s = ws.shadow().to_path_buf();
+    for i in 0..10 {
+        write(&s, &format!("d0/f{i}.txt"), &format!("agent edit {i}\n"));
+        write(
+            &s,
+            &format!("new/deep/n{i}.txt"),
+            &format!("agent new {i}\n"),
+        );
+        std::fs::remove_file(s.join(format!("d1/f{i}.txt"))).unwrap();
+    }
+    std::fs::rename(s.join("d2/f0.txt"), s.join("d2/moved.txt")).unwrap();
+    std::fs::set_permissions(s.join("d3/f0.txt"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::os::unix::fs::symlink("../d4/f0.txt", s.join("d3/link")).unwrap();
+    // Emptied directories stay (the change set holds files and links, not directories).
+    let want = tree(&s);
+    (ws, want)
+}
+
+#[test]
+fn a_commit_killed_at_any_point_leaves_the_real_folder_untouched_or_fully_committed() {
+    let seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as u64
+        | 1;
+    let mut rng = Rng(seed);
+    let (mut finished, mut untouched) = (0, 0);
+    // In memory where the machine offers it: a kill loses no page cache, so what a trial checks
+    // does not depend on the disk, and each commit's few syncs would otherwise wait on a disk
+    // shared with other work (tens of milliseconds each).
+    let scratch = |()| match tempfile::tempdir_in("/dev/shm") {
+        Ok(d) => d,
+        Err(_) => tempfile::tempdir().unwrap(),
+    };
+    for trial in 0..220 {
+        let real = scratch(());
+        let state = scratch(());
+        let (ws, committed) = kill_trial_fixture(real.path(), state.path());
+        let original = tree(real.path());
+        let changes = ws.status().unwrap().changes.len();
+        // Most trials stop at a chosen step (all of them: 1 + 3 directories + 2 per change
+        // + 2, and some past the end); the others are killed from outside after a delay.
+        let external = trial % 6 == 5;
+        let kill = if external {
+            "-".to_owned()
+        } else {
+            rng.below(140).to_string()
+        };
+        let mut child = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                "kill_trial_child",
+                "--exact",
+                "--nocapture",
+                "--test-threads=1",
+            ])
+            .env(
+                KILL_TRIAL,
+                format!(
+                    "{}\n{}\n{kill}",
+                    state.path().display(),
+                    real.path().display()
+                ),
+            )
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        if external {
+            std::thread::sleep(std::time::Duration::from_micros(rng.below(40_000)));
+            let _ = child.kill();
+        }
+        let status = child.wait().unwrap();
+        let what = format!("seed {seed}, trial {trial}, kill at {kill}, {status}");
+        // The next command that opens the workspace finishes or rolls back the commit.
+        let mut ws = Workspace::open(real.path(), Some(state.path())).unwrap();
+        let now = tree(real.path());
+        if now == committed {
+            finished += 1;
+            assert!(ws.status().unwrap().is_empty(), "{what}");
+        } else {
+            assert_eq!(now, original, "{what}: neither untouched nor committed");
+            untouched += 1;
+            assert_eq!(ws.status().unwrap().changes.len(), changes, "{what}");
+        }
+        assert!(!ws.state_dir().join("commit").exists(), "{what}");
+        // And the next commit works.
+        ws.commit(&CommitOptions::default()).unwrap();
+        assert_eq!(tree(real.path()), committed, "{what}: the next commit");
+    }
+    assert!(
+        finished > 0 && untouched > 0,
+        "{finished} finished, {untouched} untouched"
+    );
+}

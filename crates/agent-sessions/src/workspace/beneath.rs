@@ -312,8 +312,10 @@ impl Beneath {
 
     /// Replaces `rel` atomically with a regular file of `mode` filled by `fill`: a temporary
     /// file named `tmp` (short, fixed length, chosen by the caller) is created in the same
-    /// directory with `O_CREAT | O_EXCL`, filled, synced, then renamed over `rel`. The parent
-    /// directories must exist ([`Beneath::create_parents`]). Returns the new file's metadata.
+    /// directory with `O_CREAT | O_EXCL`, filled, then renamed over `rel`. The parent
+    /// directories must exist ([`Beneath::create_parents`]). Not synced: a commit makes its
+    /// writes durable with one [`Beneath::sync_fs`] before it drops its journal. Returns the
+    /// new file's metadata.
     pub(crate) fn write_atomic(
         &self,
         rel: &str,
@@ -333,12 +335,9 @@ impl Beneath {
         )
         .map_err(|e| io_at(&self.path.join(rel), e))?;
         let mut file = File::from(fd);
-        let filled = fill(&mut file)
-            .and_then(|()| file.flush())
-            .and_then(|()| {
-                rustix::fs::fchmod(&file, Mode::from_raw_mode(mode & 0o7777)).map_err(Into::into)
-            })
-            .and_then(|()| file.sync_all());
+        let filled = fill(&mut file).and_then(|()| file.flush()).and_then(|()| {
+            rustix::fs::fchmod(&file, Mode::from_raw_mode(mode & 0o7777)).map_err(Into::into)
+        });
         if let Err(e) = filled {
             let _ = rustix::fs::unlinkat(at, tmp, AtFlags::empty());
             return Err(super::error::io(self.path.join(rel))(e));
@@ -388,6 +387,12 @@ impl Beneath {
             Err(Errno::EXIST) if self.lstat(rel)?.is_some_and(|m| m.kind == Kind::Dir) => Ok(()),
             Err(e) => Err(io_at(&self.path.join(rel), e)),
         }
+    }
+
+    /// Flushes the filesystem holding the root to disk (`syncfs`): every write made beneath it
+    /// so far is durable afterwards.
+    pub(crate) fn sync_fs(&self) -> Result<(), WorkspaceError> {
+        rustix::fs::syncfs(&self.root).map_err(|e| io_at(&self.path, e))
     }
 
     /// Removes the file or link `rel`; `false` when it (or a parent) was already absent.

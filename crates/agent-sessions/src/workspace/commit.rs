@@ -169,6 +169,8 @@ impl Workspace {
             kill_at: opts.kill_at,
             n: 0,
         };
+        // The staged copies and backups are durable before the journal that refers to them.
+        sync_fs(&cdir)?;
         journal.save(&cdir)?;
         steps.step();
         let mut applied = 0;
@@ -209,6 +211,7 @@ impl Workspace {
                 backups,
             });
         }
+        real.sync_fs()?;
         journal.advance(&mut self.state.base, &real);
         self.state.save(&self.dir)?;
         steps.step();
@@ -404,9 +407,6 @@ fn read_entry(
                     o.write_all(&buf[..n]).map_err(io(c))?;
                 }
             }
-            if let (Some(o), Some(c)) = (out, &copy) {
-                o.sync_all().map_err(io(c))?;
-            }
             Ok(Some(Read(Entry {
                 kind: EntryKind::File,
                 size,
@@ -427,6 +427,12 @@ fn same_content(want: Option<&Entry>, got: Option<&Found>) -> bool {
         (Some(w), Some(Read(g))) => same(Some(w), Some(g)),
         _ => false,
     }
+}
+
+/// `syncfs` of the filesystem holding `dir`.
+fn sync_fs(dir: &Path) -> Result<(), WorkspaceError> {
+    let d = std::fs::File::open(dir).map_err(io(dir))?;
+    rustix::fs::syncfs(&d).map_err(|e| io(dir)(e.into()))
 }
 
 /// A commit id: 8 hex digits from the time, the process and the state directory.

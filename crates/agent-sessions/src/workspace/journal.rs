@@ -354,6 +354,7 @@ pub(crate) fn recover_locked(dir: &Path) -> Result<Option<Recovery>, WorkspaceEr
             });
         match forward {
             Ok(()) => {
+                real.sync_fs()?;
                 journal.advance(&mut state.base, &real);
                 state.save(dir)?;
                 finish(&cdir)?;
