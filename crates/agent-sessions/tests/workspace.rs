@@ -832,8 +832,11 @@ fn a_commit_killed_at_any_point_leaves_the_real_folder_untouched_or_fully_commit
         // Most trials stop at a chosen step (all of them: 1 + 3 directories + 2 per change
         // + 2, and some past the end); the others are killed from outside after a delay.
         let external = trial % 6 == 5;
+        // The first trials stop before the journal, just after it, and at the first change.
         let kill = if external {
             "-".to_owned()
+        } else if trial < 3 {
+            trial.to_string()
         } else {
             rng.below(140).to_string()
         };
@@ -882,4 +885,96 @@ fn a_commit_killed_at_any_point_leaves_the_real_folder_untouched_or_fully_commit
         finished > 0 && untouched > 0,
         "{finished} finished, {untouched} untouched"
     );
+}
+
+#[test]
+fn a_file_becomes_a_directory_in_one_commit_rolled_back_whole_on_failure() {
+    let f = fixture();
+    let r = f.real.path();
+    write(r, "x", "a file that becomes a directory\n");
+    let mut ws = import(&f);
+    let s = ws.shadow().to_path_buf();
+    std::fs::remove_file(s.join("x")).unwrap();
+    write(&s, "x/inside.txt", "now a directory\n");
+    let before = tree(r);
+    for fail_after in 0..2 {
+        let err = ws
+            .commit(&CommitOptions {
+                fail_after: Some(fail_after),
+                ..CommitOptions::default()
+            })
+            .unwrap_err();
+        assert!(matches!(err, WorkspaceError::RolledBack { .. }), "{err}");
+        assert_eq!(tree(r), before, "after failing at {fail_after}");
+    }
+    ws.commit(&CommitOptions::default()).unwrap();
+    assert_eq!(
+        std::fs::read_to_string(r.join("x/inside.txt")).unwrap(),
+        "now a directory\n"
+    );
+}
+
+#[test]
+fn a_file_where_the_real_folder_has_a_directory_is_refused_before_anything_is_written() {
+    let f = fixture();
+    let r = f.real.path();
+    write(r, "y/only.txt", "a directory that becomes a file\n");
+    let mut ws = import(&f);
+    let s = ws.shadow().to_path_buf();
+    std::fs::remove_dir_all(s.join("y")).unwrap();
+    write(&s, "y", "now a file\n");
+    write(&s, "README.md", "# changed\n");
+    let before = tree(r);
+    let err = ws.commit(&CommitOptions::default()).unwrap_err();
+    assert!(err.to_string().contains("is a directory"), "{err}");
+    assert_eq!(tree(r), before);
+}
+
+#[test]
+fn a_rollback_that_cannot_restore_a_path_names_it_and_keeps_its_backup() {
+    let f = fixture();
+    let r = f.real.path();
+    let mut ws = import(&f);
+    let s = ws.shadow().to_path_buf();
+    write(&s, "README.md", "# the agent's\n");
+    write(&s, "src/lib.rs", "the agent's lib\n");
+    write(&s, "src/new.rs", "new\n");
+    let err = ws
+        .commit(&CommitOptions {
+            fail_after: Some(2),
+            fail_undo: Some("README.md".into()),
+            ..CommitOptions::default()
+        })
+        .unwrap_err();
+    let WorkspaceError::RollbackIncomplete {
+        unrestored,
+        backups,
+        ..
+    } = &err
+    else {
+        panic!("{err}");
+    };
+    let text = err.to_string();
+    assert!(text.contains("rolling back failed for README.md"), "{text}");
+    assert!(!text.contains("every change was rolled back"), "{text}");
+    assert_eq!(unrestored.len(), 1);
+    let backup = unrestored[0].backup.clone().unwrap();
+    assert!(backup.starts_with(backups), "{backup:?} {backups:?}");
+    assert!(backups.starts_with(ws.state_dir()));
+    assert!(text.contains(&backup.display().to_string()), "{text}");
+    assert_eq!(std::fs::read_to_string(&backup).unwrap(), "# demo\n");
+    // The path keeps the committed version, as the error says; every other one is undone.
+    assert_eq!(
+        std::fs::read_to_string(r.join("README.md")).unwrap(),
+        "# the agent's\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(r.join("src/lib.rs")).unwrap(),
+        "pub fn one() -> u32 { 1 }\n"
+    );
+    assert!(!r.join("src/new.rs").exists());
+    // The kept backups are out of recovery's way: opening the workspace does not replay them.
+    let ws = Workspace::open(r, Some(f.state.path())).unwrap();
+    assert_eq!(ws.recovered(), None);
+    assert!(backup.exists());
 }

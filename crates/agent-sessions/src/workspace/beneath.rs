@@ -174,6 +174,8 @@ impl Beneath {
             let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
             let next = match rustix::fs::openat(at, *part, flags, Mode::empty()) {
                 Ok(fd) => fd,
+                // Without `create`, a missing directory or one that is a file means the path
+                // does not exist; a link is still refused.
                 Err(Errno::NOENT) => match created.as_deref_mut() {
                     None => return Ok(None),
                     Some(list) => {
@@ -186,7 +188,14 @@ impl Beneath {
                             .map_err(|e| self.in_the_way(at, part, &here, rel, e))?
                     }
                 },
-                Err(e) => return Err(self.in_the_way(at, part, &here, rel, e)),
+                Err(e) => {
+                    let kind = rustix::fs::statat(at, *part, AtFlags::SYMLINK_NOFOLLOW)
+                        .map(|st| Meta::of(&st).kind);
+                    if created.is_none() && matches!(kind, Ok(Kind::File | Kind::Other)) {
+                        return Ok(None);
+                    }
+                    return Err(self.in_the_way(at, part, &here, rel, e));
+                }
             };
             cur = Some(next);
         }

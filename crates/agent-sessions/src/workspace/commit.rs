@@ -44,11 +44,15 @@ pub struct CommitOptions {
     /// Fault injection for tests: fail after this many changes were applied.
     #[doc(hidden)]
     pub fail_after: Option<usize>,
-    /// Fault injection for tests: SIGKILL the process at this step of the commit (0 = just
-    /// after the journal is written; each directory made, each write synced and each change
-    /// applied is one step; then the state saved, then the journal removed).
+    /// Fault injection for tests: SIGKILL the process at this step of the commit (0 = staged
+    /// and backed up, before the journal; 1 = just after the journal is written; then each
+    /// directory made, each write's content written and each change applied is one step;
+    /// then the state saved, then the journal removed).
     #[doc(hidden)]
     pub kill_at: Option<usize>,
+    /// Fault injection for tests: undoing this path fails when a failed commit rolls back.
+    #[doc(hidden)]
+    pub fail_undo: Option<String>,
 }
 
 /// A path that changed in the real folder since the base.
@@ -171,34 +175,16 @@ impl Workspace {
         };
         // The staged copies and backups are durable before the journal that refers to them.
         sync_fs(&cdir)?;
+        steps.step();
         journal.save(&cdir)?;
         steps.step();
-        let mut applied = 0;
-        let mut failure = journal
-            .make_dirs(&real, &mut || steps.step())
-            .err()
-            .map(|(d, e)| (d, e.to_string()));
-        if failure.is_none() {
-            for n in 0..journal.ops.len() {
-                let path = journal.ops[n].path.clone();
-                if opts.fail_after == Some(n) {
-                    failure = Some((path, "simulated failure (fault injection)".to_owned()));
-                    break;
-                }
-                let mut step = || steps.step();
-                if let Err(e) = journal.apply(n, &real, &cdir, &mut step) {
-                    failure = Some((path, e.to_string()));
-                    break;
-                }
-                applied = n + 1;
-                steps.step();
-            }
-        }
-        if let Some((path, why)) = failure {
+        let run = journal.run(&real, &cdir, opts.fail_after, &mut || steps.step());
+        if let Err(failure) = run {
+            let (applied, path, why) = (failure.applied, failure.path, failure.why);
             let mut journal = journal;
             journal.phase = Phase::RollBack;
             journal.save(&cdir)?;
-            let mut failed = journal.roll_back(applied, &real, &cdir);
+            let mut failed = journal.roll_back(applied, &real, &cdir, opts.fail_undo.as_deref());
             if failed.is_empty() {
                 journal::finish(&cdir)?;
                 return Err(WorkspaceError::RolledBack { path, why });
@@ -272,7 +258,7 @@ impl Workspace {
         for (slot, p) in review.paths().iter().enumerate() {
             let now = read_entry(&real, &p.path, Some(backup_path(cdir, slot)))?;
             let before = match now {
-                Some(Unreadable) => {
+                Some(Dir | Unreadable) => {
                     return Err(WorkspaceError::Invalid(format!(
                         "{} is a directory or a special file in the real folder; move it away, then commit again",
                         self.state.real.join(&p.path).display()
@@ -354,10 +340,13 @@ impl Workspace {
 enum Found {
     /// A file or link, as an entry (mtimes 0).
     Read(Entry),
-    /// A directory, a special file, or a path that cannot be read.
+    /// A directory (in the shadow: the file that was there is gone, a directory took its
+    /// place).
+    Dir,
+    /// A special file, or a path that cannot be read.
     Unreadable,
 }
-use Found::{Read, Unreadable};
+use Found::{Dir, Read, Unreadable};
 
 /// Reads `rel` beneath `root` without following links: a file is copied to `copy` while it
 /// is hashed, a link's target is read; `None` when absent.
@@ -416,14 +405,15 @@ fn read_entry(
                 shadow_mtime: 0,
             })))
         }
-        Kind::Dir | Kind::Other => Ok(Some(Unreadable)),
+        Kind::Dir => Ok(Some(Dir)),
+        Kind::Other => Ok(Some(Unreadable)),
     }
 }
 
 /// Whether what was read is exactly `want` (kind, content, mode), or both absent.
 fn same_content(want: Option<&Entry>, got: Option<&Found>) -> bool {
     match (want, got) {
-        (None, None) => true,
+        (None, None | Some(Dir)) => true,
         (Some(w), Some(Read(g))) => same(Some(w), Some(g)),
         _ => false,
     }

@@ -142,14 +142,51 @@ impl Journal {
         }
     }
 
-    /// Creates the directories the commit needs, outermost first.
-    pub fn make_dirs(
+    /// The index of the first write: removals come before it, and the directories are made
+    /// just before it.
+    fn first_write(&self) -> usize {
+        self.ops
+            .iter()
+            .position(|o| o.new.is_some())
+            .unwrap_or(self.ops.len())
+    }
+
+    /// Applies every op in order: the removals, then the directories the commit needs
+    /// (outermost first), then the writes. `step` runs after each directory, after each
+    /// write's content is written (before its rename) and after each op. Fails (with how many
+    /// ops were applied) at the first error, or before op `fail_after` (fault injection).
+    pub fn run(
         &self,
         real: &Beneath,
+        cdir: &Path,
+        fail_after: Option<usize>,
         step: &mut dyn FnMut(),
-    ) -> Result<(), (String, WorkspaceError)> {
-        for d in &self.dirs {
-            real.mkdir(d).map_err(|e| (d.clone(), e))?;
+    ) -> Result<(), RunFailure> {
+        let first_write = self.first_write();
+        for n in 0..=self.ops.len() {
+            if n == first_write {
+                for d in &self.dirs {
+                    real.mkdir(d).map_err(|e| RunFailure {
+                        applied: n,
+                        path: d.clone(),
+                        why: e.to_string(),
+                    })?;
+                    step();
+                }
+            }
+            let Some(op) = self.ops.get(n) else { break };
+            if fail_after == Some(n) {
+                return Err(RunFailure {
+                    applied: n,
+                    path: op.path.clone(),
+                    why: "simulated failure (fault injection)".into(),
+                });
+            }
+            self.apply(n, real, cdir, step).map_err(|e| RunFailure {
+                applied: n,
+                path: op.path.clone(),
+                why: e.to_string(),
+            })?;
             step();
         }
         Ok(())
@@ -219,12 +256,32 @@ impl Journal {
         Ok(())
     }
 
-    /// Undoes ops `0..applied` in reverse and removes the created directories; returns what
-    /// could not be restored.
-    pub fn roll_back(&self, applied: usize, real: &Beneath, cdir: &Path) -> Vec<Unrestored> {
+    /// Undoes ops `0..applied` in reverse (the writes, then the created directories while
+    /// empty, then the removals); returns what could not be restored. Undoing `fail_undo`
+    /// fails (fault injection).
+    pub fn roll_back(
+        &self,
+        applied: usize,
+        real: &Beneath,
+        cdir: &Path,
+        fail_undo: Option<&str>,
+    ) -> Vec<Unrestored> {
         let mut failed = Vec::new();
+        let first_write = self.first_write();
+        let mut dirs_removed = false;
         for n in (0..applied.min(self.ops.len())).rev() {
-            if let Err(e) = self.undo(n, real, cdir) {
+            if n < first_write && !dirs_removed {
+                self.remove_dirs(real);
+                dirs_removed = true;
+            }
+            let undone = if fail_undo == Some(self.ops[n].path.as_str()) {
+                Err(WorkspaceError::Invalid(
+                    "simulated failure (fault injection)".into(),
+                ))
+            } else {
+                self.undo(n, real, cdir)
+            };
+            if let Err(e) = undone {
                 let op = &self.ops[n];
                 let backup = match &op.before {
                     Some(Entry {
@@ -240,7 +297,9 @@ impl Journal {
                 });
             }
         }
-        self.remove_dirs(real);
+        if !dirs_removed {
+            self.remove_dirs(real);
+        }
         self.clean_tmps(real);
         failed
     }
@@ -268,6 +327,17 @@ impl Journal {
         p.sort();
         p
     }
+}
+
+/// Where and why applying a journal stopped.
+#[derive(Debug)]
+pub(crate) struct RunFailure {
+    /// How many ops were applied before it.
+    pub applied: usize,
+    /// The path (or directory) being applied.
+    pub path: String,
+    /// What failed.
+    pub why: String,
 }
 
 /// Where slot `n`'s backup lives.
@@ -346,12 +416,7 @@ pub(crate) fn recover_locked(dir: &Path) -> Result<Option<Recovery>, WorkspaceEr
     let real = Beneath::open(&state.real, RESERVED_REAL)?;
     journal.clean_tmps(&real);
     if journal.phase == Phase::Apply {
-        let forward = journal
-            .make_dirs(&real, &mut || {})
-            .map_err(|(_, e)| e)
-            .and_then(|()| {
-                (0..journal.ops.len()).try_for_each(|n| journal.apply(n, &real, &cdir, &mut || {}))
-            });
+        let forward = journal.run(&real, &cdir, None, &mut || {});
         match forward {
             Ok(()) => {
                 real.sync_fs()?;
@@ -361,13 +426,17 @@ pub(crate) fn recover_locked(dir: &Path) -> Result<Option<Recovery>, WorkspaceEr
                 return Ok(Some(Recovery::Finished(journal.paths())));
             }
             Err(e) => {
-                tracing::warn!("finishing an interrupted commit failed ({e}); rolling it back");
+                tracing::warn!(
+                    "finishing an interrupted commit failed at {}: {}; rolling it back",
+                    e.path,
+                    e.why
+                );
                 journal.phase = Phase::RollBack;
                 journal.save(&cdir)?;
             }
         }
     }
-    let mut failed = journal.roll_back(journal.ops.len(), &real, &cdir);
+    let mut failed = journal.roll_back(journal.ops.len(), &real, &cdir, None);
     if failed.is_empty() {
         finish(&cdir)?;
         return Ok(Some(Recovery::RolledBack(journal.paths())));
