@@ -188,6 +188,23 @@ fn an_add_over_an_existing_ignored_file_exits_1_and_a_reserved_link_is_never_com
 }
 
 #[test]
+fn a_commit_through_a_link_planted_in_the_real_folder_exits_2_and_writes_nothing() {
+    let env = Env::new();
+    let shadow = env.import();
+    std::fs::write(shadow.join("src/lib.rs"), "agent\n").unwrap();
+    let victim = env.home.join("victim");
+    std::fs::create_dir_all(&victim).unwrap();
+    std::fs::remove_dir_all(env.real.join("src")).unwrap();
+    std::os::unix::fs::symlink(&victim, env.real.join("src")).unwrap();
+    let out = env.agent(
+        &env.real,
+        &["workspace", "commit", "--yes", "--force", "src/lib.rs"],
+    );
+    one_line_error(&out, 2, "is a symlink");
+    assert_eq!(std::fs::read_dir(&victim).unwrap().count(), 0);
+}
+
+#[test]
 fn refresh_and_discard() {
     let env = Env::new();
     let shadow = env.import();
