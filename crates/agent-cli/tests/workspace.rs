@@ -152,6 +152,59 @@ fn conflicts_exit_1_and_force_applies() {
 }
 
 #[test]
+fn an_add_over_an_existing_ignored_file_exits_1_and_a_reserved_link_is_never_committed() {
+    let env = Env::new();
+    // The user's secret, ignored, so never imported.
+    std::fs::write(env.real.join(".gitignore"), "target/\n.env\n").unwrap();
+    std::fs::write(env.real.join("src/.env"), "SECRET=user\n").unwrap();
+    let out = env.agent(&env.real, &["workspace", "import", ".", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let shadow = PathBuf::from(v["shadow"].as_str().unwrap());
+    std::fs::write(shadow.join("src/.gitignore"), "!.env\n").unwrap();
+    std::fs::write(shadow.join("src/.env"), "SECRET=agent\n").unwrap();
+    std::fs::create_dir_all(shadow.join("cfg")).unwrap();
+    std::fs::write(shadow.join("cfg/settings.json"), "{}\n").unwrap();
+    std::os::unix::fs::symlink("cfg", shadow.join(".agent")).unwrap();
+    let out = env.agent(&env.real, &["workspace", "status"]);
+    assert!(!stdout(&out).contains(".agent"), "{}", stdout(&out));
+    let out = env.agent(&env.real, &["workspace", "commit", "--yes", "--json"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["conflicts"][0]["path"], "src/.env");
+    assert_eq!(v["conflicts"][0]["why"], "exists");
+    assert_eq!(
+        std::fs::read_to_string(env.real.join("src/.env")).unwrap(),
+        "SECRET=user\n"
+    );
+    assert!(!env.real.join("cfg").exists(), "something was applied");
+    // Resolved in the shadow, the rest commits, and `.agent` is not planted.
+    std::fs::remove_file(shadow.join("src/.env")).unwrap();
+    std::fs::remove_file(shadow.join("src/.gitignore")).unwrap();
+    let out = env.agent(&env.real, &["workspace", "commit", "--yes"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(env.real.join("cfg/settings.json").exists());
+    assert!(std::fs::symlink_metadata(env.real.join(".agent")).is_err());
+}
+
+#[test]
+fn a_commit_through_a_link_planted_in_the_real_folder_exits_2_and_writes_nothing() {
+    let env = Env::new();
+    let shadow = env.import();
+    std::fs::write(shadow.join("src/lib.rs"), "agent\n").unwrap();
+    let victim = env.home.join("victim");
+    std::fs::create_dir_all(&victim).unwrap();
+    std::fs::remove_dir_all(env.real.join("src")).unwrap();
+    std::os::unix::fs::symlink(&victim, env.real.join("src")).unwrap();
+    let out = env.agent(
+        &env.real,
+        &["workspace", "commit", "--yes", "--force", "src/lib.rs"],
+    );
+    one_line_error(&out, 2, "is a symlink");
+    assert_eq!(std::fs::read_dir(&victim).unwrap().count(), 0);
+}
+
+#[test]
 fn refresh_and_discard() {
     let env = Env::new();
     let shadow = env.import();

@@ -422,8 +422,10 @@ pub fn run(mut args: RunArgs) -> Result<Exit> {
         anyhow::Ok((result, id))
     })?;
 
-    // The review.
-    let set = ws.status()?;
+    // The review: the change set is pinned down (paths, kinds, hashes) before it is shown, and
+    // the commit applies exactly that review.
+    let review = ws.review()?;
+    let set = review.changes().clone();
     let log = |payload: EventPayload| -> Result<()> {
         runtime.block_on(store.append(&agent_session, vec![Event::new(0, None, payload)]))?;
         Ok(())
@@ -450,7 +452,7 @@ pub fn run(mut args: RunArgs) -> Result<Exit> {
             false
         };
         if apply {
-            match ws.commit(&CommitOptions::default()) {
+            match ws.commit_review(&review, &CommitOptions::default()) {
                 Ok(report) => {
                     log(EventPayload::WorkspaceCommit(report.event()))?;
                     commit = serde_json::to_value(&report)?;
@@ -461,6 +463,11 @@ pub fn run(mut args: RunArgs) -> Result<Exit> {
                     ))?;
                     refused = true;
                     commit = json!({"refused": conflicts});
+                }
+                Err(WorkspaceError::ChangedSinceReview(paths)) => {
+                    output::warning(&WorkspaceError::ChangedSinceReview(paths.clone()).to_string());
+                    refused = true;
+                    commit = json!({"changedSinceReview": paths});
                 }
                 Err(e) => return Err(e.into()),
             }
@@ -492,7 +499,7 @@ pub fn run(mut args: RunArgs) -> Result<Exit> {
         ));
     } else if refused {
         output::warning(
-            "the commit was refused: files changed in the real folder since import (nothing was applied)",
+            "the commit was refused: files changed in the real folder since import, or in the shadow since the review (nothing was applied)",
         );
     }
     Ok(match result.stop_reason.as_str() {

@@ -1,8 +1,13 @@
 //! `agent workspace`: the shadow workspace from the shell (docs/workspace.md).
 //!
 //! Exit codes: 0 done (or nothing to do); 1 `commit` refused because paths changed in the real
-//! folder since import (they are listed; nothing was applied); 2 bad input, no workspace, a
-//! declined or impossible confirmation, or a failure (a failed commit is rolled back first).
+//! folder since import, or in the shadow since the change set was shown (they are listed;
+//! nothing was applied); 2 bad input, no workspace, a declined or impossible confirmation, or
+//! a failure (a failed commit is rolled back first, and the error says whether wholly).
+//!
+//! `commit` is one library operation: [`Workspace::review`] pins the change set down (paths,
+//! kinds, content hashes), this verb shows it and asks, and [`Workspace::commit_review`]
+//! applies exactly that review.
 
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::PathBuf;
@@ -11,8 +16,8 @@ use agent_core::events::{Event, EventPayload};
 use agent_sessions::store::{LocalStore, SessionId, StoreOptions};
 
 use agent_sessions::workspace::{
-    ChangeKind, ChangeSet, CommitOptions, CommitReport, ImportOptions, Workspace, WorkspaceError,
-    quote_path,
+    ChangeKind, ChangeSet, CommitOptions, CommitReport, ImportOptions, Recovery, Workspace,
+    WorkspaceError, quote_path,
 };
 use anyhow::{Context, Result, bail};
 use serde_json::json;
@@ -39,7 +44,11 @@ pub fn run(args: WorkspaceArgs) -> Result<Exit> {
             Some(d) => d,
             None => std::env::current_dir().context("cannot read the current directory")?,
         };
-        Ok(Workspace::open(&folder, state_root.as_deref())?)
+        let ws = Workspace::open(&folder, state_root.as_deref())?;
+        if let Some(r) = ws.recovered() {
+            output::warning(&recovery_note(r));
+        }
+        Ok(ws)
     };
     match args.command {
         WorkspaceCommand::Import(a) => {
@@ -96,7 +105,8 @@ pub fn run(args: WorkspaceArgs) -> Result<Exit> {
         }
         WorkspaceCommand::Commit(a) => {
             let mut ws = open(args.workspace)?;
-            let set = ws.status()?;
+            let review = ws.review()?;
+            let set = review.changes();
             if set.is_empty() {
                 if a.json {
                     output::stdout_line(&json!({"applied": [], "forced": []}).to_string());
@@ -106,7 +116,7 @@ pub fn run(args: WorkspaceArgs) -> Result<Exit> {
                 return Ok(Exit::Success);
             }
             if !a.yes {
-                print_set(&set);
+                print_set(set);
                 confirm(&format!(
                     "Apply these {} change(s) to {}?",
                     set.changes.len(),
@@ -117,7 +127,7 @@ pub fn run(args: WorkspaceArgs) -> Result<Exit> {
                 force: a.force,
                 ..CommitOptions::default()
             };
-            match ws.commit(&opts) {
+            match ws.commit_review(&review, &opts) {
                 Ok(report) => {
                     log(session, EventPayload::WorkspaceCommit(report.event()))?;
                     if a.json {
@@ -139,6 +149,13 @@ pub fn run(args: WorkspaceArgs) -> Result<Exit> {
                         output::stdout_line(&json!({"conflicts": conflicts}).to_string());
                     }
                     output::error(&WorkspaceError::Conflicts(conflicts).to_string());
+                    return Ok(Exit::Denied);
+                }
+                Err(WorkspaceError::ChangedSinceReview(paths)) => {
+                    if a.json {
+                        output::stdout_line(&json!({"changedSinceReview": paths}).to_string());
+                    }
+                    output::error(&WorkspaceError::ChangedSinceReview(paths).to_string());
                     return Ok(Exit::Denied);
                 }
                 Err(e) => return Err(e.into()),
@@ -184,6 +201,24 @@ pub fn run(args: WorkspaceArgs) -> Result<Exit> {
         }
     }
     Ok(Exit::Success)
+}
+
+/// What opening the workspace did with an interrupted commit, for the user.
+fn recovery_note(r: &Recovery) -> String {
+    match r {
+        Recovery::Finished(paths) => format!(
+            "an interrupted commit was finished: {} path(s) now hold the reviewed content",
+            paths.len()
+        ),
+        Recovery::RolledBack(paths) => format!(
+            "an interrupted commit was rolled back: {} path(s) are as they were before it",
+            paths.len()
+        ),
+        Recovery::Discarded => {
+            "an interrupted commit had not changed the real folder yet; it was dropped".to_owned()
+        }
+        _ => "an interrupted commit was recovered".to_owned(),
+    }
 }
 
 /// One line per change: `M  src/lib.rs`, `R  new.rs (from old.rs)`, `A  img.png (binary)`.

@@ -1,24 +1,39 @@
-//! Commit: the reviewed change set applied to the real folder, all or nothing.
+//! Commit: a reviewed change set applied to the real folder, all or nothing, never through a
+//! link, and exactly as reviewed.
 //!
-//! 1. The real folder is snapshotted again; every path the change set touches that changed
-//!    there since the base (edited, deleted, or created) is a conflict, and any conflict not
-//!    forced stops the commit before anything is written.
-//! 2. Each real file about to be replaced or removed is copied into a backup directory.
-//! 3. Each change is applied: a write goes to a temporary file beside the target, then is
-//!    renamed over it (so a reader never sees half a file); a removal removes. A path whose
-//!    parent in the real folder is a symlink is refused, so nothing is written outside it.
-//! 4. On any failure, every change already applied is undone from the backups, in reverse.
-//! 5. The base snapshot advances to what was committed.
+//! 1. The workspace is locked; an interrupted earlier commit is finished first (see
+//!    the journal module).
+//! 2. Every reviewed path is staged from the shadow into `<state dir>/commit/staged/`
+//!    (read beneath the shadow, no link followed) and hashed: a path whose kind, content,
+//!    mode or link target is not what the review showed refuses the whole commit
+//!    ([`WorkspaceError::ChangedSinceReview`]). Paths changed after the review and not in it
+//!    are not touched.
+//! 3. Every reviewed path of the real folder is read directly (beneath the real folder: an
+//!    `lstat` and a hash, not the ignore-filtered walk) and backed up into
+//!    `<state dir>/commit/backup/`. A path that holds neither its base content nor already
+//!    the content to write is a conflict (`edited`, `deleted`, or `exists` for a path the
+//!    change set adds that exists there, ignored or not); any conflict not forced stops the
+//!    commit before anything is written.
+//! 4. The journal is written and synced; then missing directories are created, removals
+//!    applied, and each write goes to a short fixed-length temporary name in the target's
+//!    directory, synced, and renamed over the target. Nothing is resolved through a link or a
+//!    reserved name (`.agent`, `.git`).
+//! 5. On a failure every applied change is undone from the backups; the error says whether
+//!    that succeeded, and if not which paths keep the new version and where their backups are.
+//! 6. The base snapshot advances to what was committed, then the journal is removed.
 
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
 
-use super::changes::ChangeKind;
+use super::beneath::{Beneath, Kind, RESERVED_NAMES};
 use super::error::{WorkspaceError, io};
+use super::journal::{self, COMMIT_DIR, Journal, Op as JournalOp, Phase, backup_path};
+use super::review::Review;
 use super::shadow::{Workspace, link_stays_inside, same};
-use super::snapshot::{Entry, EntryKind, mtime};
+use super::snapshot::{Entry, EntryKind, hex, sha256};
+use super::state::State;
 
 /// How to commit.
 #[derive(Clone, Debug, Default)]
@@ -29,6 +44,15 @@ pub struct CommitOptions {
     /// Fault injection for tests: fail after this many changes were applied.
     #[doc(hidden)]
     pub fail_after: Option<usize>,
+    /// Fault injection for tests: SIGKILL the process at this step of the commit (0 = staged
+    /// and backed up, before the journal; 1 = just after the journal is written; then each
+    /// directory made, each write's content written and each change applied is one step;
+    /// then the state saved, then the journal removed).
+    #[doc(hidden)]
+    pub kill_at: Option<usize>,
+    /// Fault injection for tests: undoing this path fails when a failed commit rolls back.
+    #[doc(hidden)]
+    pub fail_undo: Option<String>,
 }
 
 /// A path that changed in the real folder since the base.
@@ -36,7 +60,8 @@ pub struct CommitOptions {
 pub struct Conflict {
     /// The path.
     pub path: String,
-    /// How it changed there: `edited`, `deleted` or `created`.
+    /// How it differs there: `edited`, `deleted`, or `exists` (the change set adds a path
+    /// that exists in the real folder, whether or not it is ignored).
     pub why: String,
 }
 
@@ -70,292 +95,336 @@ impl CommitReport {
     }
 }
 
-enum Op {
-    Write(String),
-    Remove(String),
+/// The fault-injection counter of one commit.
+struct Steps {
+    kill_at: Option<usize>,
+    n: usize,
 }
 
-impl Op {
-    fn rel(&self) -> &str {
-        match self {
-            Op::Write(r) | Op::Remove(r) => r,
+impl Steps {
+    fn step(&mut self) {
+        if self.kill_at == Some(self.n) {
+            let _ = rustix::process::kill_process(
+                rustix::process::getpid(),
+                rustix::process::Signal::KILL,
+            );
         }
+        self.n += 1;
     }
 }
 
-/// What one applied change replaced, to undo it.
-struct Undo {
-    rel: String,
-    backup: Option<PathBuf>,
-}
-
 impl Workspace {
-    /// Applies the change set to the real folder (see the module docs).
+    /// Reviews the shadow and commits that review at once ([`Workspace::review`], then
+    /// [`Workspace::commit_review`]); for callers that show nothing in between.
     ///
     /// # Errors
-    /// [`WorkspaceError::Conflicts`] (nothing written) when touched paths changed in the real
-    /// folder and were not forced; [`WorkspaceError::Invalid`] for a shadow symlink pointing
-    /// outside the tree; [`WorkspaceError::RolledBack`] when applying failed part-way (every
-    /// applied change undone).
+    /// As [`Workspace::commit_review`].
     pub fn commit(&mut self, opts: &CommitOptions) -> Result<CommitReport, WorkspaceError> {
-        let set = self.status()?;
-        let real_now = self.real_snapshot()?;
-        let shadow_now = self.shadow_snapshot()?;
+        let review = self.review()?;
+        self.commit_review(&review, opts)
+    }
+
+    /// Applies exactly `review` to the real folder (see the module docs): the reviewed
+    /// content, hash for hash, and nothing changed after it.
+    ///
+    /// # Errors
+    /// [`WorkspaceError::ChangedSinceReview`] (nothing written) when reviewed paths changed in
+    /// the shadow since; [`WorkspaceError::Conflicts`] (nothing written) when touched paths
+    /// changed in the real folder and were not forced; [`WorkspaceError::NotBeneath`]
+    /// (nothing written) when a path would be reached through a link or is reserved;
+    /// [`WorkspaceError::RolledBack`] when applying failed part-way and every applied change
+    /// was undone; [`WorkspaceError::RollbackIncomplete`] when some could not be undone.
+    pub fn commit_review(
+        &mut self,
+        review: &Review,
+        opts: &CommitOptions,
+    ) -> Result<CommitReport, WorkspaceError> {
+        let _lock = journal::lock(&self.dir)?;
+        if journal::recover_locked(&self.dir)?.is_some() {
+            self.state = State::load(&self.dir)?;
+        }
+        if review.is_empty() {
+            return Ok(CommitReport::default());
+        }
+        let stale: Vec<String> = review
+            .paths()
+            .iter()
+            .filter(|p| !same(self.state.base.get(&p.path), p.base.as_ref()))
+            .map(|p| p.path.clone())
+            .collect();
+        if !stale.is_empty() {
+            return Err(WorkspaceError::ChangedSinceReview(stale));
+        }
+        let cdir = self.dir.join(COMMIT_DIR);
+        let _ = std::fs::remove_dir_all(&cdir);
+        for d in [cdir.join("staged"), cdir.join("backup")] {
+            std::fs::create_dir_all(&d).map_err(io(&d))?;
+        }
+        let planned = self.plan(review, opts, &cdir);
+        let (journal, forced) = match planned {
+            Ok(p) => p,
+            Err(e) => {
+                let _ = std::fs::remove_dir_all(&cdir);
+                return Err(e);
+            }
+        };
+        let real = Beneath::open(&self.state.real, RESERVED_NAMES)?;
+        let mut steps = Steps {
+            kill_at: opts.kill_at,
+            n: 0,
+        };
+        // The staged copies and backups are durable before the journal that refers to them.
+        sync_fs(&cdir)?;
+        steps.step();
+        journal.save(&cdir)?;
+        steps.step();
+        let run = journal.run(&real, &cdir, opts.fail_after, &mut || steps.step());
+        if let Err(failure) = run {
+            let (applied, path, why) = (failure.applied, failure.path, failure.why);
+            let mut journal = journal;
+            journal.phase = Phase::RollBack;
+            journal.save(&cdir)?;
+            let mut failed = journal.roll_back(applied, &real, &cdir, opts.fail_undo.as_deref());
+            if failed.is_empty() {
+                journal::finish(&cdir)?;
+                return Err(WorkspaceError::RolledBack { path, why });
+            }
+            let backups = journal::keep(&cdir, &journal.id, &mut failed);
+            return Err(WorkspaceError::RollbackIncomplete {
+                path,
+                why,
+                unrestored: failed,
+                backups,
+            });
+        }
+        real.sync_fs()?;
+        journal.advance(&mut self.state.base, &real);
+        self.state.save(&self.dir)?;
+        steps.step();
+        journal::finish(&cdir)?;
+        steps.step();
+        Ok(CommitReport {
+            applied: journal.paths(),
+            forced,
+        })
+    }
+
+    /// Steps 2 and 3 of the module docs: stages and verifies the shadow's side, reads and
+    /// backs up the real side, finds conflicts; returns the journal to apply.
+    fn plan(
+        &self,
+        review: &Review,
+        opts: &CommitOptions,
+        cdir: &Path,
+    ) -> Result<(Journal, Vec<String>), WorkspaceError> {
+        let shadow = Beneath::open(&self.state.shadow, RESERVED_NAMES)?;
+        let real = Beneath::open(&self.state.real, RESERVED_NAMES)?;
+        for p in review.paths() {
+            if let Some(Entry {
+                kind: EntryKind::Symlink { target },
+                ..
+            }) = &p.new
+                && !link_stays_inside(&p.path, target)
+            {
+                return Err(WorkspaceError::Invalid(format!(
+                    "{} in the shadow is a symlink to {target}, outside the workspace; remove it or replace it with a file, then commit again",
+                    p.path
+                )));
+            }
+        }
+        let mut changed = Vec::new();
+        for (slot, p) in review.paths().iter().enumerate() {
+            let now = read_entry(
+                &shadow,
+                &p.path,
+                Some(cdir.join("staged").join(slot.to_string())),
+            )
+            .unwrap_or(Some(Unreadable));
+            if !same_content(p.new.as_ref(), now.as_ref()) {
+                changed.push(p.path.clone());
+            }
+        }
+        if !changed.is_empty() {
+            return Err(WorkspaceError::ChangedSinceReview(changed));
+        }
         let mut conflicts = Vec::new();
         let mut forced = Vec::new();
-        for rel in set.touched() {
-            let base = self.state.base.get(&rel);
-            let real = real_now.get(&rel);
-            if same(base, real) {
-                continue;
-            }
-            if opts.force.iter().any(|f| f.trim_end_matches('/') == rel) {
-                forced.push(rel);
-                continue;
-            }
-            let why = match (base, real) {
-                (Some(_), None) => "deleted",
-                (None, Some(_)) => "created",
-                _ => "edited",
+        let mut ops = Vec::new();
+        for (slot, p) in review.paths().iter().enumerate() {
+            let now = read_entry(&real, &p.path, Some(backup_path(cdir, slot)))?;
+            let before = match now {
+                Some(Dir | Unreadable) => {
+                    return Err(WorkspaceError::Invalid(format!(
+                        "{} is a directory or a special file in the real folder; move it away, then commit again",
+                        self.state.real.join(&p.path).display()
+                    )));
+                }
+                Some(Read(e)) => Some(e),
+                None => None,
             };
-            conflicts.push(Conflict {
-                path: rel,
-                why: why.into(),
+            let as_base = same(p.base.as_ref(), before.as_ref());
+            let as_new = same(p.new.as_ref(), before.as_ref());
+            if !(as_base || as_new) {
+                if opts.force.iter().any(|f| f.trim_end_matches('/') == p.path) {
+                    forced.push(p.path.clone());
+                } else {
+                    let why = match (&p.base, &before) {
+                        (Some(_), None) => "deleted",
+                        (None, Some(_)) => "exists",
+                        _ => "edited",
+                    };
+                    conflicts.push(Conflict {
+                        path: p.path.clone(),
+                        why: why.into(),
+                    });
+                }
+            }
+            ops.push(JournalOp {
+                path: p.path.clone(),
+                slot,
+                before,
+                new: p.new.clone(),
             });
         }
         if !conflicts.is_empty() {
             return Err(WorkspaceError::Conflicts(conflicts));
         }
-        let mut ops = Vec::new();
-        for c in &set.changes {
-            match &c.kind {
-                ChangeKind::Deleted => ops.push(Op::Remove(c.path.clone())),
-                ChangeKind::Renamed { from } => {
-                    ops.push(Op::Write(c.path.clone()));
-                    ops.push(Op::Remove(from.clone()));
+        // Removals first (so a file can replace a directory's last file), then writes.
+        ops.sort_by_key(|o| o.new.is_some());
+        let removed: Vec<&str> = ops
+            .iter()
+            .filter(|o| o.new.is_none())
+            .map(|o| o.path.as_str())
+            .collect();
+        let mut dirs: Vec<String> = Vec::new();
+        for op in ops.iter().filter(|o| o.new.is_some()) {
+            let parts: Vec<&str> = op.path.split('/').collect();
+            for i in 1..parts.len() {
+                let dir = parts[..i].join("/");
+                if dirs.contains(&dir) {
+                    continue;
                 }
-                _ => ops.push(Op::Write(c.path.clone())),
+                match real.lstat(&dir)? {
+                    Some(m) if m.kind == Kind::Dir => {}
+                    Some(_) if removed.contains(&dir.as_str()) => dirs.push(dir),
+                    Some(_) => {
+                        return Err(WorkspaceError::NotBeneath {
+                            path: self.state.real.join(&dir),
+                            why: format!(
+                                "is not a directory, so {} cannot be written under it; move it away, then commit again",
+                                op.path
+                            ),
+                        });
+                    }
+                    None => dirs.push(dir),
+                }
             }
         }
-        for op in &ops {
-            if let Op::Write(rel) = op
-                && let Some(Entry {
-                    kind: EntryKind::Symlink { target },
-                    ..
-                }) = shadow_now.get(rel)
-                && !link_stays_inside(rel, target)
-            {
-                return Err(WorkspaceError::Invalid(format!(
-                    "{rel} in the shadow is a symlink to {target}, outside the workspace; remove it or replace it with a file, then commit again"
-                )));
-            }
+        let journal = Journal {
+            version: 1,
+            id: commit_id(&self.dir),
+            phase: Phase::Apply,
+            dirs,
+            ops,
+        };
+        Ok((journal, forced))
+    }
+}
+
+/// What reading one path found.
+enum Found {
+    /// A file or link, as an entry (mtimes 0).
+    Read(Entry),
+    /// A directory (in the shadow: the file that was there is gone, a directory took its
+    /// place).
+    Dir,
+    /// A special file, or a path that cannot be read.
+    Unreadable,
+}
+use Found::{Dir, Read, Unreadable};
+
+/// Reads `rel` beneath `root` without following links: a file is copied to `copy` while it
+/// is hashed, a link's target is read; `None` when absent.
+fn read_entry(
+    root: &Beneath,
+    rel: &str,
+    copy: Option<PathBuf>,
+) -> Result<Option<Found>, WorkspaceError> {
+    let Some(meta) = root.lstat(rel)? else {
+        return Ok(None);
+    };
+    match meta.kind {
+        Kind::Symlink => {
+            let target = root.read_link(rel)?;
+            Ok(Some(Read(Entry {
+                size: target.len() as u64,
+                sha256: sha256(target.as_bytes()),
+                kind: EntryKind::Symlink { target },
+                mode: 0,
+                real_mtime: 0,
+                shadow_mtime: 0,
+            })))
         }
-        let backup_dir = self
-            .dir
-            .join(format!("commit-{}-{}", std::process::id(), mtime_now()));
-        std::fs::create_dir_all(&backup_dir).map_err(io(&backup_dir))?;
-        let mut done: Vec<Undo> = Vec::new();
-        let mut created_dirs: Vec<PathBuf> = Vec::new();
-        let mut failure = None;
-        for (i, op) in ops.iter().enumerate() {
-            if opts.fail_after == Some(i) {
-                failure = Some((
-                    op.rel().to_owned(),
-                    "simulated failure (fault injection)".to_owned(),
-                ));
-                break;
-            }
-            match self.apply(op, &backup_dir, i, &mut created_dirs) {
-                Ok(undo) => done.push(undo),
-                Err(e) => {
-                    failure = Some((op.rel().to_owned(), e.to_string()));
+        Kind::File => {
+            use std::io::{Read as _, Write as _};
+            let mut file = root.open_read(rel)?;
+            let path = root.path().join(rel);
+            let mode = {
+                use std::os::unix::fs::MetadataExt as _;
+                file.metadata().map_err(io(&path))?.mode() & 0o7777
+            };
+            let mut out = match &copy {
+                Some(c) => Some(std::fs::File::create(c).map_err(io(c))?),
+                None => None,
+            };
+            let mut hasher = Sha256::new();
+            let mut buf = vec![0u8; 1 << 16];
+            let mut size = 0u64;
+            loop {
+                let n = file.read(&mut buf).map_err(io(&path))?;
+                if n == 0 {
                     break;
                 }
-            }
-        }
-        if let Some((path, why)) = failure {
-            let undo_errors = self.undo(done, &created_dirs);
-            let _ = std::fs::remove_dir_all(&backup_dir);
-            let why = if undo_errors.is_empty() {
-                why
-            } else {
-                format!("{why}; undoing also failed for {}", undo_errors.join(", "))
-            };
-            return Err(WorkspaceError::RolledBack { path, why });
-        }
-        let _ = std::fs::remove_dir_all(&backup_dir);
-        // Advance the base to what was committed.
-        let mut applied = Vec::new();
-        for op in &ops {
-            let rel = op.rel().to_owned();
-            match op {
-                Op::Write(_) => {
-                    if let Some(s) = shadow_now.get(&rel) {
-                        let mut e = s.clone();
-                        let real_path = self.state.real.join(&rel);
-                        e.real_mtime = std::fs::symlink_metadata(&real_path)
-                            .map(|m| mtime(&m))
-                            .unwrap_or(0);
-                        self.state.base.insert(rel.clone(), e);
-                    }
-                }
-                Op::Remove(_) => {
-                    self.state.base.remove(&rel);
+                hasher.update(&buf[..n]);
+                size += n as u64;
+                if let (Some(o), Some(c)) = (out.as_mut(), &copy) {
+                    o.write_all(&buf[..n]).map_err(io(c))?;
                 }
             }
-            applied.push(rel);
+            Ok(Some(Read(Entry {
+                kind: EntryKind::File,
+                size,
+                mode,
+                sha256: hex(&hasher.finalize()),
+                real_mtime: 0,
+                shadow_mtime: 0,
+            })))
         }
-        self.state.save(&self.dir)?;
-        Ok(CommitReport { applied, forced })
-    }
-
-    fn apply(
-        &self,
-        op: &Op,
-        backup_dir: &Path,
-        index: usize,
-        created_dirs: &mut Vec<PathBuf>,
-    ) -> Result<Undo, WorkspaceError> {
-        let rel = op.rel();
-        let target = self.state.real.join(rel);
-        self.check_parents(rel)?;
-        let backup = match std::fs::symlink_metadata(&target) {
-            Ok(meta) => {
-                let b = backup_dir.join(index.to_string());
-                if meta.file_type().is_symlink() {
-                    let t = std::fs::read_link(&target).map_err(io(&target))?;
-                    std::os::unix::fs::symlink(t, &b).map_err(io(&b))?;
-                } else if meta.is_file() {
-                    std::fs::copy(&target, &b).map_err(io(&b))?;
-                } else {
-                    return Err(WorkspaceError::Invalid(format!(
-                        "{rel} is a directory in the real folder; move it away, then commit again"
-                    )));
-                }
-                Some(b)
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-            Err(e) => return Err(io(&target)(e)),
-        };
-        match op {
-            Op::Remove(_) => {
-                if backup.is_some() {
-                    std::fs::remove_file(&target).map_err(io(&target))?;
-                }
-            }
-            Op::Write(_) => {
-                if let Some(parent) = target.parent() {
-                    let mut missing = Vec::new();
-                    let mut p = parent.to_path_buf();
-                    while !p.exists() && p.starts_with(&self.state.real) {
-                        missing.push(p.clone());
-                        if !p.pop() {
-                            break;
-                        }
-                    }
-                    std::fs::create_dir_all(parent).map_err(io(parent))?;
-                    missing.reverse();
-                    created_dirs.extend(missing);
-                }
-                let source = self.state.shadow.join(rel);
-                let tmp = target.with_file_name(format!(
-                    ".{}.agent-commit-{}",
-                    target
-                        .file_name()
-                        .map(|n| n.to_string_lossy().into_owned())
-                        .unwrap_or_default(),
-                    std::process::id()
-                ));
-                let meta = std::fs::symlink_metadata(&source).map_err(io(&source))?;
-                if meta.file_type().is_symlink() {
-                    let t = std::fs::read_link(&source).map_err(io(&source))?;
-                    let _ = std::fs::remove_file(&tmp);
-                    std::os::unix::fs::symlink(t, &tmp).map_err(io(&tmp))?;
-                } else {
-                    std::fs::copy(&source, &tmp).map_err(io(&tmp))?;
-                    std::fs::set_permissions(
-                        &tmp,
-                        std::fs::Permissions::from_mode(meta.permissions().mode() & 0o7777),
-                    )
-                    .map_err(io(&tmp))?;
-                }
-                if let Err(e) = std::fs::rename(&tmp, &target) {
-                    let _ = std::fs::remove_file(&tmp);
-                    return Err(io(&target)(e));
-                }
-            }
-        }
-        Ok(Undo {
-            rel: rel.to_owned(),
-            backup,
-        })
-    }
-
-    /// Refuses a path with a parent that is not a plain directory in the real folder.
-    fn check_parents(&self, rel: &str) -> Result<(), WorkspaceError> {
-        let mut p = self.state.real.clone();
-        let parts: Vec<&str> = rel.split('/').collect();
-        for part in &parts[..parts.len().saturating_sub(1)] {
-            p.push(part);
-            match std::fs::symlink_metadata(&p) {
-                Ok(m) if m.file_type().is_symlink() => {
-                    return Err(WorkspaceError::Invalid(format!(
-                        "{} is a symlink in the real folder; refusing to write {rel} through it",
-                        p.display()
-                    )));
-                }
-                Ok(m) if !m.is_dir() => {
-                    return Err(WorkspaceError::Invalid(format!(
-                        "{} is not a directory in the real folder",
-                        p.display()
-                    )));
-                }
-                Ok(_) => {}
-                Err(_) => break,
-            }
-        }
-        Ok(())
-    }
-
-    /// Undoes applied changes in reverse; returns the paths that could not be restored.
-    fn undo(&self, done: Vec<Undo>, created_dirs: &[PathBuf]) -> Vec<String> {
-        let mut errors = Vec::new();
-        for u in done.into_iter().rev() {
-            let target = self.state.real.join(&u.rel);
-            let result = match &u.backup {
-                Some(b) => restore(b, &target),
-                None => match std::fs::remove_file(&target) {
-                    Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
-                    _ => Ok(()),
-                },
-            };
-            if result.is_err() {
-                errors.push(u.rel);
-            }
-        }
-        for d in created_dirs.iter().rev() {
-            let _ = std::fs::remove_dir(d);
-        }
-        errors
+        Kind::Dir => Ok(Some(Dir)),
+        Kind::Other => Ok(Some(Unreadable)),
     }
 }
 
-/// Puts a backup back in place (temporary file, then rename).
-fn restore(backup: &Path, target: &Path) -> std::io::Result<()> {
-    let tmp = target.with_extension("agent-restore");
-    let meta = std::fs::symlink_metadata(backup)?;
-    if meta.file_type().is_symlink() {
-        let t = std::fs::read_link(backup)?;
-        let _ = std::fs::remove_file(&tmp);
-        std::os::unix::fs::symlink(t, &tmp)?;
-    } else {
-        std::fs::copy(backup, &tmp)?;
+/// Whether what was read is exactly `want` (kind, content, mode), or both absent.
+fn same_content(want: Option<&Entry>, got: Option<&Found>) -> bool {
+    match (want, got) {
+        (None, None | Some(Dir)) => true,
+        (Some(w), Some(Read(g))) => same(Some(w), Some(g)),
+        _ => false,
     }
-    std::fs::rename(&tmp, target)
 }
 
-fn mtime_now() -> u128 {
-    std::time::SystemTime::now()
+/// `syncfs` of the filesystem holding `dir`.
+fn sync_fs(dir: &Path) -> Result<(), WorkspaceError> {
+    let d = std::fs::File::open(dir).map_err(io(dir))?;
+    rustix::fs::syncfs(&d).map_err(|e| io(dir)(e.into()))
+}
+
+/// A commit id: 8 hex digits from the time, the process and the state directory.
+fn commit_id(dir: &Path) -> String {
+    let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos())
+        .map_or(0, |d| d.as_nanos());
+    let seed = format!("{nanos}-{}-{}", std::process::id(), dir.display());
+    sha256(seed.as_bytes())[..8].to_owned()
 }

@@ -1,12 +1,15 @@
 //! [`Workspace`]: a real folder, its shadow copy, and the base snapshot between them.
 
+use std::io::{Read as _, Write as _};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Component, Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde::Serialize;
+use sha2::{Digest, Sha256};
 
+use super::beneath::{Beneath, Kind, RESERVED_NAMES, reserved};
 use super::changes::{
     Change, ChangeSet, Content, DIFF_LIMIT, Summary, content, looks_binary, prefix, summary,
     unified,
@@ -14,13 +17,13 @@ use super::changes::{
 use super::error::{WorkspaceError, io};
 use super::filter::walk;
 use super::git::{self, GitReport};
+use super::journal::{self, Recovery};
 use super::quote::quote_path;
-use super::snapshot::{Entry, EntryKind, Found, Snapshot, mtime, sha256, sha256_file};
+use super::snapshot::{Entry, EntryKind, Snapshot, hex, sha256, sha256_file};
 use super::state::{State, default_root, dir_for, find_by_shadow};
 
-/// Files up to this size are read once, hashed and written from memory; larger ones are
-/// copied by the kernel and hashed separately.
-const IN_MEMORY: u64 = 8 << 20;
+/// The block size of copies: each file is read once, block by block, hashed and written.
+const COPY_BLOCK: usize = 256 << 10;
 
 /// How to import.
 #[derive(Clone, Debug, Default)]
@@ -68,6 +71,7 @@ pub struct RefreshReport {
 pub struct Workspace {
     pub(super) dir: PathBuf,
     pub(super) state: State,
+    pub(super) recovered: Option<Recovery>,
 }
 
 impl Workspace {
@@ -133,14 +137,24 @@ impl Workspace {
         };
         state.save(&dir)?;
         report.git = git::setup(&state.real, &state.shadow, &dir)?;
-        Ok((Self { dir, state }, report))
+        Ok((
+            Self {
+                dir,
+                state,
+                recovered: None,
+            },
+            report,
+        ))
     }
 
-    /// The workspace of `folder`: a real folder that was imported, or a shadow tree.
+    /// The workspace of `folder`: a real folder that was imported, or a shadow tree. A commit
+    /// of it that was interrupted (the process killed, the machine stopped) is finished or
+    /// rolled back first, from its journal ([`Workspace::recovered`] says which).
     ///
     /// # Errors
     /// [`WorkspaceError::NotFound`] when there is none, [`WorkspaceError::State`] when its
-    /// state cannot be read.
+    /// state cannot be read, [`WorkspaceError::RollbackIncomplete`] when an interrupted
+    /// commit could neither be finished nor wholly undone.
     pub fn open(folder: &Path, state_root: Option<&Path>) -> Result<Self, WorkspaceError> {
         let folder = canonical_dir(folder, "the workspace folder")?;
         let root = match state_root {
@@ -148,19 +162,22 @@ impl Workspace {
             None => default_root()?,
         };
         let dir = dir_for(&root, &folder);
-        if dir.join(super::state::STATE_FILE).exists() {
-            return Ok(Self {
-                state: State::load(&dir)?,
-                dir,
-            });
-        }
-        match find_by_shadow(&root, &folder) {
-            Some(dir) => Ok(Self {
-                state: State::load(&dir)?,
-                dir,
-            }),
-            None => Err(WorkspaceError::NotFound(folder)),
-        }
+        let dir = if dir.join(super::state::STATE_FILE).exists() {
+            dir
+        } else {
+            find_by_shadow(&root, &folder).ok_or(WorkspaceError::NotFound(folder))?
+        };
+        let recovered = journal::recover(&dir)?;
+        Ok(Self {
+            state: State::load(&dir)?,
+            dir,
+            recovered,
+        })
+    }
+
+    /// What opening this workspace did with an interrupted commit (`None`: there was none).
+    pub fn recovered(&self) -> Option<&Recovery> {
+        self.recovered.as_ref()
     }
 
     /// The real folder.
@@ -332,6 +349,9 @@ impl Workspace {
         let real_now = self.real_snapshot()?;
         let shadow_now = self.shadow_snapshot()?;
         let mut report = RefreshReport::default();
+        let set = RESERVED_NAMES;
+        let from = Beneath::open(&self.state.real, set)?;
+        let to = Beneath::open(&self.state.shadow, set)?;
         let mut paths: Vec<String> = self.state.base.keys().cloned().collect();
         paths.extend(real_now.keys().cloned());
         paths.sort();
@@ -351,32 +371,34 @@ impl Workspace {
                 }
                 continue;
             }
-            let target = self.state.shadow.join(&rel);
-            match real {
-                Some(_) => {
-                    let found = Found {
-                        rel: rel.clone(),
-                        path: self.state.real.join(&rel),
-                        meta: std::fs::symlink_metadata(self.state.real.join(&rel))
-                            .map_err(io(self.state.real.join(&rel)))?,
-                    };
-                    match copy_one(&self.state.shadow, &found)? {
-                        Copied::Entry(e, _) => {
-                            self.state.base.insert(rel.clone(), e);
+            let pulled = match real {
+                Some(_) => match copy_one(&from, &to, &rel, true) {
+                    Ok(Copied::Entry(mut e, _)) => {
+                        if let Some(r) = real {
+                            e.real_mtime = r.real_mtime;
                         }
-                        Copied::Skipped => {
-                            self.state.base.remove(&rel);
-                        }
+                        self.state.base.insert(rel.clone(), e);
+                        Ok(())
                     }
-                }
-                None => {
-                    match std::fs::remove_file(&target) {
-                        Ok(()) => {}
-                        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                        Err(e) => return Err(io(&target)(e)),
+                    Ok(Copied::Skipped) => {
+                        self.state.base.remove(&rel);
+                        Ok(())
                     }
+                    Err(e) => Err(e),
+                },
+                None => to.remove(&rel).map(|_| {
                     self.state.base.remove(&rel);
+                }),
+            };
+            match pulled {
+                Ok(()) => {}
+                // The shadow put a link or a file where the path's directory was: the
+                // shadow changed it, so it is a conflict, and nothing is written through it.
+                Err(WorkspaceError::NotBeneath { .. }) => {
+                    report.conflicts.push(rel);
+                    continue;
                 }
+                Err(e) => return Err(e),
             }
             report.pulled.push(rel);
         }
@@ -448,6 +470,9 @@ fn snapshot(root: &Path, base: &Snapshot, real: bool) -> Result<Snapshot, Worksp
     let found = walk(root)?;
     let mut out = Snapshot::new();
     for f in found {
+        if reserved(&f.rel) {
+            continue;
+        }
         let entry = f.entry(base.get(&f.rel), real)?;
         // A link of the real folder that leaves it is not part of the workspace (never
         // imported, never followed).
@@ -487,53 +512,70 @@ enum Copied {
     Skipped,
 }
 
-/// Copies one file or link found by a walk to the same place under `to_root`.
-fn copy_one(to_root: &Path, f: &Found) -> Result<Copied, WorkspaceError> {
-    let to = to_root.join(&f.rel);
-    if let Some(parent) = to.parent() {
-        std::fs::create_dir_all(parent).map_err(io(parent))?;
-    }
-    if f.meta.file_type().is_symlink() {
-        let target = std::fs::read_link(&f.path).map_err(io(&f.path))?;
-        let target_s = target.to_string_lossy().into_owned();
-        if !link_stays_inside(&f.rel, &target_s) {
+/// Copies the file or link `rel` from beneath `from` to the same place beneath `to`, never
+/// through a link on either side; `replace` replaces an existing path atomically (else the
+/// path must be new). Links that leave the tree are skipped.
+fn copy_one(
+    from: &Beneath,
+    to: &Beneath,
+    rel: &str,
+    replace: bool,
+) -> Result<Copied, WorkspaceError> {
+    let Some(meta) = from.lstat(rel)? else {
+        return Err(io(from.path().join(rel))(
+            std::io::ErrorKind::NotFound.into(),
+        ));
+    };
+    to.create_parents(rel)?;
+    let tmp = format!(".agent-r{:08x}", std::process::id());
+    if meta.kind == Kind::Symlink {
+        let target = from.read_link(rel)?;
+        if !link_stays_inside(rel, &target) {
             return Ok(Copied::Skipped);
         }
-        let _ = std::fs::remove_file(&to);
-        std::os::unix::fs::symlink(&target, &to).map_err(io(&to))?;
-        let meta = std::fs::symlink_metadata(&to).map_err(io(&to))?;
+        to.symlink_atomic(rel, &tmp, &target)?;
+        let shadow_mtime = to.lstat(rel)?.map_or(0, |m| m.mtime);
         let entry = Entry {
-            kind: EntryKind::Symlink {
-                target: target_s.clone(),
-            },
-            size: target_s.len() as u64,
+            size: target.len() as u64,
+            sha256: sha256(target.as_bytes()),
+            kind: EntryKind::Symlink { target },
             mode: 0,
-            sha256: sha256(target_s.as_bytes()),
-            real_mtime: mtime(&f.meta),
-            shadow_mtime: mtime(&meta),
+            real_mtime: meta.mtime,
+            shadow_mtime,
         };
         return Ok(Copied::Entry(entry, 0));
     }
-    let size = f.meta.len();
-    let sha = if size <= IN_MEMORY {
-        let data = std::fs::read(&f.path).map_err(io(&f.path))?;
-        std::fs::write(&to, &data).map_err(io(&to))?;
-        sha256(&data)
-    } else {
-        std::fs::copy(&f.path, &to).map_err(io(&to))?;
-        super::snapshot::sha256_file(&f.path)?
+    let mut src = from.open_read(rel)?;
+    let mut hasher = Sha256::new();
+    let mut size = 0u64;
+    let mut fill = |out: &mut std::fs::File| -> std::io::Result<()> {
+        let mut buf = vec![0u8; COPY_BLOCK];
+        loop {
+            let n = src.read(&mut buf)?;
+            if n == 0 {
+                return Ok(());
+            }
+            hasher.update(&buf[..n]);
+            out.write_all(&buf[..n])?;
+            size += n as u64;
+        }
     };
-    let mode = super::snapshot::mode(&f.meta);
-    std::fs::set_permissions(&to, std::fs::Permissions::from_mode(mode)).map_err(io(&to))?;
-    let meta = std::fs::metadata(&to).map_err(io(&to))?;
+    let shadow_mtime = if replace {
+        to.write_atomic(rel, &tmp, meta.mode, &mut fill)?.mtime
+    } else {
+        let file = to.create_new(rel, meta.mode, &mut fill)?;
+        file.metadata()
+            .map(|m| super::snapshot::mtime(&m))
+            .map_err(io(to.path().join(rel)))?
+    };
     Ok(Copied::Entry(
         Entry {
             kind: EntryKind::File,
             size,
-            mode,
-            sha256: sha,
-            real_mtime: mtime(&f.meta),
-            shadow_mtime: mtime(&meta),
+            mode: meta.mode,
+            sha256: hex(&hasher.finalize()),
+            real_mtime: meta.mtime,
+            shadow_mtime,
         },
         size,
     ))
@@ -542,7 +584,12 @@ fn copy_one(to_root: &Path, f: &Found) -> Result<Copied, WorkspaceError> {
 /// Copies every workspace path of `real` into `shadow` (in parallel) and returns the base
 /// snapshot.
 fn copy_in(real: &Path, shadow: &Path) -> Result<(Snapshot, ImportReport), WorkspaceError> {
-    let found = walk(real)?;
+    let from = Beneath::open(real, RESERVED_NAMES)?;
+    let to = Beneath::open(shadow, RESERVED_NAMES)?;
+    let found: Vec<_> = walk(real)?
+        .into_iter()
+        .filter(|f| !reserved(&f.rel))
+        .collect();
     let next = AtomicUsize::new(0);
     let results: Mutex<Vec<(usize, Result<Copied, WorkspaceError>)>> =
         Mutex::new(Vec::with_capacity(found.len()));
@@ -554,7 +601,7 @@ fn copy_in(real: &Path, shadow: &Path) -> Result<(Snapshot, ImportReport), Works
                 loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(f) = found.get(i) else { break };
-                    local.push((i, copy_one(shadow, f)));
+                    local.push((i, copy_one(&from, &to, &f.rel, false)));
                 }
                 if let Ok(mut all) = results.lock() {
                     all.extend(local);

@@ -71,7 +71,7 @@ impl State {
         Ok(state)
     }
 
-    /// Writes `dir/state.json` atomically (temporary file, then rename).
+    /// Writes `dir/state.json` atomically and durably (temporary file, synced, then rename).
     pub fn save(&self, dir: &Path) -> Result<(), WorkspaceError> {
         let path = dir.join(STATE_FILE);
         let tmp = dir.join(format!(".{STATE_FILE}.tmp"));
@@ -79,7 +79,9 @@ impl State {
             path: path.clone(),
             why: e.to_string(),
         })?;
-        std::fs::write(&tmp, bytes).map_err(io(&tmp))?;
+        let mut f = std::fs::File::create(&tmp).map_err(io(&tmp))?;
+        std::io::Write::write_all(&mut f, &bytes).map_err(io(&tmp))?;
+        f.sync_all().map_err(io(&tmp))?;
         std::fs::rename(&tmp, &path).map_err(io(&path))
     }
 }
