@@ -160,6 +160,13 @@ const WORKSPACE_ROWS: &[Row] = &[
         what: "`Workspace::status` of the same shadow holding one more file, a 2 GB sparse one the agent made (`truncate -s 2G`): it is not in the base, so each status hashes its 2 GB by streaming (64 KiB at a time) and reads 8 KiB for the binary check, vs. `status` of the unchanged shadow; peak memory below",
     },
     Row {
+        figure: "review_commit_1000_changed_files",
+        baseline: "commit_baseline_cp_r_1000_changed_files",
+        target: None,
+        items: None,
+        what: "`Workspace::review` + `commit_review` of 1,000 changed files of 6 KB (issue 25: each staged in the state directory and hashed against the review, each real file read and backed up, a synced journal, each applied beneath the root without following links, one `syncfs`) vs. `cp -r` of the same 1,000 changed files over a copy of the real folder",
+    },
+    Row {
         figure: "grep_tool_10k_files",
         baseline: "grep_baseline_rg_or_grep_r_10k_files",
         target: None,

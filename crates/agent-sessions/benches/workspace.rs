@@ -8,7 +8,10 @@
 //! - `status` of the same shadow holding one more file, a 2 GB sparse one (issue 25: hashed
 //!   by streaming, never loaded) vs. `status` of the unchanged shadow, with the peak memory of
 //!   each (Linux: `VmHWM` reset through `/proc/self/clear_refs` before one `status`, read
-//!   after), written to `target/criterion/workspace/peak_memory.json` for `cargo xtask bench`.
+//!   after), written to `target/criterion/workspace/peak_memory.json` for `cargo xtask bench`;
+//! - review + commit of 1,000 changed files (issue 25: hashed, staged, backed up, journalled,
+//!   applied beneath the root and synced) vs. `cp -r` of the same 1,000 changed files over a
+//!   copy of the real folder.
 
 #![allow(
     clippy::unwrap_used,
@@ -22,7 +25,7 @@ use std::time::{Duration, Instant};
 
 use agent_core::tools::{Tool, ToolContext};
 use agent_sessions::tools::Grep;
-use agent_sessions::workspace::{ImportOptions, Workspace};
+use agent_sessions::workspace::{CommitOptions, ImportOptions, Workspace};
 use criterion::{Criterion, criterion_group, criterion_main};
 
 const DIRS: usize = 100;
@@ -206,7 +209,91 @@ fn benches(c: &mut Criterion) {
             black_box(out)
         });
     });
+
+    // Review + commit: a tree of 1,000 files (10 directories of 100), every file changed in
+    // the shadow; each iteration imports afresh (not timed).
+    let small = tmp.path().join("small");
+    for d in 0..COMMIT_DIRS {
+        let dir = small.join(format!("dir{d:03}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        for f in 0..FILES_PER_DIR {
+            std::fs::write(dir.join(format!("file{f:03}.txt")), "before\n".repeat(1000)).unwrap();
+        }
+    }
+    let change_all = |shadow: &Path| {
+        for d in 0..COMMIT_DIRS {
+            for f in 0..FILES_PER_DIR {
+                let path = shadow.join(format!("dir{d:03}/file{f:03}.txt"));
+                std::fs::write(path, "after\n".repeat(1200)).unwrap();
+            }
+        }
+    };
+    g.bench_function("review_commit_1000_changed_files", |b| {
+        b.iter_custom(|iters| {
+            let mut total = Duration::ZERO;
+            for _ in 0..iters {
+                let real = tempfile::tempdir_in(tmp.path()).unwrap();
+                let copy = real.path().join("real");
+                copy_tree(&small, &copy);
+                let state = tempfile::tempdir_in(tmp.path()).unwrap();
+                let opts = ImportOptions {
+                    state_root: Some(state.path().to_path_buf()),
+                    ..ImportOptions::default()
+                };
+                let (mut ws, _) = Workspace::import(&copy, &opts).unwrap();
+                change_all(ws.shadow());
+                let start = Instant::now();
+                let review = ws.review().unwrap();
+                let report = ws
+                    .commit_review(&review, &CommitOptions::default())
+                    .unwrap();
+                total += start.elapsed();
+                assert_eq!(report.applied.len(), COMMIT_DIRS * FILES_PER_DIR);
+            }
+            total
+        });
+    });
+    g.bench_function("commit_baseline_cp_r_1000_changed_files", |b| {
+        b.iter_custom(|iters| {
+            let mut total = Duration::ZERO;
+            for _ in 0..iters {
+                let real = tempfile::tempdir_in(tmp.path()).unwrap();
+                let copy = real.path().join("real");
+                copy_tree(&small, &copy);
+                let changed = real.path().join("changed");
+                copy_tree(&small, &changed);
+                change_all(&changed);
+                let start = Instant::now();
+                let status = std::process::Command::new("cp")
+                    .arg("-r")
+                    .arg(format!("{}/.", changed.display()))
+                    .arg(&copy)
+                    .status()
+                    .unwrap();
+                total += start.elapsed();
+                assert!(status.success());
+            }
+            total
+        });
+    });
     g.finish();
+}
+
+/// Directories in the review + commit tree (of [`FILES_PER_DIR`] files each: 1,000 files).
+const COMMIT_DIRS: usize = 10;
+
+/// Copies the tree `from` (directories and files) to `to`.
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
 }
 
 criterion_group!(workspace, benches);

@@ -335,15 +335,11 @@ pub(super) fn prefix(root: &Path, rel: &str) -> Option<Vec<u8>> {
     }
 }
 
-/// Opens `path` for reading when it is a regular file (the review reads only what the walk
-/// listed; a path swapped for something else meanwhile is treated as absent).
+/// Opens `path` for reading when it is a regular file, never through a final symlink (the
+/// review reads only what the walk listed; a path swapped for something else meanwhile is
+/// treated as absent).
 fn open_file(path: &Path) -> std::io::Result<std::fs::File> {
-    let file = std::fs::File::open(path)?;
-    if file.metadata()?.is_file() {
-        Ok(file)
-    } else {
-        Err(std::io::Error::other("not a regular file"))
-    }
+    super::snapshot::open_regular(path)
 }
 
 /// Size and sha256 of one side of a change too large to diff.

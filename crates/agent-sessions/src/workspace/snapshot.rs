@@ -75,10 +75,33 @@ pub fn sha256(data: &[u8]) -> String {
     hex(&Sha256::digest(data))
 }
 
-/// sha256 of the file at `path`, streamed.
+/// Opens the regular file at `path` for reading without following a final symlink and
+/// without blocking on a FIFO (`O_NOFOLLOW | O_NONBLOCK`): a path the walk listed as a file
+/// but swapped for a link, a FIFO or a directory since is refused, never read through.
+///
+/// # Errors
+/// The open's error, or [`std::io::ErrorKind::InvalidInput`] for what is not a regular file.
+pub fn open_regular(path: &Path) -> std::io::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let flags = rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::NONBLOCK;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(i32::try_from(flags.bits()).unwrap_or(0))
+        .open(path)?;
+    if file.metadata()?.is_file() {
+        Ok(file)
+    } else {
+        Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!("{} is not a regular file", path.display()),
+        ))
+    }
+}
+
+/// sha256 of the regular file at `path` ([`open_regular`]), streamed.
 pub fn sha256_file(path: &Path) -> Result<String, WorkspaceError> {
     use std::io::Read as _;
-    let mut file = std::fs::File::open(path).map_err(io(path))?;
+    let mut file = open_regular(path).map_err(io(path))?;
     let mut hasher = Sha256::new();
     let mut buf = vec![0u8; 1 << 16];
     loop {
@@ -155,5 +178,33 @@ impl Found {
     /// Device and inode, to notice hard links.
     pub fn inode(&self) -> (u64, u64) {
         (self.meta.dev(), self.meta.ino())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_path_swapped_for_a_link_or_a_fifo_is_never_read_through() {
+        let t = tempfile::tempdir().unwrap();
+        let secret = t.path().join("secret");
+        std::fs::write(&secret, "top").unwrap();
+        let file = t.path().join("file");
+        std::fs::write(&file, "mine").unwrap();
+        assert!(sha256_file(&file).is_ok());
+        std::fs::remove_file(&file).unwrap();
+        std::os::unix::fs::symlink(&secret, &file).unwrap();
+        assert!(sha256_file(&file).is_err(), "read through a link");
+        assert!(open_regular(&file).is_err());
+        std::fs::remove_file(&file).unwrap();
+        rustix::fs::mkfifoat(
+            rustix::fs::CWD,
+            &file,
+            rustix::fs::Mode::from_bits_truncate(0o600),
+        )
+        .unwrap();
+        // Returns at once instead of waiting for a writer.
+        assert!(sha256_file(&file).is_err(), "a FIFO is no regular file");
     }
 }
