@@ -485,3 +485,39 @@ fn a_scripted_session_in_a_git_repository_edits_runs_git_diff_and_commits() {
         "the real repository's .git changed"
     );
 }
+
+#[test]
+fn background_commands_finish_before_the_review() {
+    if !on_path("bwrap") {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "bwrap is needed (.ci/run installs bubblewrap)"
+        );
+        return;
+    }
+    let e = env(json!({"permissions": {"allow": ["Bash"]}, "bash": {"backend": "native"}}));
+    let out = run(
+        &e,
+        &e.repo,
+        vec![
+            call(
+                "c1",
+                "Bash",
+                &json!({"command": "sleep 2 && echo late > late.txt", "run_in_background": true}),
+            ),
+            text("started it"),
+        ],
+        &[],
+    );
+    let v = ok(&out);
+    let paths: Vec<&str> = v["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["path"].as_str().unwrap())
+        .collect();
+    assert!(
+        paths.contains(&"late.txt"),
+        "the review was taken before the background command ended: {paths:?}"
+    );
+}

@@ -83,7 +83,24 @@ impl Prompter for RecordingPrompter {
                 );
             }
         }
-        self.inner.prompt(request).await
+        let answer = self.inner.prompt(request).await;
+        // An input the person edited names the real folder, as shown: back onto the shadow.
+        match (&self.view, answer) {
+            (Some(v), PromptAnswer::AllowOnce { updated_input }) => PromptAnswer::AllowOnce {
+                updated_input: updated_input.map(|i| v.input_to_actual(&i).unwrap_or(i)),
+            },
+            (
+                Some(v),
+                PromptAnswer::AllowForSession {
+                    scope,
+                    updated_input,
+                },
+            ) => PromptAnswer::AllowForSession {
+                scope,
+                updated_input: updated_input.map(|i| v.input_to_actual(&i).unwrap_or(i)),
+            },
+            (_, answer) => answer,
+        }
     }
 }
 
@@ -117,5 +134,62 @@ where
 {
     async fn prompt(&self, request: &PermissionRequest) -> PromptAnswer {
         (self.decide)(request)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use agent_core::permissions::PermissionMode;
+    use agent_core::view::PathView;
+    use serde_json::json;
+
+    /// Remembers the request it was asked and allows it with the input it is given.
+    struct Person {
+        asked: Mutex<Option<PermissionRequest>>,
+        edited: serde_json::Value,
+    }
+
+    #[async_trait::async_trait]
+    impl Prompter for Person {
+        async fn prompt(&self, request: &PermissionRequest) -> PromptAnswer {
+            *self.asked.lock().unwrap() = Some(request.clone());
+            PromptAnswer::AllowOnce {
+                updated_input: Some(self.edited.clone()),
+            }
+        }
+    }
+
+    #[tokio::test]
+    async fn a_question_shows_the_real_folder_and_an_edited_input_goes_back_to_the_shadow() {
+        let person = Arc::new(Person {
+            asked: Mutex::new(None),
+            edited: json!({"file_path": "/r/app/b.py", "content": "x"}),
+        });
+        let recording = RecordingPrompter {
+            view: Some(PathView::new("/r/app", "/s/ws/tree")),
+            inner: person.clone(),
+            side: SideEvents::default(),
+            hooks: Arc::new(HookRegistry::new()),
+            context: HookContext::new("s1".to_owned(), std::path::Path::new("/s/ws/tree")),
+        };
+        let request = PermissionRequest {
+            tool_name: "Write".into(),
+            input: json!({"file_path": "/s/ws/tree/a.py", "content": "x"}),
+            reason: "/s/ws/tree/a.py is outside the rules".into(),
+            suggestions: Vec::new(),
+            tool_use_id: Some("t1".into()),
+            mode: PermissionMode::Default,
+        };
+        let answer = recording.prompt(&request).await;
+        let asked = person.asked.lock().unwrap().clone().unwrap();
+        assert_eq!(asked.input["file_path"], "/r/app/a.py");
+        assert_eq!(asked.reason, "/r/app/a.py is outside the rules");
+        assert_eq!(
+            answer,
+            PromptAnswer::AllowOnce {
+                updated_input: Some(json!({"file_path": "/s/ws/tree/b.py", "content": "x"}))
+            }
+        );
     }
 }
