@@ -811,3 +811,85 @@ async fn log_deltas_logs_each_streamed_fragment_before_the_message() {
     let message = t.iter().position(|x| x == "assistant.message").unwrap();
     assert!(last_delta < message);
 }
+
+#[tokio::test]
+async fn the_mode_and_the_model_switch_mid_session_and_a_resume_keeps_them() {
+    use agent_core::permissions::PermissionMode;
+    let f = fixture().await;
+    let provider = Arc::new(ScriptedProvider::new(vec![
+        // Default mode: an Edit without a rule is asked about, and nobody can answer.
+        ScriptedTurn::tools(
+            None,
+            vec![(
+                "t1",
+                "Edit",
+                json!({"file_path": "src/calc.py", "old_string": "a - b", "new_string": "a + b"}),
+            )],
+        ),
+        ScriptedTurn::text("asked"),
+        // acceptEdits: the same Edit runs (after a Read, which every mode allows).
+        ScriptedTurn::tools(
+            None,
+            vec![("t2", "Read", json!({"file_path": "src/calc.py"}))],
+        ),
+        ScriptedTurn::tools(
+            None,
+            vec![(
+                "t3",
+                "Edit",
+                json!({"file_path": "src/calc.py", "old_string": "a - b", "new_string": "a + b"}),
+            )],
+        ),
+        ScriptedTurn::text("edited"),
+        ScriptedTurn::text("resumed"),
+    ]));
+    let mut agent = Agent::builder(provider.clone(), f.store.clone(), f.project.path())
+        .options(AgentOptions::new("model-a"))
+        .tools(builtin_tools(&ToolState::new()))
+        .start()
+        .await
+        .unwrap();
+    agent.prompt("edit").await.unwrap();
+    assert!(
+        std::fs::read_to_string(f.project.path().join("src/calc.py"))
+            .unwrap()
+            .contains("a - b")
+    );
+    agent.set_mode(PermissionMode::AcceptEdits).await.unwrap();
+    agent.set_model("model-b").await.unwrap();
+    assert!(agent.set_model("  ").await.is_err());
+    assert_eq!(
+        (agent.mode(), agent.model()),
+        (PermissionMode::AcceptEdits, "model-b")
+    );
+    agent.prompt("edit again").await.unwrap();
+    assert!(
+        std::fs::read_to_string(f.project.path().join("src/calc.py"))
+            .unwrap()
+            .contains("a + b")
+    );
+    let models: Vec<String> = provider
+        .requests()
+        .iter()
+        .map(|r| r.model.clone())
+        .collect();
+    assert_eq!(models.first().map(String::as_str), Some("model-a"));
+    assert_eq!(models.last().map(String::as_str), Some("model-b"));
+    let id = agent.session_id().clone();
+    agent.close().await.unwrap();
+    let mut options = AgentOptions::new("");
+    options.resume = ResumeOptions {
+        session_id: Some(id),
+        ..ResumeOptions::default()
+    };
+    let resumed = Agent::builder(provider.clone(), f.store.clone(), f.project.path())
+        .options(options)
+        .tools(builtin_tools(&ToolState::new()))
+        .start()
+        .await
+        .unwrap();
+    assert_eq!(
+        (resumed.mode(), resumed.model()),
+        (PermissionMode::AcceptEdits, "model-b")
+    );
+}

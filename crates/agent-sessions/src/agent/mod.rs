@@ -373,6 +373,7 @@ impl AgentBuilder {
         Ok(Agent {
             runner,
             forked_from: resumption.and_then(|r| r.forked_from),
+            cwd_text,
         })
     }
 }
@@ -432,6 +433,8 @@ async fn repair_dangling(
 pub struct Agent {
     runner: Runner,
     forked_from: Option<SessionId>,
+    /// The working directory as the session records it (the real folder's, under a view).
+    cwd_text: String,
 }
 
 impl std::fmt::Debug for Agent {
@@ -558,6 +561,51 @@ impl Agent {
         self.runner
             .compact(&Sink::default(), &mut state, "manual", instructions)
             .await
+    }
+
+    /// Switches the permission mode for the calls that follow (`/mode` in a session) and
+    /// records it: a `system.init` with the new mode, which a resumed session restores (except
+    /// `plan` and `bypassPermissions`, which a resume never restores).
+    ///
+    /// # Errors
+    /// [`AgentError`] when the log cannot be written.
+    pub async fn set_mode(&mut self, mode: PermissionMode) -> Result<(), AgentError> {
+        self.runner.executor.engine().set_mode(mode);
+        self.log_init().await
+    }
+
+    /// Switches the model for the provider calls that follow (`/model` in a session; seed 000
+    /// part 6: runtime model switching) and records it in a `system.init`, which a resumed
+    /// session restores. The provider stays the same; subagents (the `Task` tool) keep the
+    /// model the session started with unless their definition names one.
+    ///
+    /// # Errors
+    /// [`AgentError::Options`] for an empty name; [`AgentError`] when the log cannot be
+    /// written.
+    pub async fn set_model(&mut self, model: &str) -> Result<(), AgentError> {
+        let model = model.trim();
+        if model.is_empty() {
+            return Err(AgentError::Options(
+                "no model named; give the model's name as the provider knows it".into(),
+            ));
+        }
+        let core = &self.runner.core;
+        let mut options = core.options.clone();
+        options.model = model.to_owned();
+        self.runner.core = Arc::new(Core {
+            provider: Arc::clone(&core.provider),
+            store: Arc::clone(&core.store),
+            hooks: Arc::clone(&core.hooks),
+            options,
+            side: core.side.clone(),
+        });
+        self.log_init().await
+    }
+
+    async fn log_init(&self) -> Result<(), AgentError> {
+        let init = self.runner.init_event(&self.cwd_text);
+        self.runner.log(&Sink::default(), vec![init]).await?;
+        Ok(())
     }
 
     /// The provider-facing history (for inspection and tests).

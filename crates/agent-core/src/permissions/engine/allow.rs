@@ -116,7 +116,7 @@ impl PermissionEngine {
             if b.read_only.get(i).copied().unwrap_or(false) {
                 continue;
             }
-            if self.mode == PermissionMode::AcceptEdits
+            if self.mode() == PermissionMode::AcceptEdits
                 && b.fs_in_scope.get(i).copied().unwrap_or(false)
             {
                 used_mode = true;
@@ -146,7 +146,7 @@ impl PermissionEngine {
                 return None;
             }
             let p = w.path.as_ref()?;
-            if self.mode == PermissionMode::AcceptEdits && self.wd.contains(p) {
+            if self.mode() == PermissionMode::AcceptEdits && self.wd.contains(p) {
                 used_mode = true;
                 continue;
             }

@@ -128,7 +128,7 @@ impl PermissionEngineBuilder {
             deny: compile(self.deny, RuleList::Deny)?,
             ask: compile(self.ask, RuleList::Ask)?,
             allow: compile(self.allow, RuleList::Allow)?,
-            mode: self.mode,
+            mode: RwLock::new(self.mode),
             wd,
             policies: self.policies,
             prompter: self.prompter,

@@ -128,7 +128,9 @@ impl PreparedCall {
 /// Decides tool calls. Build one per session with [`PermissionEngine::builder`]; it is `Sync`
 /// and cheap to share.
 pub struct PermissionEngine {
-    mode: PermissionMode,
+    /// The mode: changed at run time by the host (`/mode` in a session) while the engine is
+    /// shared, so it sits behind a lock read once per check.
+    mode: RwLock<PermissionMode>,
     wd: WorkingDirs,
     deny: CompiledList,
     ask: CompiledList,
@@ -144,7 +146,7 @@ pub struct PermissionEngine {
 impl std::fmt::Debug for PermissionEngine {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("PermissionEngine")
-            .field("mode", &self.mode)
+            .field("mode", &self.mode())
             .field("working_dirs", &self.wd.dirs())
             .field("deny", &self.deny.entries.len())
             .field("ask", &self.ask.entries.len())
@@ -175,12 +177,13 @@ impl PermissionEngine {
 
     /// The mode.
     pub fn mode(&self) -> PermissionMode {
-        self.mode
+        *self.mode.read().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Changes the mode (e.g. leaving `plan` once the plan is approved).
-    pub fn set_mode(&mut self, mode: PermissionMode) {
-        self.mode = mode;
+    /// Changes the mode (e.g. leaving `plan` once the plan is approved, or `/mode` in an
+    /// interactive session); the checks that start after it use it.
+    pub fn set_mode(&self, mode: PermissionMode) {
+        *self.mode.write().unwrap_or_else(PoisonError::into_inner) = mode;
     }
 
     /// The session grants (grant, revoke, reset).
@@ -228,7 +231,7 @@ impl PermissionEngine {
         subject: Option<&Subject>,
     ) -> PermissionDecision {
         let span =
-            tracing::debug_span!("permission_check", tool = %call.tool_name, mode = %self.mode);
+            tracing::debug_span!("permission_check", tool = %call.tool_name, mode = %self.mode());
         let _guard = span.enter();
         let d = self.evaluate(call, hook, subject);
         tracing::debug!(decision = %d.behavior, step = d.step.as_str(), rule = ?d.rule.as_ref().map(|r| &r.text), "permission decided");
@@ -270,7 +273,7 @@ impl PermissionEngine {
             reason: d.reason.clone(),
             suggestions: d.suggestions.clone(),
             tool_use_id: call.tool_use_id.clone(),
-            mode: self.mode,
+            mode: self.mode(),
         };
         if let Some(handler) = &self.handler
             && let Some(answer) = handler.on_request(&request).await

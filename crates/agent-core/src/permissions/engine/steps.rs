@@ -42,7 +42,7 @@ impl PermissionEngine {
         let skip_bare_bash = canonical == "Bash"
             && self.sandbox.active
             && self.sandbox.auto_allow_bash
-            && self.mode != PermissionMode::Plan;
+            && self.mode() != PermissionMode::Plan;
         if let Some(i) =
             self.first_match(&self.ask, canonical, input, subject, false, skip_bare_bash)
         {
@@ -100,7 +100,7 @@ impl PermissionEngine {
             }
         }
         let suggestions = self.suggest(canonical, subject);
-        let mut d = if self.mode == PermissionMode::DontAsk {
+        let mut d = if self.mode() == PermissionMode::DontAsk {
             PermissionDecision::new(
                 Behavior::Deny,
                 step,
@@ -123,7 +123,7 @@ impl PermissionEngine {
     }
 
     pub(super) fn safety(&self, call: &ToolCall, subject: &Subject) -> Option<Finding> {
-        let bypass = self.mode == PermissionMode::BypassPermissions;
+        let bypass = self.mode() == PermissionMode::BypassPermissions;
         if call.requires_user_interaction {
             return Some(Finding::UserInteraction(call.tool_name.clone()));
         }
@@ -162,7 +162,7 @@ impl PermissionEngine {
     ) -> Option<PermissionDecision> {
         let allow =
             |reason: &str| Some(PermissionDecision::new(Behavior::Allow, Step::Mode, reason));
-        match self.mode {
+        match self.mode() {
             PermissionMode::Plan => match subject {
                 Subject::Edit(_) => {
                     return Some(PermissionDecision::new(
@@ -232,7 +232,7 @@ impl PermissionEngine {
                 allow("reads inside the working directories are allowed in every mode")
             }
             Subject::Edit(paths)
-                if self.mode == PermissionMode::AcceptEdits
+                if self.mode() == PermissionMode::AcceptEdits
                     && paths.iter().all(|p| self.wd.contains(p)) =>
             {
                 allow("acceptEdits mode: edit inside the working directories")
