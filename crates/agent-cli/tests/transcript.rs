@@ -397,3 +397,26 @@ fn clap_keeps_its_help_and_its_suggestions() {
         .unwrap();
     assert!(stderr(&colour).contains(ESC), "{:?}", stderr(&colour));
 }
+
+#[test]
+fn the_demos_change_set_is_coloured_by_the_same_rules() {
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path().join("home");
+    let demo = |dir: &str, extra: &[&str]| {
+        let out = agent(&home)
+            .args(["demo", "--dir"])
+            .arg(tmp.path().join(dir))
+            .args(extra)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let plain = demo("d1", &[]);
+    assert!(
+        plain.contains("\n+    return a + b\n") && !plain.contains(ESC),
+        "{plain}"
+    );
+    let always = demo("d2", &["--color", "always"]);
+    assert!(always.contains("\u{1b}[32m+    return a + b"), "{always:?}");
+}

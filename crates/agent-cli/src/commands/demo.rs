@@ -398,8 +398,9 @@ pub fn run(args: DemoArgs) -> Result<Exit> {
         output::stdout_line(&format!("\n{}", bash.sentence()));
         output::stdout_line("\nThe change set (the demo project itself is unchanged):");
         super::workspace::print_set(&set);
+        let palette = crate::colour::Palette::for_stdout();
         for (_, text) in ws.diff(None)? {
-            output::stdout_text(&text);
+            output::stdout_text(&palette.diff(&text));
         }
         output::stdout_line(&format!(
             "\nThe session is logged: agent sessions show {session}\nApply the change: agent workspace commit --workspace {}",
