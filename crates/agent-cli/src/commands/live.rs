@@ -126,6 +126,15 @@ impl Live {
     }
 }
 
+impl Drop for Live {
+    /// A run that ended early (an error from the session store) leaves no spinner behind.
+    fn drop(&mut self) {
+        if let Some(s) = self.spinner {
+            s.clear();
+        }
+    }
+}
+
 /// The one spinner line at the bottom of stderr, with the elapsed time: on a tool that runs
 /// longer than [`SPINNER_AFTER`] and on a provider retry. Process-wide because the terminal
 /// is: the transcript sets it, and the permission prompt hides it while it asks.
