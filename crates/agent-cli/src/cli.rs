@@ -4,6 +4,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
+use crate::colour::ColorWhen;
+
 /// A secure, embeddable AI-agent runtime.
 #[derive(Debug, Parser)]
 #[command(name = "agent", version, about, long_about = None)]
@@ -11,6 +13,10 @@ use clap::{Args, Parser, Subcommand};
     after_help = "Exit codes: 0 success; 2 bad arguments, input or settings (one line on stderr)."
 )]
 pub struct Cli {
+    /// When to colour: auto (on a terminal; NO_COLOR turns it off, CLICOLOR_FORCE on), always,
+    /// never. Every verb takes it.
+    #[arg(long, global = true, value_enum, value_name = "WHEN", default_value_t = ColorWhen::Auto)]
+    pub color: ColorWhen,
     #[command(subcommand)]
     pub command: Command,
 }

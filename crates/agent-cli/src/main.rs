@@ -5,19 +5,30 @@
 //! in [`exit::Exit`] and in `docs/cli.md`.
 
 mod cli;
+mod colour;
 mod commands;
 mod exit;
 mod output;
 mod profiles;
 
-use clap::Parser;
+use clap::{CommandFactory as _, FromArgMatches as _};
 
+use crate::colour::ColorWhen;
 use crate::exit::Exit;
 
 fn main() -> std::process::ExitCode {
-    let cli = match cli::Cli::try_parse() {
+    // `--color` is known before clap parses, so clap's own help and errors follow it too.
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let when = ColorWhen::from_args(&args).unwrap_or_default();
+    when.apply();
+    let command = cli::Cli::command().color(when.into());
+    let parsed = command
+        .clone()
+        .try_get_matches_from(&args)
+        .and_then(|m| cli::Cli::from_arg_matches(&m));
+    let cli = match parsed {
         Ok(cli) => cli,
-        Err(e) => return output::clap_error(&e),
+        Err(e) => return output::clap_error(&e, &output::verb(&command, &args)),
     };
     let result = match cli.command {
         cli::Command::Permissions(cmd) => commands::permissions::run(cmd),

@@ -2,6 +2,7 @@
 
 use std::io::Write;
 
+use crate::colour::{Palette, Role};
 use crate::exit::Exit;
 
 /// Writes `text` and a newline to stdout. A closed pipe (`agent ... | head`) is not an error.
@@ -17,31 +18,35 @@ pub fn stdout_text(text: &str) {
 
 /// Prints `agent: error: MESSAGE` (one line) to stderr.
 pub fn error(message: &str) {
+    let label = Palette::for_stderr().paint(Role::Bad, "error:");
     let _ = writeln!(
         std::io::stderr().lock(),
-        "agent: error: {}",
+        "agent: {label} {}",
         one_line(&sanitize(message))
     );
 }
 
 /// Prints `agent: warning: MESSAGE` to stderr.
 pub fn warning(message: &str) {
+    let label = Palette::for_stderr().paint(Role::Warn, "warning:");
     let _ = writeln!(
         std::io::stderr().lock(),
-        "agent: warning: {}",
+        "agent: {label} {}",
         one_line(&sanitize(message))
     );
 }
 
-/// Reports a clap error: help and version go to stdout with exit 0; anything else is one
-/// line on stderr with exit 2.
-pub fn clap_error(e: &clap::Error) -> std::process::ExitCode {
+/// Reports a clap error: help and version go to stdout with exit 0 (clap prints them, in
+/// colour when the colour rules say so); anything else is one line on stderr with exit 2,
+/// keeping what clap says besides the usage: the tips (a similar subcommand, value or flag),
+/// the possible values, and which verb's `--help` to read (`verb`, e.g. `agent run`).
+pub fn clap_error(e: &clap::Error, verb: &str) -> std::process::ExitCode {
     use clap::error::ErrorKind;
     match e.kind() {
         ErrorKind::DisplayHelp
         | ErrorKind::DisplayVersion
         | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
-            let _ = write!(std::io::stdout().lock(), "{}", e.render());
+            let _ = e.print();
             if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
                 Exit::Usage.into()
             } else {
@@ -49,23 +54,55 @@ pub fn clap_error(e: &clap::Error) -> std::process::ExitCode {
             }
         }
         _ => {
-            let rendered = e.render().to_string();
-            let mut lines = rendered.lines().map(str::trim).filter(|l| !l.is_empty());
-            let mut first = lines
-                .next()
-                .unwrap_or("invalid arguments")
-                .trim_start_matches("error: ")
-                .to_owned();
-            // "the following required arguments were not provided:" is followed by their names.
-            if first.ends_with(':')
-                && let Some(next) = lines.next()
-            {
-                first = format!("{first} {next}");
-            }
-            error(&format!("{first} (see `agent --help`)"));
+            error(&clap_line(&e.render().to_string(), verb));
             Exit::Usage.into()
         }
     }
+}
+
+/// The verb `args` name (`agent workspace diff`): the subcommands of `command` found in
+/// order among the arguments before `--`.
+pub fn verb(command: &clap::Command, args: &[std::ffi::OsString]) -> String {
+    let mut path = vec![command.get_name().to_owned()];
+    let mut current = command;
+    for arg in args.iter().skip(1).filter_map(|a| a.to_str()) {
+        if arg == "--" {
+            break;
+        }
+        if let Some(sub) = current
+            .get_subcommands()
+            .find(|c| c.get_name() == arg || c.get_all_aliases().any(|a| a == arg))
+        {
+            path.push(sub.get_name().to_owned());
+            current = sub;
+        }
+    }
+    path.join(" ")
+}
+
+/// clap's rendered error on one line: the message, then its possible values and tips, then
+/// which `--help` to read.
+fn clap_line(rendered: &str, verb: &str) -> String {
+    let mut text = String::new();
+    for line in rendered.lines().map(str::trim).filter(|l| !l.is_empty()) {
+        if line.starts_with("Usage:") || line.starts_with("For more information") {
+            continue;
+        }
+        let line = line.strip_prefix("error: ").unwrap_or(line);
+        if text.is_empty() {
+            text = line.to_owned();
+        } else if text.ends_with(':') || line.starts_with('[') {
+            // "were not provided:" is followed by the names; "[possible values: ...]" belongs
+            // to the message before it.
+            text = format!("{text} {line}");
+        } else {
+            text = format!("{text}; {line}");
+        }
+    }
+    if text.is_empty() {
+        text = "invalid arguments".into();
+    }
+    format!("{text} (see `{verb} --help`)")
 }
 
 /// An error and its causes on one line, each cause once (library errors often repeat their
@@ -104,7 +141,46 @@ pub fn sanitize(s: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::sanitize;
+    use super::{clap_line, sanitize, verb};
+
+    #[test]
+    fn the_verb_is_the_subcommands_named_before_a_double_dash() {
+        use clap::CommandFactory as _;
+        let cmd = crate::cli::Cli::command();
+        let v = |a: &[&str]| {
+            let args: Vec<std::ffi::OsString> = std::iter::once("agent")
+                .chain(a.iter().copied())
+                .map(Into::into)
+                .collect();
+            verb(&cmd, &args)
+        };
+        assert_eq!(v(&["run", "x", "--mode", "plann"]), "agent run");
+        assert_eq!(
+            v(&["--color", "never", "workspace", "diff", "--bogus"]),
+            "agent workspace diff"
+        );
+        assert_eq!(v(&["workspce"]), "agent");
+        assert_eq!(v(&["exec", "--", "run"]), "agent exec");
+    }
+
+    #[test]
+    fn a_clap_error_keeps_its_tips_values_and_the_verbs_help_on_one_line() {
+        let rendered = "error: unrecognized subcommand 'workspce'\n\n  tip: a similar subcommand exists: 'workspace'\n\nUsage: agent [OPTIONS] <COMMAND>\n\nFor more information, try '--help'.\n";
+        assert_eq!(
+            clap_line(rendered, "agent"),
+            "unrecognized subcommand 'workspce'; tip: a similar subcommand exists: 'workspace' (see `agent --help`)"
+        );
+        let rendered = "error: invalid value 'foo' for '--mode <MODE>'\n  [possible values: default, plan]\n\nFor more information, try '--help'.\n";
+        assert_eq!(
+            clap_line(rendered, "agent run"),
+            "invalid value 'foo' for '--mode <MODE>' [possible values: default, plan] (see `agent run --help`)"
+        );
+        let rendered = "error: the following required arguments were not provided:\n  <PROMPT>\n\nUsage: agent run --color <WHEN> <PROMPT>\n";
+        assert_eq!(
+            clap_line(rendered, "agent run"),
+            "the following required arguments were not provided: <PROMPT> (see `agent run --help`)"
+        );
+    }
 
     #[test]
     fn escapes_terminal_tricks() {

@@ -16,7 +16,7 @@ use tracing::{Instrument as _, Span, debug};
 use crate::config::ProviderConfig;
 use crate::error::ProviderError;
 use crate::provider::EventStream;
-use crate::retry::{RetryPolicy, is_retryable_status, retry_after};
+use crate::retry::{Retry, RetryPolicy, announce, is_retryable_status, retry_after};
 use crate::sse::{SseEvent, SseParser};
 use crate::types::StreamEvent;
 
@@ -146,6 +146,12 @@ impl Transport {
             };
             let delay = self.retry.delay(attempt - 1, server_delay);
             debug!(attempt, reason = %failure, delay = ?delay, server_asked = server_delay.is_some(), "retrying");
+            announce(&Retry {
+                attempt,
+                max_retries: self.retry.max_retries,
+                delay,
+                reason: failure,
+            });
             tokio::time::sleep(delay).await;
         }
     }

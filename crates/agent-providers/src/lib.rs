@@ -20,7 +20,8 @@
 //!
 //! A provider retries what is safe to retry (429, 5xx, connection resets before the response
 //! started, honouring `retry-after`) and reports everything else as one [`ProviderError`] whose
-//! [`ProviderError::kind`] names the class. Dropping the stream cancels the request.
+//! [`ProviderError::kind`] names the class. Dropping the stream cancels the request. A caller
+//! that wants to show retries as they happen runs the call inside [`report_retries`].
 //!
 //! ```
 //! use agent_providers::{ModelRequest, Provider, ScriptedProvider, ScriptedTurn};
@@ -49,7 +50,7 @@ pub use config::{ApiKey, ProviderConfig, ProviderKind, build};
 pub use error::ProviderError;
 pub use openai::{MaxTokensField, OpenAiProvider, openai_context_window};
 pub use provider::{EventStream, Provider};
-pub use retry::{RetryPolicy, is_retryable_status};
+pub use retry::{Retry, RetryObserver, RetryPolicy, is_retryable_status, report_retries};
 pub use scripted::{ScriptedProvider, ScriptedTurn};
 pub use sse::{SseEvent, SseParser};
 pub use types::{

@@ -9,9 +9,17 @@
 //! sent one, capped at [`RetryPolicy::max_delay`]; otherwise exponential backoff with full
 //! jitter: a uniformly random delay between zero and `base_delay * 2^retry`, capped at
 //! `max_delay`.
+//!
+//! Whoever waits on a call can hear about each retry before its wait starts: run the call
+//! inside [`report_retries`], and the observer gets a [`Retry`] (which attempt, how long the
+//! wait, after what failure). The agent loop turns these into `AgentEvent::Retry`, which the
+//! CLI shows as "retrying in 2 s after HTTP 503". The observer is scoped to the future (a
+//! tokio task-local), so a provider that wraps another still reports its retries.
 
 use std::collections::hash_map::RandomState;
+use std::future::Future;
 use std::hash::{BuildHasher as _, Hasher as _};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -65,6 +73,37 @@ impl RetryPolicy {
             None => jitter(self.backoff_ceiling(retry)),
         }
     }
+}
+
+/// One retry about to happen: reported to the observer of [`report_retries`] before the wait.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Retry {
+    /// The attempt that failed (1 for the first call).
+    pub attempt: u32,
+    /// The most retries the policy allows ([`RetryPolicy::max_retries`]).
+    pub max_retries: u32,
+    /// How long the provider waits before the next attempt.
+    pub delay: Duration,
+    /// What failed, in words: `HTTP 503`, `header timeout`, or the connection error.
+    pub reason: String,
+}
+
+/// Hears about each [`Retry`] of the calls made inside [`report_retries`].
+pub type RetryObserver = Arc<dyn Fn(&Retry) + Send + Sync>;
+
+tokio::task_local! {
+    static OBSERVER: RetryObserver;
+}
+
+/// Runs `call` (a provider call, e.g. `provider.stream(&request)`) with `observer` hearing
+/// about each retry the provider makes while `call` runs, before each wait.
+pub async fn report_retries<F: Future>(observer: RetryObserver, call: F) -> F::Output {
+    OBSERVER.scope(observer, call).await
+}
+
+/// Tells the observer of the current [`report_retries`] scope, if any, about `retry`.
+pub(crate) fn announce(retry: &Retry) {
+    let _ = OBSERVER.try_with(|observer| observer(retry));
 }
 
 /// Whether an HTTP status is worth retrying: 408, 409, 429, 500, 502, 503, 504 and 529

@@ -246,6 +246,46 @@ async fn a_429_with_retry_after_zero_is_retried() {
 }
 
 #[tokio::test]
+async fn each_retry_is_reported_to_the_observer_before_its_wait() {
+    let server = TestServer::start(vec![
+        Reply::json(
+            503,
+            r#"{"type":"error","error":{"type":"overloaded_error","message":"busy"}}"#,
+        )
+        .header("retry-after", "0"),
+        Reply::sse(&fixture("anthropic/text.sse")),
+    ])
+    .await;
+    let p = provider(&server).await;
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let into = std::sync::Arc::clone(&seen);
+    let observer: agent_providers::RetryObserver =
+        std::sync::Arc::new(move |r: &agent_providers::Retry| into.lock().unwrap().push(r.clone()));
+    let stream = agent_providers::report_retries(observer, p.stream(&request()))
+        .await
+        .unwrap();
+    let (_, error) = collect(stream).await;
+    assert!(error.is_none(), "{error:?}");
+    let seen = seen.lock().unwrap().clone();
+    assert_eq!(
+        seen,
+        vec![agent_providers::Retry {
+            attempt: 1,
+            max_retries: 2,
+            delay: std::time::Duration::ZERO,
+            reason: "HTTP 503".into(),
+        }]
+    );
+    // Outside the scope nobody hears: a plain call still retries silently.
+    let (_, error, _) = run(vec![
+        Reply::json(503, "{}").header("retry-after", "0"),
+        Reply::sse(&fixture("anthropic/text.sse")),
+    ])
+    .await;
+    assert!(error.is_none(), "{error:?}");
+}
+
+#[tokio::test]
 async fn a_500_then_success() {
     let (events, error, server) = run(vec![
         Reply::json(

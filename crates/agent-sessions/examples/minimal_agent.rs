@@ -81,6 +81,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                 _ => {}
             },
             AgentEvent::Notice(n) => println!("\n[notice] {n}"),
+            AgentEvent::Retry(r) => println!("\n[retrying in {:?} after {}]", r.delay, r.reason),
             AgentEvent::Finished(result) => {
                 println!("\n\nresult: {result:#?}");
             }

@@ -27,7 +27,9 @@ use agent_sessions::store::{SessionBackend, SessionStore, StoreOptions};
 use anyhow::{Context, Result, bail};
 use serde_json::json;
 
+use super::live::Live;
 use super::run::{drive, runtime, tools, workspace};
+use super::transcript::Paths;
 use super::{agent_home, hook_registry, load_settings};
 use crate::cli::{DemoArgs, SettingsArgs};
 use crate::exit::Exit;
@@ -351,7 +353,8 @@ pub fn run(args: DemoArgs) -> Result<Exit> {
         if let Some(e) = imported {
             store.append(agent.session_id(), vec![e]).await?;
         }
-        let (result, logged) = drive(&mut agent, PROMPT, args.json).await?;
+        let mut live = Live::new(Paths::new(&shadow, None));
+        let (result, logged) = drive(&mut agent, PROMPT, (!args.json).then_some(&mut live)).await?;
         let set = ws.status()?;
         store
             .append(
@@ -395,8 +398,9 @@ pub fn run(args: DemoArgs) -> Result<Exit> {
         output::stdout_line(&format!("\n{}", bash.sentence()));
         output::stdout_line("\nThe change set (the demo project itself is unchanged):");
         super::workspace::print_set(&set);
+        let palette = crate::colour::Palette::for_stdout();
         for (_, text) in ws.diff(None)? {
-            output::stdout_text(&text);
+            output::stdout_text(&palette.diff(&text));
         }
         output::stdout_line(&format!(
             "\nThe session is logged: agent sessions show {session}\nApply the change: agent workspace commit --workspace {}",

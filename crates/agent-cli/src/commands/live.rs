@@ -2,179 +2,123 @@
 //! permission prompt.
 //!
 //! The assistant's text streams to stdout; tool calls, decisions, results, hook notices and
-//! questions go to stderr, so stdout holds only the answer. Colour only on a terminal.
+//! questions go to stderr, so stdout holds only the answer. What the lines say is
+//! [`super::transcript`]'s; colour follows [`crate::colour`]'s rules; the spinner and the
+//! question share stderr without writing over each other.
 
-use std::io::{BufRead, IsTerminal, Write};
+use std::io::{BufRead, Write};
+use std::sync::{Mutex, OnceLock, PoisonError};
+use std::time::{Duration, Instant};
 
-use agent_core::events::{Event, EventPayload};
 use agent_core::permissions::{GrantScope, PermissionRequest, PromptAnswer, Prompter};
 use agent_sessions::agent::AgentEvent;
-use serde_json::Value;
+use indicatif::{ProgressBar, ProgressStyle};
 
+use super::transcript::{Out, Paths, Transcript};
+use crate::colour::{self, Palette};
 use crate::output;
 
-/// Renders [`AgentEvent`]s for a person.
+/// How long a tool runs before its spinner shows: quick calls never flicker one.
+const SPINNER_AFTER: Duration = Duration::from_secs(1);
+
+/// Prints a run's [`AgentEvent`]s for a person ([`Transcript`] decides the text).
 #[derive(Debug)]
 pub struct Live {
-    colour: bool,
+    transcript: Transcript,
+    /// The spinner, when stderr is a terminal.
+    spinner: Option<&'static Spinner>,
+    /// The spinner shows a provider retry (not a tool).
+    retrying: bool,
     /// The assistant's text is mid-line on stdout.
     in_text: bool,
 }
 
 impl Live {
-    /// A renderer; colour when stderr is a terminal.
-    pub fn new() -> Self {
+    /// A renderer showing paths through `paths`; colour by the colour rules for stderr, a
+    /// spinner when stderr is a terminal.
+    pub fn new(paths: Paths) -> Self {
         Self {
-            colour: std::io::stderr().is_terminal(),
+            transcript: Transcript::new(Palette::for_stderr(), paths),
+            spinner: colour::stderr_is_terminal().then(Spinner::global),
+            retrying: false,
             in_text: false,
         }
     }
 
-    fn paint(&self, code: &str, text: &str) -> String {
-        if self.colour {
-            format!("\x1b[{code}m{text}\x1b[0m")
-        } else {
-            text.to_owned()
-        }
+    /// The paths it shows (for the permission prompt).
+    pub fn paths(&self) -> &Paths {
+        self.transcript.paths()
+    }
+
+    /// The questions are asked on this terminal ([`TerminalPrompter`]), so the
+    /// `permission.question` events that record them are not shown again.
+    pub fn questions_asked_here(mut self) -> Self {
+        self.transcript.hide_questions();
+        self
     }
 
     fn line(&mut self, text: &str) {
         if self.in_text {
             output::stdout_text("\n");
+            let _ = std::io::stdout().lock().flush();
             self.in_text = false;
         }
-        let _ = writeln!(std::io::stderr().lock(), "{text}");
+        match self.spinner {
+            Some(s) => s.println(text),
+            None => {
+                let _ = writeln!(std::io::stderr().lock(), "{text}");
+            }
+        }
     }
 
-    /// Shows one event.
-    pub fn show(&mut self, event: &AgentEvent) {
-        match event {
-            AgentEvent::TextDelta(d) => {
-                output::stdout_text(&output::sanitize(d));
-                let _ = std::io::stdout().lock().flush();
-                self.in_text = !d.ends_with('\n');
-            }
-            AgentEvent::Notice(n) => {
-                let t = self.paint("33", &format!("  ! {}", output::sanitize(n)));
-                self.line(&t);
-            }
-            AgentEvent::Logged(e) => self.logged(e),
-            AgentEvent::Finished(r) => {
-                let t = self.paint(
-                    "2",
-                    &format!(
-                        "── {} · {} turn(s) · {} in / {} out tokens · session {}",
-                        r.stop_reason,
-                        r.turns,
-                        r.usage.context_tokens(),
-                        r.usage.output_tokens,
-                        r.session_id
-                    ),
-                );
-                self.line(&t);
-                if let Some(e) = &r.error {
-                    let t = self.paint("31", &format!("  error: {}", output::sanitize(e)));
-                    self.line(&t);
+    /// Shows the events that arrived together (see [`Transcript::events`]).
+    pub fn show(&mut self, events: &[AgentEvent]) {
+        for out in self.transcript.events(events) {
+            match out {
+                Out::Text(t) => {
+                    if let Some(s) = self.spinner {
+                        s.clear();
+                        self.retrying = false;
+                    }
+                    output::stdout_text(&t);
+                    let _ = std::io::stdout().lock().flush();
+                    if !t.is_empty() {
+                        self.in_text = !t.ends_with('\n');
+                    }
                 }
+                Out::Line(l) => {
+                    if self.retrying
+                        && let Some(s) = self.spinner
+                    {
+                        s.clear();
+                        self.retrying = false;
+                    }
+                    self.line(&l);
+                }
+                Out::Status(text) => match self.spinner {
+                    Some(s) => {
+                        s.show(format!("  {text}"), Duration::ZERO);
+                        self.retrying = true;
+                    }
+                    None => self.line(&format!("  ↻ {text}")),
+                },
+            }
+        }
+        if let Some(s) = self.spinner
+            && !self.retrying
+        {
+            match self.transcript.waiting_on() {
+                Some(label) => s.show(format!("  {label}"), SPINNER_AFTER),
+                None => s.clear(),
             }
         }
     }
 
-    fn logged(&mut self, e: &Event) {
-        match &e.payload {
-            EventPayload::ToolUse(u) => {
-                let t = self.paint(
-                    "1;36",
-                    &format!("● {}({})", u.name, output::sanitize(&brief(&u.input))),
-                );
-                self.line(&t);
-            }
-            EventPayload::PermissionQuestion(q) => {
-                let t = self.paint(
-                    "35",
-                    &format!("  ? {} asks: {}", q.tool_name, output::sanitize(&q.prompt)),
-                );
-                self.line(&t);
-            }
-            EventPayload::PermissionDecision(d) => {
-                let how = match (&d.rule, &d.step) {
-                    (Some(r), Some(s)) => format!("{s}: {r}"),
-                    (None, Some(s)) => s.clone(),
-                    _ => String::new(),
-                };
-                let text = if d.allowed {
-                    self.paint("32", &format!("  ✓ allowed ({how})"))
-                } else {
-                    self.paint(
-                        "31",
-                        &format!(
-                            "  ✗ denied ({how}): {}",
-                            output::sanitize(d.reason.as_deref().unwrap_or(""))
-                        ),
-                    )
-                };
-                self.line(&text);
-            }
-            EventPayload::ToolResult(r) => {
-                let text = match &r.output {
-                    Value::String(s) => s.clone(),
-                    other => other.to_string(),
-                };
-                let text = text.replace('\t', "  ");
-                let first = text.lines().next().unwrap_or("");
-                let more = text.lines().count().saturating_sub(1);
-                let summary = if more > 0 {
-                    format!("{} (+{more} lines)", truncate(first, 100))
-                } else {
-                    truncate(first, 100)
-                };
-                let t = if r.is_error {
-                    self.paint("31", &format!("  ⎿ error: {}", output::sanitize(&summary)))
-                } else {
-                    format!("  ⎿ {}", output::sanitize(&summary))
-                };
-                self.line(&t);
-            }
-            EventPayload::HookRun(h) => {
-                let t = self.paint(
-                    "2",
-                    &format!(
-                        "  ↳ hook {} ({}) → {} in {} ms",
-                        h.event,
-                        output::sanitize(h.command.as_deref().unwrap_or("in-process")),
-                        h.outcome,
-                        h.duration_ms
-                    ),
-                );
-                self.line(&t);
-            }
-            EventPayload::Compaction(c) => {
-                let t = self.paint(
-                    "2",
-                    &format!(
-                        "  ⋯ compacted events {}..{} into a summary",
-                        c.from_seq, c.to_seq
-                    ),
-                );
-                self.line(&t);
-            }
-            EventPayload::SubagentStart(s) => {
-                let t = self.paint("36", &format!("  ⤷ subagent {} started", s.agent_id));
-                self.line(&t);
-            }
-            EventPayload::Error(err) => {
-                let t = self.paint(
-                    "31",
-                    &format!("  error: {}", output::sanitize(&err.message)),
-                );
-                self.line(&t);
-            }
-            _ => {}
-        }
-    }
-
-    /// Ends the transcript (a newline after streamed text).
+    /// Ends the transcript (a newline after streamed text, the spinner gone).
     pub fn finish(&mut self) {
+        if let Some(s) = self.spinner {
+            s.clear();
+        }
         if self.in_text {
             output::stdout_text("\n");
             self.in_text = false;
@@ -182,40 +126,176 @@ impl Live {
     }
 }
 
-fn truncate(s: &str, n: usize) -> String {
-    if s.chars().count() <= n {
-        s.to_owned()
-    } else {
-        format!("{}…", s.chars().take(n).collect::<String>())
-    }
-}
-
-/// A tool input in a few words: its path, pattern or command, else the JSON.
-fn brief(input: &Value) -> String {
-    for key in [
-        "file_path",
-        "command",
-        "pattern",
-        "url",
-        "path",
-        "description",
-    ] {
-        if let Some(v) = input.get(key).and_then(Value::as_str) {
-            return truncate(v, 80);
+impl Drop for Live {
+    /// A run that ended early (an error from the session store) leaves no spinner behind.
+    fn drop(&mut self) {
+        if let Some(s) = self.spinner {
+            s.clear();
         }
     }
-    truncate(&input.to_string(), 80)
 }
 
-/// Asks on the terminal: allow once, always for this session, or deny.
+/// The one spinner line at the bottom of stderr, with the elapsed time: on a tool that runs
+/// longer than [`SPINNER_AFTER`] and on a provider retry. Process-wide because the terminal
+/// is: the transcript sets it, and the permission prompt hides it while it asks.
 #[derive(Debug, Default)]
-pub struct TerminalPrompter;
+pub struct Spinner {
+    state: Mutex<SpinnerState>,
+}
+
+#[derive(Debug, Default)]
+struct SpinnerState {
+    /// What it shows and since when (it may not be drawn yet).
+    wanted: Option<(String, Instant)>,
+    bar: Option<ProgressBar>,
+    /// A question is being asked: nothing is drawn.
+    paused: bool,
+    /// Bumped by every change, so a delayed start that is out of date does nothing.
+    generation: u64,
+}
+
+impl Spinner {
+    /// The process's spinner.
+    pub fn global() -> &'static Self {
+        static SPINNER: OnceLock<Spinner> = OnceLock::new();
+        SPINNER.get_or_init(Self::default)
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, SpinnerState> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Shows `label` after `delay` (unless something else is shown by then). The same label
+    /// again keeps its clock.
+    pub fn show(&'static self, label: String, delay: Duration) {
+        let generation = {
+            let mut st = self.state();
+            if st.wanted.as_ref().is_some_and(|(l, _)| *l == label) {
+                return;
+            }
+            if let Some(bar) = st.bar.take() {
+                bar.finish_and_clear();
+            }
+            st.wanted = Some((label, Instant::now()));
+            st.generation += 1;
+            st.generation
+        };
+        if delay.is_zero() {
+            self.draw(generation);
+        } else {
+            std::thread::spawn(move || {
+                std::thread::sleep(delay);
+                self.draw(generation);
+            });
+        }
+    }
+
+    /// Draws what is wanted, when `generation` is still current and no question is open.
+    fn draw(&self, generation: u64) {
+        let mut st = self.state();
+        if st.generation != generation || st.paused || st.bar.is_some() {
+            return;
+        }
+        let Some((label, since)) = st.wanted.clone() else {
+            return;
+        };
+        let style = ProgressStyle::with_template("{msg} {spinner} {elapsed}")
+            .unwrap_or_else(|_| ProgressStyle::default_spinner());
+        let bar = ProgressBar::new_spinner()
+            .with_style(style)
+            .with_message(label)
+            .with_elapsed(since.elapsed());
+        bar.enable_steady_tick(Duration::from_millis(120));
+        st.bar = Some(bar);
+    }
+
+    /// Takes the spinner away.
+    pub fn clear(&self) {
+        let mut st = self.state();
+        st.wanted = None;
+        st.generation += 1;
+        if let Some(bar) = st.bar.take() {
+            bar.finish_and_clear();
+        }
+    }
+
+    /// Prints `text` as a line above the spinner.
+    pub fn println(&self, text: &str) {
+        let st = self.state();
+        let write = || {
+            let _ = writeln!(std::io::stderr().lock(), "{text}");
+        };
+        match &st.bar {
+            Some(bar) => bar.suspend(write),
+            None => write(),
+        }
+    }
+
+    /// Hides the spinner until the returned guard is dropped (a question is being asked).
+    pub fn pause(&'static self) -> Paused {
+        let mut st = self.state();
+        st.paused = true;
+        if let Some(bar) = st.bar.take() {
+            bar.finish_and_clear();
+        }
+        Paused(self)
+    }
+}
+
+/// Shows the spinner again when dropped ([`Spinner::pause`]).
+#[derive(Debug)]
+pub struct Paused(&'static Spinner);
+
+impl Drop for Paused {
+    fn drop(&mut self) {
+        let generation = {
+            let mut st = self.0.state();
+            st.paused = false;
+            st.generation += 1;
+            if let Some((_, since)) = &mut st.wanted {
+                // The time spent answering is not the tool's.
+                *since = Instant::now();
+            }
+            st.generation
+        };
+        let spinner = self.0;
+        std::thread::spawn(move || {
+            std::thread::sleep(SPINNER_AFTER);
+            spinner.draw(generation);
+        });
+    }
+}
+
+/// Asks on the terminal: allow once, always for this session, or deny. Paths in the question
+/// are shown as the transcript shows them.
+#[derive(Debug)]
+pub struct TerminalPrompter {
+    paths: Paths,
+}
+
+impl TerminalPrompter {
+    /// A prompter showing paths through `paths`.
+    pub fn new(paths: Paths) -> Self {
+        Self { paths }
+    }
+}
 
 #[async_trait::async_trait]
 impl Prompter for TerminalPrompter {
     async fn prompt(&self, request: &PermissionRequest) -> PromptAnswer {
+        // The transcript is printed by the task that runs the agent, which takes every event
+        // already sent before it polls the agent again (`drive`): at most two polls pass
+        // between the headers of this call being sent and being printed, so yielding twice
+        // lets them reach the screen before the question does.
+        tokio::task::yield_now().await;
+        tokio::task::yield_now().await;
         let request = request.clone();
-        let asked = tokio::task::spawn_blocking(move || ask(&request)).await;
+        let paths = self.paths.clone();
+        let asked = tokio::task::spawn_blocking(move || {
+            let _hidden = Spinner::global().pause();
+            ask(&request, &paths)
+        })
+        .await;
         asked.unwrap_or(PromptAnswer::Deny {
             message: "the permission prompt failed".into(),
             interrupt: false,
@@ -223,15 +303,15 @@ impl Prompter for TerminalPrompter {
     }
 }
 
-fn ask(request: &PermissionRequest) -> PromptAnswer {
+fn ask(request: &PermissionRequest, paths: &Paths) -> PromptAnswer {
     let scope = request.suggestions.first().cloned();
     let mut err = std::io::stderr().lock();
     let _ = writeln!(
         err,
         "\n  Allow {}({})?\n  {}",
         request.tool_name,
-        output::sanitize(&brief(&request.input)),
-        output::sanitize(&request.reason)
+        output::sanitize(&paths.brief(&request.input)),
+        output::sanitize(&paths.text(&request.reason))
     );
     let always = match &scope {
         Some(s) => format!(" · [a]lways this session ({})", output::sanitize(s)),

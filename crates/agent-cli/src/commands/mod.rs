@@ -11,6 +11,7 @@ pub mod run;
 pub mod sandbox;
 pub mod sessions;
 pub mod tool;
+pub mod transcript;
 pub mod trust;
 pub mod workspace;
 

@@ -19,10 +19,11 @@ use agent_sessions::store::{SessionBackend, SessionId, SessionStore, StoreOption
 use agent_sessions::tools::{Bash, ToolState, WebFetch, builtin_tools};
 use agent_sessions::workspace::{CommitOptions, ImportOptions, Workspace, WorkspaceError};
 use anyhow::{Context, Result, bail};
-use futures_util::StreamExt as _;
+use futures_util::{FutureExt as _, StreamExt as _};
 use serde_json::{Value, json};
 
 use super::live::{Live, TerminalPrompter};
+use super::transcript::Paths;
 use super::{absolute, hook_registry_with, load_settings};
 use crate::cli::RunArgs;
 use crate::exit::Exit;
@@ -258,12 +259,12 @@ fn mcp_config(settings: &Settings, project_dir: &Path) -> Result<agent_mcp::McpC
     Ok(merged)
 }
 
-/// Streams one prompt's run to the terminal (or collects it quietly for `--json`), with
-/// Ctrl-C interrupting it cleanly.
+/// Streams one prompt's run to the terminal through `live` (or collects it quietly for
+/// `--json` when `None`), with Ctrl-C interrupting it cleanly.
 pub(crate) async fn drive(
     agent: &mut Agent,
     prompt: &str,
-    quiet: bool,
+    mut live: Option<&mut Live>,
 ) -> Result<(RunResult, Vec<Event>)> {
     let interrupt = agent.interrupter();
     let ctrl_c = tokio::spawn(async move {
@@ -276,24 +277,32 @@ pub(crate) async fn drive(
             }
         }
     });
-    let mut live = Live::new();
     let mut logged = Vec::new();
     let mut result = None;
     {
-        let mut stream = std::pin::pin!(agent.query(prompt));
+        let mut stream = std::pin::pin!(agent.query(prompt).fuse());
         while let Some(item) = stream.next().await {
-            let event = item?;
-            if !quiet {
-                live.show(&event);
+            // With what was sent along with it (the calls of one answer come together, so
+            // the transcript can number them).
+            let mut batch = vec![item?];
+            while let Some(Some(more)) = stream.next().now_or_never() {
+                batch.push(more?);
             }
-            match event {
-                AgentEvent::Logged(e) => logged.push(e),
-                AgentEvent::Finished(r) => result = Some(r),
-                _ => {}
+            if let Some(live) = live.as_deref_mut() {
+                live.show(&batch);
+            }
+            for event in batch {
+                match event {
+                    AgentEvent::Logged(e) => logged.push(e),
+                    AgentEvent::Finished(r) => result = Some(r),
+                    _ => {}
+                }
             }
         }
     }
-    live.finish();
+    if let Some(live) = live {
+        live.finish();
+    }
     ctrl_c.abort();
     let result = result.context("the run ended without a result")?;
     Ok((result, logged))
@@ -389,8 +398,10 @@ pub fn run(mut args: RunArgs) -> Result<Exit> {
     if let Some(m) = mode {
         builder = builder.mode(m);
     }
+    let mut live = Live::new(Paths::new(&folder, Some(view.clone())));
     if std::io::stdin().is_terminal() && !args.json {
-        builder = builder.prompter(Arc::new(TerminalPrompter));
+        builder = builder.prompter(Arc::new(TerminalPrompter::new(live.paths().clone())));
+        live = live.questions_asked_here();
     }
     let mut mcp = mcp_config(&loaded.settings, &loaded.project_dir)?;
     mcp.in_workspace(&view, &shadow);
@@ -405,7 +416,8 @@ pub fn run(mut args: RunArgs) -> Result<Exit> {
         if let Some(e) = imported {
             store.append(agent.session_id(), vec![e]).await?;
         }
-        let (result, _) = drive(&mut agent, &args.prompt, args.json).await?;
+        let (result, _) =
+            drive(&mut agent, &args.prompt, (!args.json).then_some(&mut live)).await?;
         // Background commands finish (each within its own timeout) before the review, so
         // the change set is the whole of what the run did.
         let waiting = bash.background_running();
@@ -440,11 +452,7 @@ pub fn run(mut args: RunArgs) -> Result<Exit> {
             output::stdout_line("");
             super::workspace::print_set(&set);
             for (_, text) in ws.diff(None)? {
-                output::stdout_text(&if std::io::stdout().is_terminal() {
-                    super::workspace::coloured(&text)
-                } else {
-                    text
-                });
+                output::stdout_text(&crate::colour::Palette::for_stdout().diff(&text));
             }
             super::workspace::confirm(&format!("Apply these changes to {}?", root.display()))
                 .is_ok()

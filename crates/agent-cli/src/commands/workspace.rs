@@ -98,9 +98,11 @@ pub fn run(args: WorkspaceArgs) -> Result<Exit> {
         WorkspaceCommand::Diff(a) => {
             let ws = open(args.workspace)?;
             log(session, EventPayload::WorkspaceDiff(ws.status()?.event()))?;
-            let colour = std::io::stdout().is_terminal();
+            // `Workspace::diff` has already made every control character in the text
+            // visible, so the only escape sequences printed are the palette's colours.
+            let palette = crate::colour::Palette::for_stdout();
             for (_, text) in ws.diff(a.path.as_deref())? {
-                output::stdout_text(&if colour { coloured(&text) } else { text });
+                output::stdout_text(&palette.diff(&text));
             }
         }
         WorkspaceCommand::Commit(a) => {
@@ -269,34 +271,4 @@ pub(crate) fn confirm(question: &str) -> Result<()> {
     } else {
         bail!("not confirmed; nothing was changed")
     }
-}
-
-/// ANSI colours for a unified diff on a terminal. The text comes from `Workspace::diff`, which
-/// has already made every control character in it visible, so the only escape sequences
-/// printed are these colours.
-pub(crate) fn coloured(text: &str) -> String {
-    let mut out = String::with_capacity(text.len() + 64);
-    for line in text.split_inclusive('\n') {
-        let code = if line.starts_with("+++") || line.starts_with("---") {
-            "1"
-        } else if line.starts_with('+') {
-            "32"
-        } else if line.starts_with('-') {
-            "31"
-        } else if line.starts_with("@@") {
-            "36"
-        } else {
-            ""
-        };
-        if code.is_empty() {
-            out.push_str(line);
-        } else {
-            let body = line.trim_end_matches('\n');
-            out.push_str(&format!("\x1b[{code}m{body}\x1b[0m"));
-            if line.ends_with('\n') {
-                out.push('\n');
-            }
-        }
-    }
-    out
 }

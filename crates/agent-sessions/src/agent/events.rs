@@ -19,8 +19,13 @@ pub enum AgentEvent {
     /// A fragment of the assistant's answer, as soon as the provider streamed it (not logged;
     /// the whole text is logged as `assistant.message`).
     TextDelta(String),
-    /// A notice for the user: a hook's `systemMessage`, a hook that failed, a retry.
+    /// A notice for the user: a hook's `systemMessage`, a hook that failed.
     Notice(String),
+    /// The provider call failed in a way worth retrying and is tried again after
+    /// [`agent_providers::Retry::delay`] (not logged: a retry that succeeds leaves no trace in
+    /// the conversation; one that runs out ends the run with an `error` event). The CLI shows
+    /// it as "retrying in 2 s after HTTP 503".
+    Retry(agent_providers::Retry),
     /// The run ended; the last event of a run.
     Finished(RunResult),
 }

@@ -480,7 +480,11 @@ impl Runner {
         let mut fragments: Vec<String> = Vec::new();
         let outcome = {
             let work = async {
-                let mut stream = provider.stream(&request).await?;
+                let retries = sink.clone();
+                let observer: agent_providers::RetryObserver =
+                    Arc::new(move |r| retries.send(AgentEvent::Retry(r.clone())));
+                let mut stream =
+                    agent_providers::report_retries(observer, provider.stream(&request)).await?;
                 while let Some(item) = stream.next().await {
                     match item? {
                         StreamEvent::TextDelta(d) => {
