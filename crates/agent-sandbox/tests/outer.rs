@@ -529,3 +529,77 @@ fn sandboxed_commands_leave_no_zombie_behind() {
     std::thread::sleep(std::time::Duration::from_millis(200));
     assert_eq!(zombie_children("bwrap"), Vec::<i32>::new());
 }
+
+/// Processes on this machine whose command line holds `marker`.
+fn processes_with(marker: &str) -> Vec<i32> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline"))
+                .is_ok_and(|c| String::from_utf8_lossy(&c).contains(marker))
+                && alive(*pid)
+        })
+        .collect()
+}
+
+/// Ctrl-C in the agent: a cancelled run kills the command and everything it started (a
+/// background child, a detached one) at once, with and without the OS sandbox, and says it
+/// was cancelled.
+#[test]
+fn a_cancelled_command_ends_at_once_with_everything_it_started() {
+    let none = NoneBackend;
+    let bwrap = bwrap();
+    let mut backends: Vec<&dyn OuterSandbox> = vec![&none];
+    if let Some(b) = &bwrap {
+        backends.push(b);
+    }
+    for (i, backend) in backends.into_iter().enumerate() {
+        let marker = format!("30.{}{i}", std::process::id());
+        let work = tempfile::tempdir().unwrap();
+        let script = format!(
+            "sleep {marker} & setsid sleep {marker} & echo started; sleep {marker}; echo not-cancelled"
+        );
+        let request = request(work.path(), &[], &script, Limits::default());
+        let flag = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let setter = {
+            let flag = std::sync::Arc::clone(&flag);
+            std::thread::spawn(move || {
+                std::thread::sleep(Duration::from_millis(500));
+                flag.store(true, std::sync::atomic::Ordering::SeqCst);
+            })
+        };
+        let started = std::time::Instant::now();
+        let out = agent_sandbox::outer::run_cancellable(backend, &request, &|| {
+            flag.load(std::sync::atomic::Ordering::SeqCst)
+        })
+        .unwrap();
+        setter.join().unwrap();
+        let took = started.elapsed();
+        assert!(
+            took < Duration::from_secs(3),
+            "{}: took {took:?}",
+            backend.name()
+        );
+        assert_eq!(out.audit.ending, Ending::Cancelled, "{}", backend.name());
+        assert_eq!(text(&out.stdout), "started\n", "{}", backend.name());
+        assert!(
+            out.audit.denied.iter().any(|d| d.contains("cancelled")),
+            "{:?}",
+            out.audit
+        );
+        let mut left = processes_with(&marker);
+        for _ in 0..50 {
+            if left.is_empty() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+            left = processes_with(&marker);
+        }
+        assert!(
+            left.is_empty(),
+            "{}: processes left: {left:?}",
+            backend.name()
+        );
+    }
+}

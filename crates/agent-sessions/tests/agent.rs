@@ -637,6 +637,23 @@ async fn an_interrupt_answers_the_running_call_and_leaves_a_resumable_log() {
             ("t2".into(), Some("cancelled".into()))
         ]
     );
+    // The call that ran says so (never "not run"); the one after it did not start.
+    let messages: Vec<String> = log
+        .iter()
+        .filter_map(|e| match &e.payload {
+            EventPayload::ToolResult(r) => r.error_message.clone(),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        messages[0].starts_with("cancelled by the user after it started: it ran for ")
+            && messages[0].ends_with(" s; the tool stopped when asked"),
+        "{messages:?}"
+    );
+    assert_eq!(
+        messages[1],
+        "not run: the user interrupted the run before this call started"
+    );
     assert_eq!(types(&log).last().unwrap(), "result");
     // The next run of the same session goes on normally.
     let mut again = Agent::builder(
@@ -652,6 +669,75 @@ async fn an_interrupt_answers_the_running_call_and_leaves_a_resumable_log() {
     .await
     .unwrap();
     assert_eq!(again.prompt("go on").await.unwrap().stop_reason, "end_turn");
+}
+
+/// A tool that never looks at its cancellation flag.
+struct Deaf;
+
+#[async_trait::async_trait]
+impl agent_core::tools::Tool for Deaf {
+    fn name(&self) -> &str {
+        "Deaf"
+    }
+    fn description(&self) -> &str {
+        "waits a minute whatever happens"
+    }
+    fn input_schema(&self) -> serde_json::Value {
+        json!({"type": "object"})
+    }
+    fn kind(&self) -> agent_core::tools::ToolKind {
+        agent_core::tools::ToolKind::Other
+    }
+    async fn call(
+        &self,
+        _input: serde_json::Value,
+        _ctx: &agent_core::tools::ToolContext,
+    ) -> Result<agent_core::tools::ToolOutput, agent_core::tools::ToolError> {
+        tokio::time::sleep(std::time::Duration::from_secs(60)).await;
+        Ok(agent_core::tools::ToolOutput::text("finished"))
+    }
+}
+
+#[tokio::test]
+async fn an_interrupt_abandons_a_call_that_does_not_stop_and_says_so() {
+    let f = fixture().await;
+    let provider = Arc::new(ScriptedProvider::new(vec![ScriptedTurn::tools(
+        None,
+        vec![("t1", "Deaf", json!({}))],
+    )]));
+    let mut agent = Agent::builder(provider, f.store.clone(), f.project.path())
+        .options(AgentOptions::new("m"))
+        .permissions(engine(&f, &["Deaf"]))
+        .tool(Arc::new(Deaf))
+        .start()
+        .await
+        .unwrap();
+    let interrupt = agent.interrupter();
+    tokio::spawn(async move {
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        interrupt.interrupt();
+    });
+    let started = std::time::Instant::now();
+    let r = agent.prompt("wait").await.unwrap();
+    assert!(started.elapsed() < std::time::Duration::from_secs(5));
+    assert_eq!(r.stop_reason, "interrupted");
+    let id = agent.session_id().clone();
+    agent.close().await.unwrap();
+    let log = events(&f.store, &id).await;
+    let result = log
+        .iter()
+        .find_map(|e| match &e.payload {
+            EventPayload::ToolResult(r) => Some(r.clone()),
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(result.error_type.as_deref(), Some("cancelled"));
+    let message = result.error_message.unwrap();
+    assert!(
+        message.starts_with("cancelled by the user after it started")
+            && message.contains("was abandoned, so it may still have taken effect"),
+        "{message}"
+    );
 }
 
 #[tokio::test]

@@ -1,6 +1,8 @@
 //! `Command(argv)`: one run of a prepared module, with its stdio, environment and limits.
 
 use std::path::{Component, Path};
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 use wasmtime::{PoolConcurrencyLimitError, Store, Trap, UpdateDeadline};
@@ -125,6 +127,9 @@ pub struct CommandInput {
     /// (`EPERM`/`ENOTCAPABLE`, which guests print as "Operation not permitted" or
     /// "Permission denied"). Default `false`.
     pub read_only: bool,
+    /// Set by the caller to stop the command (Ctrl-C): it is stopped within a few
+    /// milliseconds, running or sleeping, with [`crate::EXIT_CANCELLED`]. Default none.
+    pub cancel: Option<Arc<AtomicBool>>,
 }
 
 impl CommandInput {
@@ -145,7 +150,15 @@ impl CommandInput {
             limits: Limits::default(),
             net: None,
             read_only: false,
+            cancel: None,
         }
+    }
+
+    /// Sets [`CommandInput::cancel`].
+    #[must_use]
+    pub fn with_cancel(mut self, cancel: Arc<AtomicBool>) -> Self {
+        self.cancel = Some(cancel);
+        self
     }
 
     /// Sets [`CommandInput::mount`], the guest path the workspace appears at, and the working
@@ -318,6 +331,8 @@ pub(crate) struct StoreState {
     /// When the wall-time limit runs out.
     pub(crate) deadline: Instant,
     pub(crate) wall_time: Duration,
+    /// The caller's cancellation ([`CommandInput::cancel`]).
+    pub(crate) cancel: Option<Arc<AtomicBool>>,
     /// Origin of the guest's monotonic clock.
     pub(crate) clock_base: Instant,
     epoch_ticks: u64,
@@ -368,6 +383,7 @@ impl Runtime {
             limits,
             net,
             read_only,
+            cancel,
         } = input;
         let stdin = InputSource::new(stdin);
         let stdout = OutputSink::new(stdout, LimitKind::Stdout);
@@ -427,6 +443,7 @@ impl Runtime {
                 limiter: Limiter::new(&limits),
                 deadline: deadline(started, limits.wall_time),
                 wall_time: limits.wall_time,
+                cancel,
                 clock_base: started,
                 epoch_ticks: 0,
                 net: NetState::new(net),
@@ -437,7 +454,9 @@ impl Runtime {
         store.epoch_deadline_callback(|mut context| {
             let state = context.data_mut();
             state.epoch_ticks += 1;
-            if Instant::now() >= state.deadline {
+            if crate::cancel::is_set(state.cancel.as_deref()) {
+                Err(wasmtime::Error::new(crate::cancel::Cancelled))
+            } else if Instant::now() >= state.deadline {
                 Err(wasmtime::Error::new(LimitExceeded::wall_time(
                     state.wall_time,
                 )))
@@ -552,6 +571,14 @@ fn classify(err: &wasmtime::Error, limits: &Limits) -> Ending {
             limit_hit: None,
             trap: None,
             message: None,
+        };
+    }
+    if err.downcast_ref::<crate::cancel::Cancelled>().is_some() {
+        return Ending {
+            exit_code: crate::cancel::EXIT_CANCELLED,
+            limit_hit: None,
+            trap: None,
+            message: Some(crate::cancel::Cancelled.to_string()),
         };
     }
     let limit = |exceeded: LimitExceeded| Ending {

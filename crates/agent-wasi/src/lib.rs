@@ -64,6 +64,7 @@
 
 mod ancestors;
 mod cache;
+mod cancel;
 mod command;
 mod error;
 mod exit;
@@ -76,6 +77,7 @@ pub mod shell;
 mod stdio;
 pub mod toolbox;
 
+pub use cancel::EXIT_CANCELLED;
 pub use command::{CommandInput, CommandMeta, CommandOutput, WORKSPACE_GUEST_PATH, host_mount};
 pub use error::{BoxError, PrepareError, RunError, RuntimeError};
 pub use limits::{

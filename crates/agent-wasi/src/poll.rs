@@ -1,4 +1,4 @@
-//! `poll_oneoff` bounded by the wall-time limit.
+//! `poll_oneoff` bounded by the wall-time limit and the caller's cancellation.
 //!
 //! Epoch interruption stops a guest only while it runs wasm code. A guest that sleeps
 //! (`poll_oneoff` with only clock subscriptions: `sleep`, `nanosleep`, `thread::sleep`) sits in
@@ -70,23 +70,81 @@ fn poll_oneoff(
     if let Some(wait) = clock_only_wait(bytes, subs, nsubscriptions, state.clock_base, now)
         && wait > left
     {
-        std::thread::sleep(left);
+        if crate::cancel::sleep_until(now + left, state.cancel.as_deref()) {
+            return Err(wasmtime::Error::new(crate::cancel::Cancelled));
+        }
         return Err(wasmtime::Error::new(LimitExceeded::wall_time(
             state.wall_time,
         )));
     }
 
+    // With a cancellation, a clock-only wait is slept here in slices that look at it; the
+    // relative timeouts are then shortened by the time slept for wasmtime-wasi's own poll
+    // (which finds the earliest due at once), and given back to the guest as they were.
+    let mut shifted = Vec::new();
+    if let Some(flag) = state.cancel.as_deref()
+        && let Some(wait) = clock_only_wait(bytes, subs, nsubscriptions, state.clock_base, now)
+    {
+        if crate::cancel::sleep_until(now + wait, Some(flag)) {
+            return Err(wasmtime::Error::new(crate::cancel::Cancelled));
+        }
+        shifted = shift_relative_clocks(bytes, subs, nsubscriptions, now.elapsed());
+    }
+
     let wasi = &mut state.wasi;
     wasi.set_hostcall_fuel(fuel);
     let mut guest_memory = GuestMemory::Unshared(bytes);
-    wasmtime_wasi::runtime::in_tokio(wasi_snapshot_preview1::poll_oneoff(
+    let result = wasmtime_wasi::runtime::in_tokio(wasi_snapshot_preview1::poll_oneoff(
         wasi,
         &mut guest_memory,
         subs,
         events,
         nsubscriptions,
         nevents,
-    ))
+    ));
+    for (at, timeout) in shifted {
+        write_u64(bytes, at, timeout);
+    }
+    result
+}
+
+/// Shortens every relative clock subscription's timeout by `by` (the time already waited),
+/// returning where each one is and its value before, to be written back.
+fn shift_relative_clocks(
+    memory: &mut [u8],
+    subs: i32,
+    nsubscriptions: i32,
+    by: Duration,
+) -> Vec<(u64, u64)> {
+    let base = u64::from(subs.cast_unsigned());
+    let mut before = Vec::new();
+    for index in 0..u64::from(nsubscriptions.cast_unsigned()) {
+        let Some(at) = index
+            .checked_mul(SUBSCRIPTION_SIZE)
+            .and_then(|o| base.checked_add(o))
+        else {
+            break;
+        };
+        let relative = read_u16(memory, at + CLOCK_FLAGS_OFFSET).is_some_and(|f| f & ABSTIME == 0);
+        if let (true, Some(timeout)) = (relative, read_u64(memory, at + CLOCK_TIMEOUT_OFFSET)) {
+            write_u64(
+                memory,
+                at + CLOCK_TIMEOUT_OFFSET,
+                timeout.saturating_sub(nanos(by)),
+            );
+            before.push((at + CLOCK_TIMEOUT_OFFSET, timeout));
+        }
+    }
+    before
+}
+
+fn write_u64(memory: &mut [u8], at: u64, value: u64) {
+    if let Some(slot) = usize::try_from(at)
+        .ok()
+        .and_then(|start| memory.get_mut(start..start.checked_add(8)?))
+    {
+        slot.copy_from_slice(&value.to_le_bytes());
+    }
 }
 
 /// How long the poll would wait if every subscription is a valid clock subscription:
@@ -219,5 +277,19 @@ mod tests {
         assert_eq!(clock_only_wait(&cputime, 40, 1, now, now), None);
         assert_eq!(clock_only_wait(&cputime, 0, 0, now, now), None);
         assert_eq!(clock_only_wait(&cputime, -1, 1, now, now), None);
+    }
+
+    #[test]
+    fn waited_time_comes_off_relative_clocks_only_and_goes_back() {
+        let mut memory = subscription(TAG_CLOCK, CLOCK_MONOTONIC, 5_000, 0).to_vec();
+        memory.extend_from_slice(&subscription(TAG_CLOCK, CLOCK_MONOTONIC, 9_000, ABSTIME));
+        let before = memory.clone();
+        let shifted = shift_relative_clocks(&mut memory, 0, 2, Duration::from_nanos(7_000));
+        assert_eq!(read_u64(&memory, CLOCK_TIMEOUT_OFFSET), Some(0));
+        assert_eq!(read_u64(&memory, 48 + CLOCK_TIMEOUT_OFFSET), Some(9_000));
+        for (at, timeout) in shifted {
+            write_u64(&mut memory, at, timeout);
+        }
+        assert_eq!(memory, before);
     }
 }

@@ -24,7 +24,7 @@
 use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -458,8 +458,8 @@ impl Toolbox {
 
     /// [`Toolbox::shell`] with a deadline for the whole script: each command's wall time is
     /// cut to what is left (a command started after it gets none and stops at once with
-    /// [`crate::EXIT_WALL_TIME`]); set [`ShellContext::cancel`] too, so the script stops
-    /// between commands.
+    /// [`crate::EXIT_WALL_TIME`]). Setting [`ShellContext::cancel`] stops the script: the
+    /// command running is stopped at once ([`crate::EXIT_CANCELLED`]) and no other starts.
     ///
     /// # Errors
     /// As [`Toolbox::shell`].
@@ -489,6 +489,7 @@ impl Toolbox {
             workspace: ctx.workspace.clone(),
             records: Mutex::new(Vec::new()),
             deadline,
+            cancel: ctx.cancel.clone(),
         };
         let output = plan.run(ctx, &runner)?;
         Ok(runner.finish(output))
@@ -554,6 +555,9 @@ struct Recording<'a> {
     workspace: PathBuf,
     records: Mutex<Vec<CommandRecord>>,
     deadline: Option<Instant>,
+    /// The script's cancellation ([`ShellContext::cancel`]), which also stops the command
+    /// running when it is set.
+    cancel: Option<Arc<AtomicBool>>,
 }
 
 impl Recording<'_> {
@@ -633,6 +637,7 @@ impl StageRunner for Recording<'_> {
             limits,
             net: self.toolbox.net.clone().filter(|_| network),
             read_only,
+            cancel: self.cancel.clone(),
         };
         let (code, stdin_bytes, limit, net_requests) =
             match self

@@ -158,6 +158,8 @@ fn exec(args: &ExecArgs) -> Result<Exit> {
         Ending::Signaled { signal } => u8::try_from(128 + signal).unwrap_or(1),
         Ending::WallTimeout => 124,
         Ending::OutputLimit => 125,
+        // Never here (nothing cancels this run); as a shell reports SIGINT.
+        Ending::Cancelled => 130,
     }))
 }
 

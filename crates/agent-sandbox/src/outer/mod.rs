@@ -8,9 +8,10 @@
 //! the OS sandbox and records that in the audit.
 //!
 //! Limits are set by a `/bin/sh` trampoline (`ulimit -t/-v/-f`, then `exec`) so no unsafe code
-//! runs between fork and exec; wall time and output size are enforced by the runner, which kills
-//! the whole process group. Without `--unshare-pid` (the `none` backend) a process that leaves
-//! the group can outlive the command: that is what the OS backends are for.
+//! runs between fork and exec; wall time, output size and a cancellation ([`run_cancellable`])
+//! are enforced by the runner, which kills the whole process group. Without `--unshare-pid`
+//! (the `none` backend) a process that leaves the group can outlive the command: that is what
+//! the OS backends are for.
 
 mod backends;
 mod run;
@@ -21,7 +22,7 @@ use std::time::Duration;
 use serde::Serialize;
 
 pub use backends::{BwrapBackend, NoneBackend, SandboxExecBackend, backend_named};
-pub use run::run;
+pub use run::{run, run_cancellable};
 
 use crate::profile::bwrap::Mount;
 use crate::profile::env::EnvPlan;
@@ -148,6 +149,8 @@ pub enum Ending {
     WallTimeout,
     /// The output limit passed; the process group was killed.
     OutputLimit,
+    /// The run was cancelled ([`run_cancellable`]); the process group was killed.
+    Cancelled,
 }
 
 /// What was run, where, with what, and how it ended.

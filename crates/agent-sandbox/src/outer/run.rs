@@ -4,7 +4,7 @@ use std::io::Read;
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use agent_core::process::ProcessTree;
 
@@ -15,6 +15,11 @@ use super::{
 /// How long output is still read after the command was reaped.
 const PIPE_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
 
+/// How often [`run_cancellable`] looks at its cancellation: a cancelled command's process
+/// group is killed at most this long after the flag is set (well within the second the
+/// interactive session promises).
+const CANCEL_POLL: Duration = Duration::from_millis(50);
+
 /// Runs `request` under `backend` (see the module docs for the fallback rule).
 ///
 /// # Errors
@@ -22,6 +27,21 @@ const PIPE_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
 /// [`ExecError::Invalid`] for an empty command; [`ExecError::Io`] when the process cannot be
 /// started.
 pub fn run(backend: &dyn OuterSandbox, request: &ExecRequest) -> Result<ExecOutcome, ExecError> {
+    run_cancellable(backend, request, &|| false)
+}
+
+/// [`run`], stopped early when `cancelled` answers `true` (a person pressed Ctrl-C): the
+/// whole process group is killed as for the wall-time limit, within [`CANCEL_POLL`] of the
+/// answer changing, everything the command started ends with it, and the audit's ending is
+/// [`Ending::Cancelled`] (with the output read until then).
+///
+/// # Errors
+/// As [`run`].
+pub fn run_cancellable(
+    backend: &dyn OuterSandbox,
+    request: &ExecRequest,
+    cancelled: &dyn Fn() -> bool,
+) -> Result<ExecOutcome, ExecError> {
     if request.command.is_empty() {
         return Err(ExecError::Invalid("no command to run".into()));
     }
@@ -134,20 +154,37 @@ pub fn run(backend: &dyn OuterSandbox, request: &ExecRequest) -> Result<ExecOutc
         kill_group(pgid);
         let _ = tx.send(child.wait());
     });
-    let mut timed_out = false;
-    let status = match request.limits.wall {
-        Some(wall) => match rx.recv_timeout(wall) {
-            Ok(s) => s,
-            Err(_) => {
-                timed_out = true;
-                kill_group(pgid);
-                rx.recv()
-                    .map_err(|_| std::io::Error::other("the waiter thread ended"))?
+    // Waits for the command, its wall time, or the cancellation, whichever comes first.
+    let deadline = request
+        .limits
+        .wall
+        .and_then(|wall| started.checked_add(wall));
+    let mut stopped: Option<Ending> = None;
+    let status = loop {
+        let now = Instant::now();
+        let slice = deadline.map_or(CANCEL_POLL, |d| {
+            d.saturating_duration_since(now).min(CANCEL_POLL)
+        });
+        match rx.recv_timeout(slice) {
+            Ok(s) => break s,
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                return Err(std::io::Error::other("the waiter thread ended").into());
             }
-        },
-        None => rx
-            .recv()
-            .map_err(|_| std::io::Error::other("the waiter thread ended"))?,
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                let ending = if cancelled() {
+                    Ending::Cancelled
+                } else if deadline.is_some_and(|d| Instant::now() >= d) {
+                    Ending::WallTimeout
+                } else {
+                    continue;
+                };
+                stopped = Some(ending);
+                kill_group(pgid);
+                break rx
+                    .recv()
+                    .map_err(|_| std::io::Error::other("the waiter thread ended"))?;
+            }
+        }
     }?;
     // A process that left the group (`setsid`) can hold the pipes open; its output is not
     // waited for beyond a grace period, and the audit says so.
@@ -178,12 +215,18 @@ pub fn run(backend: &dyn OuterSandbox, request: &ExecRequest) -> Result<ExecOutc
             request.limits.output_bytes
         ));
         Ending::OutputLimit
-    } else if timed_out {
+    } else if stopped == Some(Ending::WallTimeout) {
         denied.push(format!(
             "wall time passed {:?}; the process group was killed",
             request.limits.wall.unwrap_or_default()
         ));
         Ending::WallTimeout
+    } else if stopped == Some(Ending::Cancelled) {
+        denied.push(
+            "cancelled by the user; the process group and everything it started were killed"
+                .to_owned(),
+        );
+        Ending::Cancelled
     } else {
         ending_of(status)
     };

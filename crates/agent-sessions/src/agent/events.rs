@@ -53,10 +53,14 @@ impl Sink {
     }
 }
 
-/// Interrupts a run (Ctrl-C in the CLI): the provider call in flight is dropped, running tools
-/// see their cancellation flag and are abandoned, each unanswered tool call gets a `cancelled`
-/// result, and the run ends with stop reason `interrupted`, leaving a log that resumes cleanly.
-/// Cloneable and usable from any thread.
+/// Interrupts a run (Ctrl-C in the CLI): the provider call in flight is dropped; running tool
+/// calls see their cancellation flag and stop (Bash ends every process the command started,
+/// host or WASI), each getting a `cancelled` result that says it was cancelled by the user
+/// after it started, for how long it ran and what was ended (a call still running
+/// [`super::CANCEL_GRACE`] later is abandoned and says so; one that completed anyway keeps
+/// its result); calls not yet started get a `cancelled` "not run" result; and the run ends with
+/// stop reason `interrupted`, leaving a log that resumes cleanly. Background Bash commands are
+/// not stopped. Cloneable and usable from any thread.
 #[derive(Clone, Debug, Default)]
 pub struct Interrupt {
     inner: Arc<InterruptInner>,

@@ -16,8 +16,9 @@
 //! 5. a `result` event.
 //!
 //! Every step is appended to the session log as it happens, so an interrupted run
-//! ([`Interrupt`], Ctrl-C in the CLI) or a crashed process leaves a log that resumes: calls
-//! without a result are answered with an `interrupted` result when the session is resumed.
+//! ([`Interrupt`], Ctrl-C in the CLI: running tools are cancelled and their calls answered
+//! `cancelled`) or a crashed process leaves a log that resumes: calls without a result are
+//! answered with an `interrupted` result when the session is resumed.
 //! [`AgentOptions::resume`] picks an earlier session (by id, the most recent, fork, resume-at);
 //! a resumed run restores the session's model and permission mode, except `plan` and
 //! `bypassPermissions`, which are never restored.
@@ -84,7 +85,7 @@ pub use events::{AgentEvent, Interrupt};
 pub use hook_extension::ModelHooks;
 pub use options::{AgentOptions, COMPACT_AT, TOOL_RESULT_BUDGET};
 pub use questions::PolicyPrompter;
-pub use run::{AgentError, DEFAULT_SYSTEM_PROMPT, MAX_INJECTED_CHARS, RunResult};
+pub use run::{AgentError, CANCEL_GRACE, DEFAULT_SYSTEM_PROMPT, MAX_INJECTED_CHARS, RunResult};
 pub use subagent::SUBAGENT_TYPES;
 
 use self::context::History as Hist;

@@ -39,6 +39,11 @@ retry it unchanged. Keep answers short and say what you changed.";
 /// Hook output injected into the model's context is capped at this many characters.
 pub const MAX_INJECTED_CHARS: usize = 10_000;
 
+/// How long a running tool call is given to stop after an interrupt (it sees its
+/// cancellation flag; Bash ends its processes within a few tens of milliseconds). A call
+/// still running then is abandoned and recorded as such.
+pub const CANCEL_GRACE: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// How a run ended.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -604,18 +609,14 @@ impl Runner {
                     .map(|c| CallResult::skipped(c, stop.is_some()))
                     .collect()
             } else {
-                let work = futures_util::future::join_all(
-                    batch.iter().map(|c| self.one_call(c, cancel.clone())),
-                );
-                tokio::select! {
-                    biased;
-                    () = self.interrupt.wait() => {
-                        interrupted = true;
-                        batch.iter().map(|c| CallResult::skipped(c, false)).collect()
-                    }
-                    r = work => r,
-                }
+                futures_util::future::join_all(
+                    batch
+                        .iter()
+                        .map(|c| self.cancellable_call(c, cancel.clone())),
+                )
+                .await
             };
+            interrupted |= self.interrupt.is_set();
             for r in results {
                 let mut payloads: Vec<EventPayload> = self.core.side.take(&r.tool_use_id);
                 if let Some(exec) = &r.execution {
@@ -681,6 +682,30 @@ impl Runner {
         } else {
             ToolsOutcome::Continue
         })
+    }
+
+    /// [`Self::one_call`], stopped by an interrupt: the call sees its cancellation flag and
+    /// has [`CANCEL_GRACE`] to end; its result then says it was cancelled after it started
+    /// (or, when it did not end in time, that it was abandoned). A call that finished its
+    /// work regardless keeps its real result.
+    async fn cancellable_call(&self, call: &ContentBlock, cancel: CancellationFlag) -> CallResult {
+        let started = Instant::now();
+        let mut run = std::pin::pin!(self.one_call(call, cancel));
+        let done = tokio::select! {
+            biased;
+            r = &mut run => r,
+            () = self.interrupt.wait() => {
+                match tokio::time::timeout(CANCEL_GRACE, &mut run).await {
+                    Ok(r) => r,
+                    Err(_) => return CallResult::abandoned(call, started.elapsed()),
+                }
+            }
+        };
+        if self.interrupt.is_set() {
+            done.cancelled()
+        } else {
+            done
+        }
     }
 
     /// One call through the executor (or refused before it, for an input that is not JSON).
@@ -898,7 +923,8 @@ struct CallResult {
 }
 
 impl CallResult {
-    /// A call that did not run: the run was interrupted (`cancelled`) or a hook stopped it.
+    /// A call that did not run: the run was interrupted before it (`cancelled`) or a hook
+    /// stopped it.
     fn skipped(call: &ContentBlock, stopped: bool) -> Self {
         let id = match call {
             ContentBlock::ToolUse { id, .. } => id.clone(),
@@ -907,7 +933,10 @@ impl CallResult {
         let (kind, text) = if stopped {
             ("hook_stopped", "not run: a hook stopped the run")
         } else {
-            ("cancelled", "not run: the user interrupted the run")
+            (
+                "cancelled",
+                "not run: the user interrupted the run before this call started",
+            )
         };
         Self {
             tool_use_id: id.clone(),
@@ -921,6 +950,99 @@ impl CallResult {
             },
         }
     }
+}
+
+impl CallResult {
+    /// The result of a call that ended after an interrupt, as the session records it: a call
+    /// the tool stopped for the cancellation says it was cancelled by the user after it
+    /// started, for how long it ran and what was ended (the tool's `stoppedBy`), keeping
+    /// what it printed; a call cancelled before its tool started says it did not run; a call
+    /// that completed anyway keeps its result.
+    fn cancelled(mut self) -> Self {
+        let Some(exec) = &self.execution else {
+            return self;
+        };
+        let stopped = match &exec.result {
+            Some(Err(agent_core::tools::ToolError::Cancelled)) => true,
+            Some(Ok(out)) => out.output.get("cancelled") == Some(&Value::Bool(true)),
+            _ => false,
+        };
+        if !stopped {
+            return self;
+        }
+        if !exec.started {
+            let text = "not run: the user interrupted the run before the call started";
+            self.result = ToolResultEvent {
+                tool_use_id: self.tool_use_id.clone(),
+                output: Value::String(text.into()),
+                is_error: true,
+                error_type: Some("cancelled".into()),
+                error_message: Some(text.into()),
+            };
+            return self;
+        }
+        let ended = match &exec.result {
+            Some(Ok(out)) => out
+                .output
+                .get("stoppedBy")
+                .and_then(Value::as_str)
+                .map(str::to_owned),
+            _ => None,
+        }
+        .unwrap_or_else(|| "the tool stopped when asked".to_owned());
+        let message = format!(
+            "cancelled by the user after it started: it ran for {}; {ended}",
+            seconds(exec.duration_ms)
+        );
+        let output = match &exec.result {
+            Some(Ok(out)) => match out.output.clone() {
+                Value::Object(mut fields) => {
+                    fields.insert("cancelled".into(), Value::String(message.clone()));
+                    Value::Object(fields)
+                }
+                other => json!({"cancelled": message, "output": other}),
+            },
+            _ => Value::String(message.clone()),
+        };
+        self.result = ToolResultEvent {
+            tool_use_id: self.tool_use_id.clone(),
+            output,
+            is_error: true,
+            error_type: Some("cancelled".into()),
+            error_message: Some(message),
+        };
+        self
+    }
+
+    /// A call that was still running [`CANCEL_GRACE`] after the interrupt: no longer waited
+    /// for; what it did is unknown.
+    fn abandoned(call: &ContentBlock, ran: std::time::Duration) -> Self {
+        let id = match call {
+            ContentBlock::ToolUse { id, .. } => id.clone(),
+            _ => String::new(),
+        };
+        let text = format!(
+            "cancelled by the user after it started: it ran for {}; it did not stop within {} s of being asked and was abandoned, so it may still have taken effect",
+            seconds(u64::try_from(ran.as_millis()).unwrap_or(u64::MAX)),
+            CANCEL_GRACE.as_secs()
+        );
+        Self {
+            tool_use_id: id.clone(),
+            execution: None,
+            result: ToolResultEvent {
+                tool_use_id: id,
+                output: Value::String(text.clone()),
+                is_error: true,
+                error_type: Some("cancelled".into()),
+                error_message: Some(text),
+            },
+        }
+    }
+}
+
+/// `1.2 s` for 1234 ms.
+fn seconds(ms: u64) -> String {
+    format!("{:.1} s", ms as f64 / 1000.0)
 }
 
 /// Whether a merged hook decision blocks what its event announces.

@@ -28,6 +28,9 @@ pub struct Execution {
     pub result: Option<Result<ToolOutput, ToolError>>,
     /// Context hooks added for the model (PreToolUse and PostToolUse).
     pub additional_context: Vec<String>,
+    /// Whether the tool itself was called (`false` when the gate refused the call, no tool
+    /// has the name, or the call was cancelled before the tool started).
+    pub started: bool,
     /// How long the tool ran, in milliseconds.
     pub duration_ms: u64,
     /// The hooks that ran for the call (PreToolUse, then PostToolUse or PostToolUseFailure),
@@ -249,6 +252,7 @@ impl ToolExecutor {
             decision,
             result: None,
             additional_context: Vec::new(),
+            started: false,
             duration_ms: 0,
             hook_runs,
             stop,
@@ -283,7 +287,14 @@ impl ToolExecutor {
             .with_containment(execution.decision.containment.clone())
             .with_prepared(execution.decision.prepared.clone())
             .with_view(self.view.clone());
+        if cancellation.is_cancelled() {
+            // Interrupted while the gate or the hooks ran: the tool never starts.
+            execution.result = Some(Err(ToolError::Cancelled));
+            execution.additional_context = additional_context;
+            return execution;
+        }
         ctx.cancellation = cancellation;
+        execution.started = true;
         let start = Instant::now();
         let result = tool.call(input.clone(), &ctx).await;
         execution.duration_ms = u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX);

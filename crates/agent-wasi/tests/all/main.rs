@@ -7,6 +7,7 @@
 )]
 
 mod cache;
+mod cancel;
 mod command;
 mod guests;
 mod isolation;

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use agent_core::permissions::{Containment, WriteScope};
-use agent_core::tools::ToolError;
+use agent_core::tools::{CancellationFlag, ToolError};
 
 /// One command to run.
 #[derive(Clone, Debug)]
@@ -28,6 +28,12 @@ pub struct BashRequest {
     /// The real folder the workspace is a shadow of (`ToolContext::view`): a backend that can
     /// (the WASI shell) shows the shadow at the real folder's path.
     pub view: Option<agent_core::view::PathView>,
+    /// Set when a person cancels the call (Ctrl-C): the backend stops the command at once,
+    /// ending every process it started (the native backend kills its whole process group,
+    /// the WASI shell stops the running command and starts no other), and reports
+    /// [`BashOutcome::cancelled`]. A background command gets a flag of its own that nothing
+    /// sets: Ctrl-C of the turn does not stop it.
+    pub cancellation: CancellationFlag,
 }
 
 /// How it ended.
@@ -43,6 +49,9 @@ pub struct BashOutcome {
     pub interrupted: bool,
     /// What stopped it, when something did.
     pub stopped_by: Option<String>,
+    /// Whether it was stopped because [`BashRequest::cancellation`] was set (then
+    /// `interrupted` is set too, and `stopped_by` says what was ended).
+    pub cancelled: bool,
     /// One audit record per command the backend ran (argv, exit status, duration, bytes),
     /// when it knows them (the WASI backend does); they go into the tool's result.
     pub commands: Vec<serde_json::Value>,
@@ -64,8 +73,8 @@ pub trait BashBackend: Send + Sync {
     /// `native` or `wasi`.
     fn name(&self) -> &'static str;
 
-    /// Runs `request` to its end (or its timeout). Blocking: the tool calls it on a blocking
-    /// thread.
+    /// Runs `request` to its end (or its timeout, or its cancellation). Blocking: the tool
+    /// calls it on a blocking thread.
     ///
     /// # Errors
     /// A [`ToolError`] when the command could not be started (the sandbox is unavailable, ...).

@@ -5,6 +5,9 @@
 //! feature `wasi`).
 //! Output beyond 10 KB is cut inline and saved whole to a spill file the agent can Read: by
 //! default in the workspace's reserved `.agent/output/` (never imported or committed).
+//! A foreground command stops at once when its call is cancelled (`ToolContext::cancellation`,
+//! Ctrl-C): every process it started is ended and the result says `cancelled`. A background
+//! command (`run_in_background`) is not stopped by that.
 
 mod backend;
 mod native;
@@ -18,7 +21,7 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use agent_core::tools::{Tool, ToolContext, ToolError, ToolKind, ToolOutput};
+use agent_core::tools::{CancellationFlag, Tool, ToolContext, ToolError, ToolKind, ToolOutput};
 use agent_sandbox::caps::OutputCaps;
 use agent_sandbox::commands::CommandChecker;
 use agent_sandbox::settings::SandboxSettings;
@@ -245,6 +248,12 @@ impl Tool for Bash {
             containment: ctx.containment.clone(),
             prepared: Some(prepared),
             view: ctx.view.clone(),
+            // Ctrl-C of the turn stops a foreground command; a background one runs on.
+            cancellation: if background {
+                CancellationFlag::new()
+            } else {
+                ctx.cancellation.clone()
+            },
         };
         let caps = self.caps.clone().unwrap_or_else(|| OutputCaps {
             spill_dir: ctx.cwd.join(SPILL_DIR),
@@ -283,6 +292,9 @@ impl Tool for Bash {
         }
         if let Some(why) = &outcome.stopped_by {
             out["stoppedBy"] = json!(why);
+        }
+        if outcome.cancelled {
+            out["cancelled"] = json!(true);
         }
         if !outcome.commands.is_empty() {
             out["commands"] = Value::Array(outcome.commands);

@@ -1,9 +1,9 @@
 //! The native backend: the host's `bash` (or `sh`) runs the command in the workspace, inside
 //! agent-sandbox's OS sandbox (`bwrap` on Linux, `sandbox-exec` on macOS), which enforces the
-//! wall time (killing everything the command started), CPU, memory and output limits, a
-//! read-only system, the workspace as the only persistent writable place, a private `/tmp`,
-//! the home directory hidden (toolchain homes bound back read-only), no network, and an
-//! allowlisted environment.
+//! wall time and a cancellation (killing everything the command started), CPU, memory and
+//! output limits, a read-only system, the workspace as the only persistent writable place, a
+//! private `/tmp`, the home directory hidden (toolchain homes bound back read-only), no
+//! network, and an allowlisted environment.
 //!
 //! Where no OS sandbox can run (or the user's settings turned it off), what happens is the
 //! backend's [`Unsandboxed`] rule: refuse (the default), run after the user approved that
@@ -218,10 +218,14 @@ impl BashBackend for NativeBackend {
             }
             (Some(_), Unsandboxed::AfterApproval | Unsandboxed::Allowed) => (&none, "host"),
         };
-        let out = outer::run(outer, &exec).map_err(|e| match e {
-            ExecError::Unavailable(u) => ToolError::Sandbox(u.to_string()),
-            other => ToolError::Execution(other.to_string()),
-        })?;
+        let cancellation = &request.cancellation;
+        let out =
+            outer::run_cancellable(outer, &exec, &|| cancellation.is_cancelled()).map_err(|e| {
+                match e {
+                    ExecError::Unavailable(u) => ToolError::Sandbox(u.to_string()),
+                    other => ToolError::Execution(other.to_string()),
+                }
+            })?;
         let (interrupted, stopped_by) = match &out.audit.ending {
             Ending::Exited { .. } => (false, None),
             Ending::Signaled { signal } => (true, Some(format!("killed by signal {signal}"))),
@@ -230,6 +234,13 @@ impl BashBackend for NativeBackend {
                 Some(format!(
                     "timed out after {} ms; the command and everything it started were killed",
                     request.timeout.as_millis()
+                )),
+            ),
+            Ending::Cancelled => (
+                true,
+                Some(format!(
+                    "cancelled by the user after {} ms; the command and every process it started were killed",
+                    out.audit.duration_ms
                 )),
             ),
             Ending::OutputLimit => (
@@ -259,6 +270,7 @@ impl BashBackend for NativeBackend {
             exit_code: out.code(),
             interrupted,
             stopped_by,
+            cancelled: out.audit.ending == Ending::Cancelled,
             commands: Vec::new(),
             backend: backend.to_owned(),
             notes: match &self.uncontained {

@@ -151,14 +151,18 @@ impl WasiBackend {
         }
         // The whole script has the request's time: each command is limited by the toolbox,
         // and the script stops before its next command once the time is up.
-        let deadline = Instant::now() + request.timeout;
+        // A person's cancellation stops it the same way, at once (the command running is
+        // stopped by agent-wasi, and no other starts).
+        let started = Instant::now();
+        let deadline = started + request.timeout;
         let done = Arc::new(AtomicBool::new(false));
         let watcher = {
             let (cancel, done) = (Arc::clone(&cancel), Arc::clone(&done));
+            let by_user = request.cancellation.clone();
             std::thread::spawn(move || {
                 while !done.load(Ordering::Relaxed) {
                     let now = Instant::now();
-                    if now >= deadline {
+                    if now >= deadline || by_user.is_cancelled() {
                         cancel.store(true, Ordering::Relaxed);
                         return;
                     }
@@ -171,7 +175,16 @@ impl WasiBackend {
         let _ = watcher.join();
         let run = run.map_err(refused)?;
         let limit_hit = run.commands.iter().find_map(|c| c.limit);
-        let (interrupted, stopped_by) = if run.output.cancelled {
+        let cancelled = run.output.cancelled && request.cancellation.is_cancelled();
+        let (interrupted, stopped_by) = if cancelled {
+            (
+                true,
+                Some(format!(
+                    "cancelled by the user after {} ms; the script and the command it was running were stopped",
+                    started.elapsed().as_millis()
+                )),
+            )
+        } else if run.output.cancelled {
             (
                 true,
                 Some(format!(
@@ -198,6 +211,7 @@ impl WasiBackend {
             exit_code: Some(run.output.exit_code),
             interrupted,
             stopped_by,
+            cancelled,
             commands: run.commands.iter().map(|c| json!(c)).collect(),
             backend: "wasi".to_owned(),
             notes: Vec::new(),

@@ -1,0 +1,264 @@
+//! Ctrl-C during a tool in `agent run` (issue 26): the command's processes are ended at once,
+//! the process exits within 3 s with status 130, the session log says the call was cancelled
+//! by the user after it started (never "not run"), and `--continue` resumes the session.
+//! Against a loopback server speaking the OpenAI wire format; the command runs in the host's
+//! bash inside bubblewrap.
+
+#![cfg(target_os = "linux")]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test code: a panic is a failure report"
+)]
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+/// The bound the issue sets for Ctrl-C to give control back.
+const BOUND: Duration = Duration::from_secs(3);
+
+fn agent(home: &Path) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_agent"));
+    c.env("AGENT_HOME", home)
+        .env("HOME", home)
+        .env_remove("ANTHROPIC_API_KEY")
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("OPENAI_COMPATIBLE_API_KEY")
+        .env_remove("OPENAI_COMPATIBLE_BASE_URL");
+    c
+}
+
+/// A loopback server answering each POST with the next SSE body; returns its base URL.
+fn serve(bodies: Vec<String>) -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/v1", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for (body, stream) in bodies.into_iter().zip(listener.incoming()) {
+            let mut stream = stream.unwrap();
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut len = 0usize;
+            loop {
+                let mut line = String::new();
+                reader.read_line(&mut line).unwrap();
+                if line == "\r\n" || line.is_empty() {
+                    break;
+                }
+                if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                    len = v.trim().parse().unwrap();
+                }
+            }
+            let mut req = vec![0; len];
+            reader.read_exact(&mut req).unwrap();
+            let head =
+                "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n";
+            stream.write_all(head.as_bytes()).unwrap();
+            stream.write_all(body.as_bytes()).unwrap();
+        }
+    });
+    url
+}
+
+fn chunk(delta: Value, finish: Option<&str>) -> String {
+    format!(
+        "data: {}\n\n",
+        json!({"id": "c1", "object": "chat.completion.chunk", "model": "m",
+               "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+    )
+}
+
+fn call(id: &str, name: &str, args: &Value) -> String {
+    chunk(
+        json!({"role": "assistant", "tool_calls": [{"index": 0, "id": id, "type": "function", "function": {"name": name, "arguments": args.to_string()}}]}),
+        None,
+    ) + &chunk(json!({}), Some("tool_calls"))
+        + "data: [DONE]\n\n"
+}
+
+fn text(text: &str) -> String {
+    chunk(json!({"role": "assistant", "content": text}), None)
+        + &chunk(json!({}), Some("stop"))
+        + "data: [DONE]\n\n"
+}
+
+fn on_path(program: &str) -> bool {
+    std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+        .any(|d| d.join(program).is_file())
+}
+
+/// Processes on this machine whose command line holds `marker` (zombies aside).
+fn processes_with(marker: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name.parse::<u32>().is_err() {
+            continue;
+        }
+        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+        let zombie = stat
+            .rsplit(')')
+            .next()
+            .is_some_and(|rest| rest.trim_start().starts_with('Z'));
+        let text = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+        if !zombie && text.contains(marker) {
+            found.push(format!("{name}: {text}"));
+        }
+    }
+    found
+}
+
+struct Env {
+    _tmp: tempfile::TempDir,
+    home: PathBuf,
+    repo: PathBuf,
+    settings: PathBuf,
+}
+
+fn env() -> Env {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(tmp.path()).unwrap();
+    let home = root.join("home");
+    let repo = root.join("repo");
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::create_dir_all(repo.join(".git")).unwrap();
+    std::fs::write(repo.join("notes.txt"), "one\n").unwrap();
+    let settings = root.join("settings.json");
+    std::fs::write(
+        &settings,
+        json!({"permissions": {"allow": ["Bash"]}, "bash": {"backend": "native"}}).to_string(),
+    )
+    .unwrap();
+    Env {
+        _tmp: tmp,
+        home,
+        repo,
+        settings,
+    }
+}
+
+fn run_command(e: &Env, url: &str, extra: &[&str]) -> Command {
+    let mut c = agent(&e.home);
+    c.args([
+        "run",
+        "work",
+        "--provider",
+        "openai-compatible",
+        "--base-url",
+        url,
+        "--model",
+        "m",
+        "--json",
+        "--settings",
+    ])
+    .arg(&e.settings)
+    .args(extra)
+    .current_dir(&e.repo);
+    c
+}
+
+fn last_json(o: &Output) -> Value {
+    let text = String::from_utf8_lossy(&o.stdout);
+    serde_json::from_str(text.lines().last().unwrap_or("")).unwrap_or_else(|err| {
+        panic!(
+            "not JSON ({err}): {text}\nstderr: {}",
+            String::from_utf8_lossy(&o.stderr)
+        )
+    })
+}
+
+#[test]
+fn ctrl_c_during_a_command_ends_it_at_once_and_the_log_says_it_was_cancelled() {
+    if !on_path("bwrap") {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "bwrap is needed (.ci/run installs bubblewrap)"
+        );
+        eprintln!("skipped: bubblewrap is not installed");
+        return;
+    }
+    let e = env();
+    let marker = format!("30.123{}", std::process::id());
+    let url = serve(vec![call(
+        "c1",
+        "Bash",
+        &json!({"command": format!("echo started; sleep {marker}")}),
+    )]);
+    let mut child = run_command(&e, &url, &[])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Ctrl-C once the command runs (its `sleep` is seen), or after 10 s at the latest.
+    let waited = Instant::now();
+    while processes_with(&marker).is_empty() && waited.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(
+        !processes_with(&marker).is_empty(),
+        "the command never started"
+    );
+    std::thread::sleep(Duration::from_millis(500));
+    let sent = Instant::now();
+    let kill = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let mut exited = None;
+    while sent.elapsed() < Duration::from_secs(30) {
+        if let Some(status) = child.try_wait().unwrap() {
+            exited = Some((status, sent.elapsed()));
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let (status, took) = exited.unwrap_or_else(|| panic!("still running 30 s after Ctrl-C"));
+    assert!(took < BOUND, "exited {took:?} after Ctrl-C: {stderr}");
+    assert_eq!(status.code(), Some(130), "{stderr}");
+    assert!(
+        processes_with(&marker).is_empty(),
+        "left running: {:?}",
+        processes_with(&marker)
+    );
+
+    let v = last_json(&out);
+    assert_eq!(v["stopReason"], "interrupted", "{v}");
+    let id = v["sessionId"].as_str().unwrap();
+    let log =
+        std::fs::read_to_string(e.home.join("sessions").join(id).join("events.jsonl")).unwrap();
+    let result = log
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .find(|l| l["type"] == "tool.result" && l["toolUseId"] == "c1")
+        .unwrap_or_else(|| panic!("no result for c1 in {log}"));
+    assert_eq!(result["errorType"], "cancelled", "{result}");
+    let message = result["errorMessage"].as_str().unwrap();
+    assert!(
+        message.starts_with("cancelled by the user after it started: it ran for ")
+            && message.contains("every process it started were killed"),
+        "{result}"
+    );
+    assert!(!message.contains("not run"), "{result}");
+    assert_eq!(result["output"]["stdout"], "started\n", "{result}");
+
+    // The session resumes.
+    let url = serve(vec![text("went on")]);
+    let again = run_command(&e, &url, &["--continue"]).output().unwrap();
+    assert_eq!(
+        again.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&again.stderr)
+    );
+    let v = last_json(&again);
+    assert_eq!(v["sessionId"], id, "{v}");
+    assert_eq!(v["finalText"], "went on", "{v}");
+}
