@@ -17,8 +17,9 @@ pub struct Cli {
     /// never. Every verb takes it.
     #[arg(long, global = true, value_enum, value_name = "WHEN", default_value_t = ColorWhen::Auto)]
     pub color: ColorWhen,
+    /// The verb; none on a terminal starts the interactive session (`agent chat`).
     #[command(subcommand)]
-    pub command: Command,
+    pub command: Option<Command>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -54,6 +55,10 @@ pub enum Command {
         after_help = "Examples:\n  agent run \"fix the failing test in src/calc.py\" --workspace ~/src/app\n  agent run \"explain this repo\" --provider openai --model gpt-4.1 --mode plan\n  agent run \"go on\" --continue\n  agent run \"try another way\" --fork 0190c2d4-... --resume-at 0190c2d5-...\n  agent run \"hi\" --provider openai-compatible --base-url http://localhost:11434/v1 --model llama3.1\n\nExit codes: 0 the model finished (or stopped at max turns); 1 the run ended in an error (the\nprovider failed; the session is logged and can be resumed) or the commit was refused; 2 bad\narguments, settings or provider configuration; 130 interrupted (Ctrl-C)."
     )]
     Run(RunArgs),
+    #[command(
+        after_help = "Examples:\n  agent chat\n  agent chat --continue\n  agent chat --provider openai --model gpt-4.1 --mode acceptEdits\n\nIn the session: type a prompt (end a line with \\ to go on on the next line), /help for the\ncommands (/status, /diff, /commit, /mode, /model, /cost, /exit, ...). Ctrl-C stops what runs;\nCtrl-C twice at an empty prompt, or Ctrl-D, leaves.\n\nExit codes: 0 the session ended; 2 bad arguments, settings or provider configuration."
+    )]
+    Chat(ChatArgs),
     /// Run a complete agent session offline against a built-in scripted model (clearly a demo:
     /// no network, no API key): it reads, greps, edits, runs Bash, meets a permission question
     /// answered by policy and a denied command, runs a hook, and ends with the change set.
@@ -104,6 +109,31 @@ pub struct CompletionsArgs {
 pub struct RunArgs {
     /// The prompt.
     pub prompt: String,
+    #[command(flatten)]
+    pub session: SessionOptions,
+    /// Apply the change set to the real folder at the end without asking.
+    #[arg(long, conflicts_with = "no_commit")]
+    pub yes: bool,
+    /// Never apply the change set (review it later with `agent workspace diff`).
+    #[arg(long = "no-commit")]
+    pub no_commit: bool,
+    /// Print one JSON object at the end (session, result, change set) instead of the live
+    /// transcript.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `agent chat` (and `agent` alone on a terminal): the interactive session.
+#[derive(Debug, Args)]
+pub struct ChatArgs {
+    #[command(flatten)]
+    pub session: SessionOptions,
+}
+
+/// What `agent run` and `agent chat` share: the provider, the model, the mode, the folder and
+/// which session to resume.
+#[derive(Debug, Args)]
+pub struct SessionOptions {
     /// The provider: anthropic, openai or openai-compatible (default: the settings' `provider`,
     /// else anthropic when ANTHROPIC_API_KEY is set, else openai when OPENAI_API_KEY is set).
     #[arg(long, value_name = "NAME", value_parser = ["anthropic", "openai", "openai-compatible"])]
@@ -133,7 +163,7 @@ pub struct RunArgs {
     /// event id (always forks).
     #[arg(long = "resume-at", value_name = "UUID")]
     pub resume_at: Option<String>,
-    /// The most provider calls that may end in tool calls (default 50).
+    /// The most provider calls that may end in tool calls, per prompt (default 50).
     #[arg(long = "max-turns", value_name = "N", default_value_t = 50)]
     pub max_turns: u32,
     /// The real folder to work on (default: --cwd, else the current directory). The agent
@@ -146,16 +176,6 @@ pub struct RunArgs {
     /// An extra working directory (repeatable).
     #[arg(long = "add-dir", value_name = "DIR")]
     pub add_dirs: Vec<PathBuf>,
-    /// Apply the change set to the real folder at the end without asking.
-    #[arg(long, conflicts_with = "no_commit")]
-    pub yes: bool,
-    /// Never apply the change set (review it later with `agent workspace diff`).
-    #[arg(long = "no-commit")]
-    pub no_commit: bool,
-    /// Print one JSON object at the end (session, result, change set) instead of the live
-    /// transcript.
-    #[arg(long)]
-    pub json: bool,
 }
 
 /// `agent demo`.

@@ -30,7 +30,28 @@ fn main() -> std::process::ExitCode {
         Ok(cli) => cli,
         Err(e) => return output::clap_error(&e, &output::verb(&command, &args)),
     };
-    let result = match cli.command {
+    let command = match cli.command {
+        Some(c) => c,
+        // `agent` alone: the interactive session on a terminal, else the help.
+        None if commands::chat::on_a_terminal() => {
+            let chat = command
+                .try_get_matches_from(["agent", "chat"])
+                .and_then(|m| cli::Cli::from_arg_matches(&m));
+            match chat {
+                Ok(cli::Cli {
+                    command: Some(c), ..
+                }) => c,
+                Ok(_) => return Exit::Usage.into(),
+                Err(e) => return output::clap_error(&e, "agent chat"),
+            }
+        }
+        None => {
+            let mut help = command;
+            let _ = help.print_help();
+            return Exit::Usage.into();
+        }
+    };
+    let result = match command {
         cli::Command::Permissions(cmd) => commands::permissions::run(cmd),
         cli::Command::Trust(args) => commands::trust::run(&args),
         cli::Command::Hooks(cmd) => commands::hooks::run(cmd),
@@ -39,6 +60,7 @@ fn main() -> std::process::ExitCode {
         cli::Command::Workspace(args) => commands::workspace::run(args),
         cli::Command::Tool(args) => commands::tool::run(args),
         cli::Command::Run(args) => commands::run::run(args),
+        cli::Command::Chat(args) => commands::chat::run(args),
         cli::Command::Demo(args) => commands::demo::run(args),
         cli::Command::Exec(args) => commands::exec::exec(args),
         cli::Command::Shell(args) => commands::exec::shell(args),

@@ -39,6 +39,7 @@ mod config;
 mod error;
 mod http;
 mod openai;
+pub mod pricing;
 mod provider;
 mod retry;
 mod scripted;

@@ -1,6 +1,7 @@
 //! One module per verb.
 
 pub mod bundles;
+pub mod chat;
 pub mod demo;
 pub mod exec;
 pub mod hooks;
@@ -10,6 +11,7 @@ pub mod permissions;
 pub mod run;
 pub mod sandbox;
 pub mod sessions;
+pub mod slash;
 pub mod tool;
 pub mod transcript;
 pub mod trust;

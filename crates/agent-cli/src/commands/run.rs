@@ -5,7 +5,7 @@
 //! change set is shown and applied only when confirmed (`--yes`, or `y` on a terminal).
 
 use std::io::IsTerminal;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use agent_core::events::{Event, EventPayload};
@@ -25,7 +25,7 @@ use serde_json::{Value, json};
 use super::live::{Live, TerminalPrompter};
 use super::transcript::Paths;
 use super::{absolute, hook_registry_with, load_settings};
-use crate::cli::RunArgs;
+use crate::cli::{RunArgs, SessionOptions};
 use crate::exit::Exit;
 use crate::output;
 
@@ -106,7 +106,7 @@ fn provider_settings(settings: &Settings) -> Result<ProviderSettings> {
 }
 
 /// The provider `agent run` uses, and the model.
-fn provider(args: &RunArgs, settings: &Settings) -> Result<(Arc<dyn Provider>, String)> {
+fn provider(args: &SessionOptions, settings: &Settings) -> Result<(Arc<dyn Provider>, String)> {
     let set = provider_settings(settings)?;
     let name = match args.provider.clone().or(set.name) {
         Some(n) => n,
@@ -308,12 +308,31 @@ pub(crate) async fn drive(
     Ok((result, logged))
 }
 
-pub fn run(mut args: RunArgs) -> Result<Exit> {
+/// A session on a folder, set up as `agent run` and `agent chat` both set it up: the
+/// settings, the provider, the shadow workspace of the folder's repository (refreshed when it
+/// is reused), the tools and the permission engine, the MCP servers (started) and the agent
+/// (started, or resumed as the options say), with its live transcript.
+pub(crate) struct Opened {
+    pub(crate) runtime: tokio::runtime::Runtime,
+    pub(crate) store: Arc<dyn SessionBackend>,
+    pub(crate) agent: Agent,
+    pub(crate) ws: Workspace,
+    /// The folder imported (the repository's root).
+    pub(crate) root: PathBuf,
+    pub(crate) shadow_root: PathBuf,
+    pub(crate) bash: Arc<Bash>,
+    pub(crate) servers: agent_mcp::McpServers,
+    pub(crate) live: Live,
+}
+
+/// Opens a session (see [`Opened`]); `quiet` leaves the terminal alone (no prompter: nothing
+/// can be asked).
+pub(crate) fn open(args: &mut SessionOptions, quiet: bool) -> Result<Opened> {
     super::workspace_as_cwd(&mut args.settings, args.workspace.take())?;
     let loaded = load_settings(&args.settings)?;
     let folder = std::fs::canonicalize(&loaded.cwd)
         .with_context(|| format!("cannot open the folder {}", loaded.cwd.display()))?;
-    let (provider, model) = provider(&args, &loaded.settings)?;
+    let (provider, model) = provider(args, &loaded.settings)?;
     let requested = args
         .mode
         .as_deref()
@@ -399,35 +418,70 @@ pub fn run(mut args: RunArgs) -> Result<Exit> {
         builder = builder.mode(m);
     }
     let mut live = Live::new(Paths::new(&folder, Some(view.clone())));
-    if std::io::stdin().is_terminal() && !args.json {
+    if std::io::stdin().is_terminal() && !quiet {
         builder = builder.prompter(Arc::new(TerminalPrompter::new(live.paths().clone())));
         live = live.questions_asked_here();
     }
     let mut mcp = mcp_config(&loaded.settings, &loaded.project_dir)?;
     mcp.in_workspace(&view, &shadow);
-    let (result, agent_session) = runtime.block_on(async {
-        let mut servers =
-            agent_mcp::McpServers::start(&mcp, agent_mcp::McpOptions::default()).await;
+    let (agent, servers) = runtime.block_on(async {
+        let servers = agent_mcp::McpServers::start(&mcp, agent_mcp::McpOptions::default()).await;
         for f in servers.failures() {
             output::warning(&format!("MCP server not started: {f}"));
         }
         builder = builder.tools_extend(servers.tools());
-        let mut agent = builder.start().await?;
+        let agent = builder.start().await?;
         if let Some(e) = imported {
             store.append(agent.session_id(), vec![e]).await?;
         }
+        anyhow::Ok((agent, servers))
+    })?;
+    Ok(Opened {
+        runtime,
+        store,
+        agent,
+        ws,
+        root,
+        shadow_root,
+        bash,
+        servers,
+        live,
+    })
+}
+
+/// Waits for the background commands Bash started (each within its own timeout), so a review
+/// taken after holds the whole of what they did.
+pub(crate) async fn join_background(bash: &Arc<Bash>, quiet: bool) -> Result<()> {
+    let waiting = bash.background_running();
+    if waiting > 0 && !quiet {
+        output::warning(&format!(
+            "waiting for {waiting} background command(s) to finish before the review"
+        ));
+    }
+    let joined = Arc::clone(bash);
+    tokio::task::spawn_blocking(move || joined.wait_background()).await?;
+    Ok(())
+}
+
+pub fn run(mut args: RunArgs) -> Result<Exit> {
+    let Opened {
+        runtime,
+        store,
+        mut agent,
+        mut ws,
+        root,
+        shadow_root,
+        bash,
+        mut servers,
+        mut live,
+        ..
+    } = open(&mut args.session, args.json)?;
+    let (result, agent_session) = runtime.block_on(async {
         let (result, _) =
             drive(&mut agent, &args.prompt, (!args.json).then_some(&mut live)).await?;
-        // Background commands finish (each within its own timeout) before the review, so
-        // the change set is the whole of what the run did.
-        let waiting = bash.background_running();
-        if waiting > 0 && !args.json {
-            output::warning(&format!(
-                "waiting for {waiting} background command(s) to finish before the review"
-            ));
-        }
-        let joined = Arc::clone(&bash);
-        tokio::task::spawn_blocking(move || joined.wait_background()).await?;
+        // Background commands finish before the review, so the change set is the whole of
+        // what the run did.
+        join_background(&bash, args.json).await?;
         let id = agent.session_id().clone();
         agent.close().await?;
         servers.shutdown().await;

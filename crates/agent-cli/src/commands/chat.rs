@@ -1,0 +1,350 @@
+//! `agent chat` (and `agent` alone on a terminal): the interactive session.
+//!
+//! The session is opened as `agent run` opens one ([`super::run::open`]: the folder's
+//! repository in its shadow workspace, refreshed when reused; the provider, mode and session
+//! options; MCP servers), then a line editor (rustyline: history in `$AGENT_HOME/history`)
+//! reads prompts and slash commands ([`super::slash`]) until `/exit`, Ctrl-D, or Ctrl-C twice
+//! at an empty prompt. Each prompt streams through the same live transcript as `agent run`;
+//! Ctrl-C while it runs cancels the model and the running tool and returns to the prompt.
+//! `/commit` is the one review-then-commit operation of the workspace library. Off a terminal
+//! the editor reads plain lines from standard input, so the session can be scripted.
+
+use std::io::IsTerminal as _;
+use std::path::PathBuf;
+
+use agent_core::events::{Event, EventPayload};
+use agent_core::permissions::PermissionMode;
+use agent_providers::{Usage, pricing};
+use agent_sessions::workspace::{CommitOptions, CommitReport, WorkspaceError};
+use anyhow::{Context as _, Result};
+use rustyline::DefaultEditor;
+use rustyline::error::ReadlineError;
+
+use super::run::{Opened, drive, join_background, open};
+use super::slash::{self, Slash};
+use crate::cli::ChatArgs;
+use crate::colour::Palette;
+use crate::exit::Exit;
+use crate::output;
+
+/// Whether `agent` alone should open a session: both standard input and output are terminals.
+pub fn on_a_terminal() -> bool {
+    std::io::stdin().is_terminal() && std::io::stdout().is_terminal()
+}
+
+/// What the editor gave.
+enum Line {
+    Text(String),
+    /// Ctrl-C at the prompt.
+    Interrupted,
+    /// Ctrl-D, or the end of standard input.
+    End,
+}
+
+/// The session's state beside the agent.
+struct Chat {
+    opened: Opened,
+    editor: DefaultEditor,
+    history: Option<PathBuf>,
+    /// Tokens of every prompt of this session (this process).
+    usage: Usage,
+}
+
+pub fn run(mut args: ChatArgs) -> Result<Exit> {
+    let opened = open(&mut args.session, false)?;
+    let mut editor = DefaultEditor::new().context("cannot start the line editor")?;
+    let history = super::agent_home().ok().map(|h| h.join("history"));
+    if let Some(h) = &history {
+        // A missing history file is a first session, not an error.
+        let _ = editor.load_history(h);
+    }
+    let mut chat = Chat {
+        opened,
+        editor,
+        history,
+        usage: Usage::default(),
+    };
+    chat.banner();
+    let result = chat.repl();
+    let closed = chat.close();
+    result.and(closed).map(|()| Exit::Success)
+}
+
+impl Chat {
+    fn banner(&self) {
+        let o = &self.opened;
+        output::stdout_line(&format!(
+            "agent · {} (shadow workspace; nothing reaches it before /commit) · model {} · mode {}",
+            o.root.display(),
+            o.agent.model(),
+            o.agent.mode().as_str()
+        ));
+        output::stdout_line("/help for the commands; Ctrl-D to leave.");
+    }
+
+    /// Reads a line; a line ending with `\` goes on on the next.
+    fn read(&mut self) -> Result<Line> {
+        let mut text = String::new();
+        let mut prompt = "› ";
+        loop {
+            match self.editor.readline(prompt) {
+                Ok(line) => match line.strip_suffix('\\') {
+                    Some(head) => {
+                        text.push_str(head);
+                        text.push('\n');
+                        prompt = "… ";
+                    }
+                    None => {
+                        text.push_str(&line);
+                        return Ok(Line::Text(text));
+                    }
+                },
+                Err(ReadlineError::Interrupted) => return Ok(Line::Interrupted),
+                Err(ReadlineError::Eof) => return Ok(Line::End),
+                Err(e) => return Err(e).context("cannot read from the terminal"),
+            }
+        }
+    }
+
+    fn repl(&mut self) -> Result<()> {
+        let mut interrupted_once = false;
+        loop {
+            let text = match self.read()? {
+                Line::End => return Ok(()),
+                Line::Interrupted if interrupted_once => return Ok(()),
+                Line::Interrupted => {
+                    interrupted_once = true;
+                    output::stdout_line("(Ctrl-C again, or Ctrl-D, to leave)");
+                    continue;
+                }
+                Line::Text(t) => t,
+            };
+            interrupted_once = false;
+            let trimmed = text.trim();
+            if trimmed.is_empty() {
+                continue;
+            }
+            let _ = self.editor.add_history_entry(trimmed);
+            if trimmed.starts_with('/') {
+                match slash::parse(trimmed) {
+                    Ok(Slash::Exit) => return Ok(()),
+                    Ok(command) => {
+                        if let Err(e) = self.command(command) {
+                            output::error(&output::chain(&e));
+                        }
+                    }
+                    Err(why) => output::error(&why),
+                }
+            } else if let Err(e) = self.prompt(&text) {
+                output::error(&output::chain(&e));
+            }
+        }
+    }
+
+    /// Runs one prompt through the live transcript; Ctrl-C stops it and returns here.
+    fn prompt(&mut self, text: &str) -> Result<()> {
+        let o = &mut self.opened;
+        let (result, _) = o
+            .runtime
+            .block_on(drive(&mut o.agent, text, Some(&mut o.live)))?;
+        self.usage.add(&result.usage);
+        if result.stop_reason == "interrupted" {
+            output::stdout_line("(interrupted; the prompt is yours)");
+        }
+        Ok(())
+    }
+
+    fn command(&mut self, command: Slash) -> Result<()> {
+        match command {
+            Slash::Help(c) => output::stdout_line(&slash::help(c.as_deref())),
+            Slash::Status => {
+                let set = self.opened.ws.status()?;
+                super::workspace::print_set(&set);
+            }
+            Slash::Diff(path) => {
+                let diffs = self.opened.ws.diff(path.as_deref())?;
+                if diffs.is_empty() {
+                    output::stdout_line("no changes");
+                }
+                for (_, text) in diffs {
+                    output::stdout_text(&Palette::for_stdout().diff(&text));
+                }
+            }
+            Slash::Commit => self.commit()?,
+            Slash::Discard => {
+                let n = self.opened.ws.status()?.changes.len();
+                if n == 0 {
+                    output::stdout_line("nothing to discard");
+                } else if self.ask(&format!("Drop all {n} change(s) in the shadow workspace?"))? {
+                    self.opened.ws.discard()?;
+                    output::stdout_line(&format!("discarded {n} change(s)"));
+                } else {
+                    output::stdout_line("nothing was discarded");
+                }
+            }
+            Slash::Mode(m) => {
+                let mode: PermissionMode = m.parse().map_err(anyhow::Error::msg)?;
+                let o = &mut self.opened;
+                o.runtime.block_on(o.agent.set_mode(mode))?;
+                output::stdout_line(&format!("mode: {}", mode.as_str()));
+            }
+            Slash::Model(name) => {
+                let o = &mut self.opened;
+                o.runtime.block_on(o.agent.set_model(&name))?;
+                output::stdout_line(&format!("model: {}", o.agent.model()));
+            }
+            Slash::Compact(instructions) => {
+                let o = &mut self.opened;
+                o.runtime.block_on(o.agent.compact(instructions))?;
+                output::stdout_line("the conversation was compacted");
+            }
+            Slash::Cost => output::stdout_line(&cost(&self.usage, self.opened.agent.model())),
+            Slash::Resume | Slash::Clear | Slash::AddDir(_) => {
+                anyhow::bail!(
+                    "not available yet in the session: leave and start `agent chat --continue` / `--session ID` to resume, `agent chat` for a new session, `agent chat --add-dir DIR` for another directory"
+                );
+            }
+            Slash::Exit => {}
+        }
+        Ok(())
+    }
+
+    /// `/commit`: the background commands end, the change set is pinned down as a review,
+    /// shown, asked about, and exactly that review is applied.
+    fn commit(&mut self) -> Result<()> {
+        let o = &mut self.opened;
+        o.runtime.block_on(join_background(&o.bash, false))?;
+        let review = o.ws.review()?;
+        let set = review.changes().clone();
+        if set.is_empty() {
+            output::stdout_line("nothing to commit");
+            return Ok(());
+        }
+        super::workspace::print_set(&set);
+        for (_, text) in o.ws.diff(None)? {
+            output::stdout_text(&Palette::for_stdout().diff(&text));
+        }
+        let question = format!(
+            "Apply these {} change(s) to {}?",
+            set.changes.len(),
+            o.root.display()
+        );
+        self.log(EventPayload::WorkspaceDiff(set.event()))?;
+        if !self.ask(&question)? {
+            output::stdout_line("nothing was applied");
+            return Ok(());
+        }
+        let o = &mut self.opened;
+        match o.ws.commit_review(&review, &CommitOptions::default()) {
+            Ok(report) => {
+                let applied = report.applied.len();
+                self.log(EventPayload::WorkspaceCommit(report.event()))?;
+                output::stdout_line(&format!(
+                    "committed {applied} path(s) to {}",
+                    self.opened.root.display()
+                ));
+            }
+            Err(WorkspaceError::Conflicts(conflicts)) => {
+                self.log(EventPayload::WorkspaceCommit(CommitReport::refused_event(
+                    &conflicts,
+                )))?;
+                output::error(&WorkspaceError::Conflicts(conflicts).to_string());
+            }
+            Err(e) => return Err(e.into()),
+        }
+        Ok(())
+    }
+
+    /// A yes/no question answered on the session's own input.
+    fn ask(&mut self, question: &str) -> Result<bool> {
+        match self.editor.readline(&format!("{question} [y/N] ")) {
+            Ok(answer) => Ok(matches!(answer.trim(), "y" | "Y" | "yes" | "Yes" | "YES")),
+            Err(ReadlineError::Interrupted | ReadlineError::Eof) => Ok(false),
+            Err(e) => Err(e).context("cannot read the answer"),
+        }
+    }
+
+    /// Appends an event to the session's log.
+    fn log(&self, payload: EventPayload) -> Result<()> {
+        let o = &self.opened;
+        o.runtime.block_on(
+            o.store
+                .append(o.agent.session_id(), vec![Event::new(0, None, payload)]),
+        )?;
+        Ok(())
+    }
+
+    /// Leaves: background commands end, the session is closed, the history saved; a change
+    /// set still waiting is named.
+    fn close(self) -> Result<()> {
+        let Chat {
+            opened,
+            mut editor,
+            history,
+            ..
+        } = self;
+        let Opened {
+            runtime,
+            agent,
+            ws,
+            root,
+            bash,
+            mut servers,
+            ..
+        } = opened;
+        runtime.block_on(async {
+            join_background(&bash, false).await?;
+            agent.close().await?;
+            servers.shutdown().await;
+            anyhow::Ok(())
+        })?;
+        if let Some(h) = &history {
+            let _ = editor.save_history(h);
+        }
+        let waiting = ws.status()?.changes.len();
+        if waiting > 0 {
+            output::stdout_line(&format!(
+                "{waiting} change(s) wait in the shadow workspace: `agent chat --continue` and /commit, or `agent workspace commit --workspace {}`",
+                root.display()
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// `/cost`: tokens of the session and what they cost at the model's price.
+fn cost(usage: &Usage, model: &str) -> String {
+    let tokens = format!(
+        "tokens: {} in, {} out, {} cache written, {} cache read",
+        usage.input_tokens,
+        usage.output_tokens,
+        usage.cache_creation_input_tokens,
+        usage.cache_read_input_tokens
+    );
+    match pricing::price(model) {
+        Some(p) => format!(
+            "{tokens}; about ${:.4} at {model}'s list price",
+            p.cost(usage)
+        ),
+        None => format!("{tokens}; no price is known for {model} (agent_providers::pricing)"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cost_names_the_tokens_and_a_price_when_one_is_known() {
+        let usage = Usage {
+            input_tokens: 2_000_000,
+            output_tokens: 0,
+            ..Usage::default()
+        };
+        assert_eq!(
+            cost(&usage, "gpt-4.1"),
+            "tokens: 2000000 in, 0 out, 0 cache written, 0 cache read; about $4.0000 at gpt-4.1's list price"
+        );
+        assert!(cost(&usage, "local-model").contains("no price is known for local-model"));
+    }
+}

@@ -1,0 +1,212 @@
+//! `agent chat`: the interactive session, scripted through its standard input (off a
+//! terminal the line editor reads plain lines), against a loopback server speaking the OpenAI
+//! wire format.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test code: a panic is a failure report"
+)]
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+
+use serde_json::{Value, json};
+
+/// A loopback server answering each POST with the next SSE body; returns its base URL.
+fn serve(bodies: Vec<String>) -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/v1", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for (body, stream) in bodies.into_iter().zip(listener.incoming()) {
+            let mut stream = stream.unwrap();
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut len = 0usize;
+            loop {
+                let mut line = String::new();
+                reader.read_line(&mut line).unwrap();
+                if line == "\r\n" || line.is_empty() {
+                    break;
+                }
+                if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                    len = v.trim().parse().unwrap();
+                }
+            }
+            let mut req = vec![0; len];
+            reader.read_exact(&mut req).unwrap();
+            let head =
+                "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n";
+            stream.write_all(head.as_bytes()).unwrap();
+            stream.write_all(body.as_bytes()).unwrap();
+        }
+    });
+    url
+}
+
+fn chunk(delta: Value, finish: Option<&str>) -> String {
+    format!(
+        "data: {}\n\n",
+        json!({"id": "c1", "object": "chat.completion.chunk", "model": "m",
+               "choices": [{"index": 0, "delta": delta, "finish_reason": finish,}],
+               "usage": {"prompt_tokens": 1000, "completion_tokens": 100}})
+    )
+}
+
+fn call(id: &str, name: &str, args: &Value) -> String {
+    chunk(
+        json!({"role": "assistant", "tool_calls": [{"index": 0, "id": id, "type": "function", "function": {"name": name, "arguments": args.to_string()}}]}),
+        None,
+    ) + &chunk(json!({}), Some("tool_calls"))
+        + "data: [DONE]\n\n"
+}
+
+fn text(text: &str) -> String {
+    chunk(json!({"role": "assistant", "content": text}), None)
+        + &chunk(json!({}), Some("stop"))
+        + "data: [DONE]\n\n"
+}
+
+struct Env {
+    _tmp: tempfile::TempDir,
+    home: PathBuf,
+    project: PathBuf,
+    settings: PathBuf,
+}
+
+fn env() -> Env {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(tmp.path()).unwrap();
+    let home = root.join("home");
+    let project = root.join("project");
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::create_dir_all(&project).unwrap();
+    std::fs::write(project.join("a.txt"), "one\n").unwrap();
+    let settings = root.join("settings.json");
+    std::fs::write(
+        &settings,
+        json!({"permissions": {"allow": ["Write"]}}).to_string(),
+    )
+    .unwrap();
+    Env {
+        _tmp: tmp,
+        home,
+        project,
+        settings,
+    }
+}
+
+/// Runs `agent chat` with `input` as what the person types.
+fn chat(e: &Env, url: &str, input: &str, extra: &[&str]) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_agent"))
+        .args(["chat", "--provider", "openai-compatible", "--base-url", url])
+        .args(["--model", "gpt-4.1", "--settings"])
+        .arg(&e.settings)
+        .args(extra)
+        .env("AGENT_HOME", &e.home)
+        .env("HOME", &e.home)
+        .env("NO_COLOR", "1")
+        .env_remove("OPENAI_COMPATIBLE_API_KEY")
+        .current_dir(&e.project)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
+fn text_of(o: &Output) -> (String, String) {
+    (
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn a_session_prompts_reviews_switches_and_commits_then_leaves_with_status_0() {
+    let e = env();
+    let url = serve(vec![
+        call(
+            "call_1",
+            "Write",
+            &json!({"file_path": "b.txt", "content": "two\n"}),
+        ),
+        text("I wrote b.txt."),
+        text("Now with the other model."),
+    ]);
+    let out = chat(
+        &e,
+        &url,
+        "please write b.txt\n/status\n/diff b.txt\n/mode acceptEdits\n/model gpt-4o\nand \\\nagain\n/cost\n/comit\n/commit\ny\n/exit\n",
+        &[],
+    );
+    let (stdout, stderr) = text_of(&out);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert!(stdout.contains("I wrote b.txt."), "{stdout}");
+    assert!(
+        stdout.contains("A  b.txt"),
+        "/status lists the change: {stdout}"
+    );
+    assert!(stdout.contains("+two"), "/diff shows it: {stdout}");
+    assert!(stdout.contains("mode: acceptEdits"), "{stdout}");
+    assert!(stdout.contains("model: gpt-4o"), "{stdout}");
+    assert!(stdout.contains("Now with the other model."), "{stdout}");
+    assert!(stdout.contains("tokens: "), "/cost: {stdout}");
+    assert!(
+        stderr.contains("did you mean /commit?"),
+        "a mistyped command says what to type: {stderr}"
+    );
+    assert!(stdout.contains("committed 1 path(s)"), "{stdout}");
+    assert_eq!(
+        std::fs::read_to_string(e.project.join("b.txt")).unwrap(),
+        "two\n"
+    );
+    assert!(!stdout.contains('\u{1b}'), "no colour under NO_COLOR");
+}
+
+#[test]
+fn the_end_of_input_leaves_and_names_what_waits_in_the_shadow() {
+    let e = env();
+    let url = serve(vec![
+        call(
+            "call_1",
+            "Write",
+            &json!({"file_path": "c.txt", "content": "three\n"}),
+        ),
+        text("done"),
+    ]);
+    let out = chat(&e, &url, "write c.txt\n/commit\nn\n", &[]);
+    let (stdout, stderr) = text_of(&out);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert!(stdout.contains("nothing was applied"), "{stdout}");
+    assert!(!e.project.join("c.txt").exists());
+    assert!(
+        stdout.contains("1 change(s) wait in the shadow workspace"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn agent_alone_off_a_terminal_prints_the_help() {
+    let e = env();
+    let out = Command::new(env!("CARGO_BIN_EXE_agent"))
+        .env("AGENT_HOME", &e.home)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let all = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(all.contains("chat"), "{all}");
+    assert_eq!(out.status.code(), Some(2));
+}
