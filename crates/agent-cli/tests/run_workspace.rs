@@ -521,3 +521,30 @@ fn background_commands_finish_before_the_review() {
         "the review was taken before the background command ended: {paths:?}"
     );
 }
+
+#[test]
+fn the_projects_deny_rules_hold_in_the_shadow() {
+    let e = env(json!({"permissions": {"allow": ["Read"]}}));
+    std::fs::create_dir_all(e.repo.join("secrets")).unwrap();
+    std::fs::write(e.repo.join("secrets/key"), "TOP-SECRET\n").unwrap();
+    std::fs::create_dir_all(e.repo.join(".agent")).unwrap();
+    std::fs::write(
+        e.repo.join(".agent/settings.json"),
+        json!({"permissions": {"deny": ["Read(/secrets/**)"]}}).to_string(),
+    )
+    .unwrap();
+    let out = run(
+        &e,
+        &e.repo,
+        vec![
+            call("c1", "Read", &json!({"file_path": "secrets/key"})),
+            text("done"),
+        ],
+        &[],
+    );
+    let v = ok(&out);
+    let log = log_text(&e.home, v["sessionId"].as_str().unwrap());
+    let result = result_of(&log, "c1");
+    assert_eq!(result["errorType"], "permission_denied", "{result}");
+    assert!(!log.contains("TOP-SECRET"), "{log}");
+}

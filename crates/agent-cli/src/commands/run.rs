@@ -378,8 +378,10 @@ pub(crate) fn open(args: &mut SessionOptions, quiet: bool) -> Result<Opened> {
         &loaded.home,
         Some(models),
     )?);
-    let mut permissions =
-        PermissionEngine::builder(&shadow, &loaded.home).settings(&loaded.settings);
+    // The project's rules name the real folder; they hold for its shadow copy too.
+    let mut permissions = PermissionEngine::builder(&shadow, &loaded.home)
+        .settings(&loaded.settings)
+        .shadow_of(&root, &shadow_root);
     if shadow != shadow_root {
         // Started in a subfolder: the whole repository's shadow is the workspace.
         permissions = permissions.add_dir(&shadow_root);

@@ -401,3 +401,53 @@ fn symlinks_need_both_forms_for_allow_and_either_for_deny() {
         "a read through a symlink leaving the project is not inside it"
     );
 }
+
+#[test]
+fn the_projects_rules_hold_in_its_shadow_copy() {
+    let f = Fixture::new();
+    let shadow = f.home.join("shadow");
+    std::fs::create_dir_all(shadow.join("secrets")).unwrap();
+    std::fs::create_dir_all(shadow.join("src")).unwrap();
+    std::fs::write(shadow.join("secrets/k"), "k").unwrap();
+    std::fs::write(shadow.join("src/a.py"), "a").unwrap();
+    std::fs::create_dir_all(shadow.join("vendor")).unwrap();
+    let vendor = f.project.join("vendor").display().to_string();
+    f.write(
+        ".agent/settings.json",
+        json!({"permissions": {
+            "deny": ["Read(/secrets/**)", format!("Edit(/{vendor}/**)")],
+            "allow": ["Edit(/src/**)"]
+        }}),
+    );
+    let s = f.loader().trusted(true).load().unwrap();
+    let engine = PermissionEngine::builder(&shadow, &f.home)
+        .settings(&s)
+        .shadow_of(&f.project, &shadow)
+        .build()
+        .unwrap();
+    let decide = |tool: &str, path: &Path| {
+        engine
+            .check(
+                &ToolCall::new(
+                    tool,
+                    json!({"file_path": path, "old_string": "a", "new_string": "b"}),
+                ),
+                &PreToolUseOutcome::default(),
+            )
+            .behavior
+    };
+    assert_eq!(decide("Read", &shadow.join("secrets/k")), Behavior::Deny);
+    assert_eq!(decide("Read", &f.project.join("secrets/k")), Behavior::Deny);
+    assert_eq!(decide("Edit", &shadow.join("src/a.py")), Behavior::Allow);
+    assert_eq!(decide("Edit", &shadow.join("vendor/x.py")), Behavior::Deny);
+    // Without the view, the project's anchored rules do not reach the copy.
+    let blind = PermissionEngine::builder(&shadow, &f.home)
+        .settings(&s)
+        .build()
+        .unwrap();
+    let read = blind.check(
+        &ToolCall::new("Read", json!({"file_path": shadow.join("secrets/k")})),
+        &PreToolUseOutcome::default(),
+    );
+    assert_ne!(read.behavior, Behavior::Deny);
+}

@@ -19,6 +19,8 @@ pub struct PermissionEngineBuilder {
     pub(super) handler: Option<Arc<dyn PermissionRequestHandler>>,
     pub(super) grants: SessionGrants,
     pub(super) sandbox: SandboxState,
+    /// The real folder and its shadow, when the session works in a shadow copy.
+    pub(super) shadow_of: Option<(PathBuf, PathBuf)>,
 }
 
 impl PermissionEngineBuilder {
@@ -112,13 +114,39 @@ impl PermissionEngineBuilder {
         self
     }
 
+    /// The session works in a shadow copy of `real` at `shadow` (`crate::view`): the rules
+    /// and directories that name the real folder name the copy too. A `/path` rule of a
+    /// settings file of the real folder (anchored at it) also holds beneath the shadow, and so
+    /// does an absolute `//path` rule or an additional directory naming the real folder or a
+    /// path beneath it; the originals stay. So a project's `Read(/secrets/**)` deny still
+    /// holds for the copy the tools read, and its `Edit(/src/**)` allow for the copy they edit.
+    pub fn shadow_of(mut self, real: impl Into<PathBuf>, shadow: impl Into<PathBuf>) -> Self {
+        self.shadow_of = Some((real.into(), shadow.into()));
+        self
+    }
+
     /// Compiles the rules.
     ///
     /// # Errors
     /// [`EngineError`] for a relative `cwd` or rules that do not compile.
-    pub fn build(self) -> Result<PermissionEngine, EngineError> {
+    pub fn build(mut self) -> Result<PermissionEngine, EngineError> {
         if !self.cwd.is_absolute() {
             return Err(EngineError::RelativeCwd(self.cwd));
+        }
+        if let Some((real, shadow)) = self.shadow_of.take() {
+            for list in [&mut self.deny, &mut self.ask, &mut self.allow] {
+                let copies: Vec<RuleEntry> = list
+                    .iter()
+                    .filter_map(|e| in_shadow(e, &real, &shadow))
+                    .collect();
+                list.extend(copies);
+            }
+            let moved: Vec<PathBuf> = self
+                .dirs
+                .iter()
+                .filter_map(|d| d.strip_prefix(&real).ok().map(|rest| shadow.join(rest)))
+                .collect();
+            self.dirs.extend(moved);
         }
         let wd = WorkingDirs::new(&self.cwd, &self.home, &self.dirs);
         let compile = |entries, list| {
@@ -137,5 +165,33 @@ impl PermissionEngineBuilder {
             grant_cache: RwLock::new(None),
             sandbox: self.sandbox,
         })
+    }
+}
+
+/// The copy of `entry` that names the shadow instead of the real folder, when it names the
+/// real folder (see [`PermissionEngineBuilder::shadow_of`]).
+fn in_shadow(entry: &RuleEntry, real: &Path, shadow: &Path) -> Option<RuleEntry> {
+    use crate::permissions::rules::{Anchor, RuleContent};
+    let RuleContent::Path { pattern, .. } = &entry.rule.content else {
+        return None;
+    };
+    match pattern.anchor {
+        Anchor::SettingsRoot => {
+            let rest = entry.settings_root.strip_prefix(real).ok()?;
+            let mut copy = entry.clone();
+            copy.settings_root = shadow.join(rest);
+            Some(copy)
+        }
+        Anchor::Root => {
+            let absolute = PathBuf::from(format!("/{}", pattern.rest));
+            let rest = absolute.strip_prefix(real).ok()?;
+            let moved = shadow.join(rest);
+            let mut copy = entry.clone();
+            if let RuleContent::Path { pattern, .. } = &mut copy.rule.content {
+                pattern.rest = moved.to_string_lossy().trim_start_matches('/').to_owned();
+            }
+            Some(copy)
+        }
+        _ => None,
     }
 }

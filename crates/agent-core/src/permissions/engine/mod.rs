@@ -172,6 +172,7 @@ impl PermissionEngine {
             handler: None,
             grants: SessionGrants::new(),
             sandbox: SandboxState::default(),
+            shadow_of: None,
         }
     }
 
