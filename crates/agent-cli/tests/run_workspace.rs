@@ -548,3 +548,39 @@ fn the_projects_deny_rules_hold_in_the_shadow() {
     assert_eq!(result["errorType"], "permission_denied", "{result}");
     assert!(!log.contains("TOP-SECRET"), "{log}");
 }
+
+#[test]
+fn the_projects_sandbox_paths_hold_in_the_shadow() {
+    if !on_path("bwrap") {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "bwrap is needed (.ci/run installs bubblewrap)"
+        );
+        return;
+    }
+    let e = env(json!({"permissions": {"allow": ["Bash"]}, "bash": {"backend": "native"}}));
+    std::fs::create_dir_all(e.repo.join("secrets")).unwrap();
+    std::fs::write(e.repo.join("secrets/key"), "TOP-SECRET\n").unwrap();
+    std::fs::create_dir_all(e.repo.join(".agent")).unwrap();
+    std::fs::write(
+        e.repo.join(".agent/settings.json"),
+        json!({"sandbox": {"filesystem": {"denyRead": ["./secrets"]}}}).to_string(),
+    )
+    .unwrap();
+    let out = run(
+        &e,
+        &e.repo,
+        vec![
+            call("c1", "Bash", &json!({"command": "cat secrets/key"})),
+            text("done"),
+        ],
+        &[],
+    );
+    let v = ok(&out);
+    let log = log_text(&e.home, v["sessionId"].as_str().unwrap());
+    let result = result_of(&log, "c1");
+    assert!(
+        !result.to_string().contains("TOP-SECRET"),
+        "the copied secret was read: {result}"
+    );
+}

@@ -95,6 +95,42 @@ pub struct SandboxSettingsError {
 }
 
 impl SandboxSettings {
+    /// The same settings for a session working in a shadow copy of `real` at `shadow`: every
+    /// path list entry naming the real folder or a path beneath it also names the same path
+    /// beneath the shadow (the originals stay), so a project's `denyRead` of `./secrets` still
+    /// hides the copied secrets.
+    ///
+    /// ```
+    /// use agent_sandbox::settings::SandboxSettings;
+    /// let s = SandboxSettings { denied_read_paths: vec!["/r/app/secrets".into()], ..SandboxSettings::default() };
+    /// let s = s.shadow_of("/r/app".as_ref(), "/s/tree".as_ref());
+    /// assert!(s.denied_read_paths.contains(&"/s/tree/secrets".into()));
+    /// assert!(s.denied_read_paths.contains(&"/r/app/secrets".into()));
+    /// ```
+    #[must_use]
+    pub fn shadow_of(mut self, real: &Path, shadow: &Path) -> Self {
+        let copy = |list: &mut Vec<PathBuf>| {
+            let moved: Vec<PathBuf> = list
+                .iter()
+                .filter_map(|p| p.strip_prefix(real).ok().map(|rest| shadow.join(rest)))
+                .filter(|p| !list.contains(p))
+                .collect();
+            list.extend(moved);
+        };
+        copy(&mut self.read_write_dirs);
+        copy(&mut self.read_only_dirs);
+        copy(&mut self.denied_paths);
+        copy(&mut self.denied_read_paths);
+        copy(&mut self.denied_write_paths);
+        if let Some(l) = self.allowed_read_paths.as_mut() {
+            copy(l);
+        }
+        if let Some(l) = self.allowed_write_paths.as_mut() {
+            copy(l);
+        }
+        self
+    }
+
     /// Whether an OS sandbox that cannot start is an error (`true` unless settings say
     /// `failIfUnavailable: false`).
     pub fn fails_if_unavailable(&self) -> bool {

@@ -172,14 +172,19 @@ pub(crate) type Toolset = (Vec<Arc<dyn Tool>>, Vec<Box<dyn PermissionPolicy>>);
 /// and the permission policies they need (Bash's: ask before a command runs on the host
 /// without the OS sandbox).
 pub(crate) fn tools(settings: &Settings, home: &Path) -> Result<Toolset> {
-    let (toolset, _) = tools_and_bash(settings, home)?;
+    let (toolset, _) = tools_and_bash(settings, home, None)?;
     Ok(toolset)
 }
 
-/// [`tools`], and the Bash tool among them (to wait for its background commands).
-fn tools_and_bash(settings: &Settings, home: &Path) -> Result<(Toolset, Arc<Bash>)> {
+/// [`tools`], and the Bash tool among them (to wait for its background commands); `view`:
+/// the session works in a shadow copy of the real folder.
+fn tools_and_bash(
+    settings: &Settings,
+    home: &Path,
+    view: Option<&agent_core::view::PathView>,
+) -> Result<(Toolset, Arc<Bash>)> {
     let mut tools = builtin_tools(&ToolState::new());
-    let bash = Arc::new(super::tool::bash_tool(settings, home)?);
+    let bash = Arc::new(super::tool::bash_tool(settings, home, view)?);
     let policies: Vec<Box<dyn PermissionPolicy>> = vec![Box::new(bash.host_policy())];
     tools.push(Arc::clone(&bash) as Arc<dyn Tool>);
     let sandbox = agent_sandbox::settings::SandboxSettings::from_settings(settings, home)?;
@@ -386,7 +391,7 @@ pub(crate) fn open(args: &mut SessionOptions, quiet: bool) -> Result<Opened> {
         // Started in a subfolder: the whole repository's shadow is the workspace.
         permissions = permissions.add_dir(&shadow_root);
     }
-    let ((tools, policies), bash) = tools_and_bash(&loaded.settings, &loaded.home)?;
+    let ((tools, policies), bash) = tools_and_bash(&loaded.settings, &loaded.home, Some(&view))?;
     for p in policies {
         permissions = permissions.policy(p);
     }

@@ -50,7 +50,7 @@ pub fn run(mut args: ToolArgs) -> Result<Exit> {
     }
     let mut bash = None;
     if args.name == "Bash" {
-        let tool = Arc::new(bash_tool(&loaded.settings, &loaded.home)?);
+        let tool = Arc::new(bash_tool(&loaded.settings, &loaded.home, None)?);
         builder = builder.policy(Box::new(tool.host_policy()));
         bash = Some(tool);
     }
@@ -137,6 +137,7 @@ pub fn run(mut args: ToolArgs) -> Result<Exit> {
 pub(crate) fn bash_tool(
     settings: &agent_core::permissions::Settings,
     home: &std::path::Path,
+    view: Option<&agent_core::view::PathView>,
 ) -> Result<agent_sessions::tools::Bash> {
     use agent_sandbox::outer::backend_named;
     use agent_sandbox::settings::SandboxSettings;
@@ -159,7 +160,11 @@ pub(crate) fn bash_tool(
             ),
         };
     }
-    let sandbox = SandboxSettings::from_settings(settings, home)?;
+    let mut sandbox = SandboxSettings::from_settings(settings, home)?;
+    if let Some(v) = view {
+        // The project's path lists name the real folder; they hold for its shadow copy too.
+        sandbox = sandbox.shadow_of(v.shown(), v.actual());
+    }
     let toolbox = if choice == Choice::HostOnly {
         None
     } else {
