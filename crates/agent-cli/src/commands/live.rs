@@ -10,7 +10,7 @@ use std::io::{BufRead, Write};
 use std::sync::{Mutex, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
-use agent_core::permissions::{GrantScope, PermissionRequest, PromptAnswer, Prompter};
+use agent_core::permissions::{PermissionRequest, PromptAnswer, Prompter};
 use agent_sessions::agent::AgentEvent;
 use indicatif::{ProgressBar, ProgressStyle};
 
@@ -271,12 +271,17 @@ impl Drop for Paused {
 #[derive(Debug)]
 pub struct TerminalPrompter {
     paths: Paths,
+    /// The real folder whose `.agent/settings.local.json` an "always" answer writes.
+    project_dir: std::path::PathBuf,
 }
 
 impl TerminalPrompter {
-    /// A prompter showing paths through `paths`.
-    pub fn new(paths: Paths) -> Self {
-        Self { paths }
+    /// A prompter showing paths through `paths`, for the project at `project_dir`.
+    pub fn new(paths: Paths, project_dir: &std::path::Path) -> Self {
+        Self {
+            paths,
+            project_dir: project_dir.to_path_buf(),
+        }
     }
 }
 
@@ -291,9 +296,10 @@ impl Prompter for TerminalPrompter {
         tokio::task::yield_now().await;
         let request = request.clone();
         let paths = self.paths.clone();
+        let project_dir = self.project_dir.clone();
         let asked = tokio::task::spawn_blocking(move || {
             let _hidden = Spinner::global().pause();
-            ask(&request, &paths)
+            ask(&request, &paths, &project_dir)
         })
         .await;
         asked.unwrap_or(PromptAnswer::Deny {
@@ -303,44 +309,47 @@ impl Prompter for TerminalPrompter {
     }
 }
 
-fn ask(request: &PermissionRequest, paths: &Paths) -> PromptAnswer {
-    let scope = request.suggestions.first().cloned();
+fn ask(request: &PermissionRequest, paths: &Paths, project_dir: &std::path::Path) -> PromptAnswer {
+    let palette = Palette::for_stderr();
+    let choices = super::approve::Choices::new(request, paths, project_dir);
     let mut err = std::io::stderr().lock();
     let _ = writeln!(
         err,
-        "\n  Allow {}({})?\n  {}",
-        request.tool_name,
-        output::sanitize(&paths.brief(&request.input)),
+        "\n  {}\n  {}",
+        palette.paint(
+            colour::Role::Ask,
+            &format!(
+                "Allow {}({})?",
+                request.tool_name,
+                output::sanitize(&paths.brief(&request.input))
+            )
+        ),
         output::sanitize(&paths.text(&request.reason))
     );
-    let always = match &scope {
-        Some(s) => format!(" · [a]lways this session ({})", output::sanitize(s)),
-        None => String::new(),
-    };
-    let _ = write!(err, "  [y]es once{always} · [n]o: ");
+    for line in super::approve::preview(request, paths, palette) {
+        let _ = writeln!(err, "    {line}");
+    }
+    let _ = write!(err, "  {}", choices.line());
     let _ = err.flush();
     drop(err);
-    let mut answer = String::new();
-    if std::io::stdin().lock().read_line(&mut answer).is_err() {
+    let read = || {
+        let mut line = String::new();
+        std::io::stdin()
+            .lock()
+            .read_line(&mut line)
+            .ok()
+            .filter(|n| *n > 0)
+            .map(|_| line)
+    };
+    let Some(answer) = read() else {
         return PromptAnswer::Deny {
             message: "no answer could be read".into(),
             interrupt: false,
         };
-    }
-    match answer.trim() {
-        "y" | "Y" | "yes" => PromptAnswer::AllowOnce {
-            updated_input: None,
-        },
-        "a" | "A" | "always" if scope.is_some() => PromptAnswer::AllowForSession {
-            scope: match scope.unwrap_or_default() {
-                s if s.contains('(') => GrantScope::Rule(s),
-                s => GrantScope::Tool(s),
-            },
-            updated_input: None,
-        },
-        _ => PromptAnswer::Deny {
-            message: "the user said no".into(),
-            interrupt: false,
-        },
-    }
+    };
+    choices.answer(&answer, || {
+        let _ = write!(std::io::stderr().lock(), "  why (the model reads it): ");
+        let _ = std::io::stderr().lock().flush();
+        read()
+    })
 }

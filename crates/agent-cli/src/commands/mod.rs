@@ -1,5 +1,6 @@
 //! One module per verb.
 
+pub mod approve;
 pub mod bundles;
 pub mod chat;
 pub mod demo;

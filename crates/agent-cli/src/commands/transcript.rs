@@ -127,6 +127,15 @@ impl Paths {
         cut(&self.text(&input.to_string()), 80)
     }
 
+    /// `text` with every mention of the shadow shown as the real folder (absolute paths
+    /// stay absolute).
+    pub fn real(&self, text: &str) -> String {
+        match &self.view {
+            Some(v) => v.to_shown(text),
+            None => text.to_owned(),
+        }
+    }
+
     /// Where a file the result names really is: in the shadow when the view moved it (a
     /// spill file lives only there), else as given.
     pub fn actual(&self, path: &str) -> String {
