@@ -18,7 +18,19 @@ use crate::exit::Exit;
 
 fn main() -> std::process::ExitCode {
     // `--color` is known before clap parses, so clap's own help and errors follow it too.
-    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let mut args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    // `agent --continue`, `agent --model M`: session options without a verb open the
+    // interactive session on a terminal, as `agent` alone does.
+    if commands::chat::on_a_terminal()
+        && args.get(1).is_some_and(|a| {
+            let a = a.to_string_lossy();
+            a.starts_with('-')
+                && !matches!(a.as_ref(), "-h" | "--help" | "-V" | "--version")
+                && !a.starts_with("--color")
+        })
+    {
+        args.insert(1, "chat".into());
+    }
     let when = ColorWhen::from_args(&args).unwrap_or_default();
     when.apply();
     let command = cli::Cli::command().color(when.into());

@@ -330,7 +330,7 @@ impl Transcript {
                     None => String::new(),
                 };
                 let how = match (&d.rule, &d.step) {
-                    (Some(r), Some(s)) => format!("{s}: {}", sanitize(r)),
+                    (Some(r), Some(s)) => format!("{s}: {}", sanitize(&self.paths.text(r))),
                     (None, Some(s)) => s.clone(),
                     _ => String::new(),
                 };
