@@ -135,6 +135,31 @@ const GROUPS: &[Group] = &[
         rows: EXEC_ROWS,
         footer: "No target (issue 5 asks for the figure). Not measured where bubblewrap cannot run; the table then says so.",
     },
+    Group {
+        name: "session",
+        package: "agent-cli",
+        bench: "session",
+        heading: "Interactive session latency (`crates/agent-cli/benches/session.rs`)",
+        rows: SESSION_ROWS,
+        footer: "`agent` (release build) on a pseudo-terminal made its controlling terminal (`setsid -c`), the model a loopback server speaking the OpenAI wire format, `NO_COLOR=1`. Not measured without bubblewrap, `setsid` and `python3`. See docs/cli.md.",
+    },
+];
+
+const SESSION_ROWS: &[Row] = &[
+    Row {
+        figure: "first_byte_to_screen",
+        baseline: "first_byte_baseline_relay",
+        target: None,
+        items: None,
+        what: "from the loopback model server writing an answer (a text chunk) to its text on the terminal `agent` runs on (stream parsing, the loop, the live transcript) vs. the same bytes relayed from a loopback socket to a terminal by a minimal `python3` relay",
+    },
+    Row {
+        figure: "ctrl_c_to_prompt",
+        baseline: "ctrl_c_baseline_sleep",
+        target: None,
+        items: None,
+        what: "from Ctrl-C typed while the agent runs `sleep 30` (host Bash in bubblewrap) to the prompt back on screen (interrupt, the tool's processes ended, the cancellation logged, the prompt redrawn) vs. Ctrl-C typed on a terminal running `sleep 30` itself until it is gone",
+    },
 ];
 
 const WORKSPACE_ROWS: &[Row] = &[
