@@ -140,12 +140,12 @@ const GROUPS: &[Group] = &[
         package: "agent-cli",
         bench: "session",
         heading: "Interactive session latency (`crates/agent-cli/benches/session.rs`)",
-        rows: SESSION_ROWS,
+        rows: CHAT_ROWS,
         footer: "`agent` (release build) on a pseudo-terminal made its controlling terminal (`setsid -c`), the model a loopback server speaking the OpenAI wire format, `NO_COLOR=1`. Not measured without bubblewrap, `setsid` and `python3`. See docs/cli.md.",
     },
 ];
 
-const SESSION_ROWS: &[Row] = &[
+const CHAT_ROWS: &[Row] = &[
     Row {
         figure: "first_byte_to_screen",
         baseline: "first_byte_baseline_relay",
