@@ -131,7 +131,8 @@ fn absolute(cwd: &Path, home: &Path, path: &Path) -> PathBuf {
     if s == "~" {
         home.to_path_buf()
     } else if let Some(rest) = s.strip_prefix("~/") {
-        home.join(rest)
+        // `~//x` is `$HOME/x` (repeated slashes are one), never `/x`.
+        home.join(rest.trim_start_matches('/'))
     } else if path.is_absolute() {
         path.to_path_buf()
     } else {
@@ -144,6 +145,26 @@ pub use crate::paths::normalize;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_home_path_with_repeated_slashes_stays_in_home() {
+        assert_eq!(
+            absolute(
+                Path::new("/w"),
+                Path::new("/home/me"),
+                Path::new("~//.bashrc")
+            ),
+            PathBuf::from("/home/me/.bashrc")
+        );
+        assert_eq!(
+            absolute(
+                Path::new("/w"),
+                Path::new("/home/me"),
+                Path::new("~///a//b")
+            ),
+            PathBuf::from("/home/me/a//b")
+        );
+    }
 
     #[test]
     fn lexical_normalisation() {

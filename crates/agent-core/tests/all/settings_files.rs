@@ -451,3 +451,22 @@ fn the_projects_rules_hold_in_its_shadow_copy() {
     );
     assert_ne!(read.behavior, Behavior::Deny);
 }
+
+#[test]
+fn a_deny_rule_on_a_home_file_holds_with_repeated_slashes() {
+    let f = Fixture::new();
+    f.write(
+        "~/.agent/settings.json",
+        json!({"permissions": {"deny": ["Edit(~/.bashrc)"], "allow": ["Bash(echo *)"]}}),
+    );
+    let s = f.loader().trusted(true).load().unwrap();
+    let e = f.engine(&s);
+    for cmd in [
+        "echo x > ~//.bashrc",
+        "echo x > $HOME//.bashrc",
+        "echo x >> ~///.bashrc",
+    ] {
+        let (behavior, _) = bash(&e, cmd);
+        assert_eq!(behavior, Behavior::Deny, "{cmd}");
+    }
+}

@@ -20,7 +20,10 @@
 //!    `env` or `timeout` included) is a program not seen.
 //! 2. Every file the shell itself opens (redirects, `xargs -a`), observed with inotify on the
 //!    workspace, is a file the checker saw: read or written (written, if the shell wrote it),
-//!    at the same path, or a redirect whose target it knew it could not know.
+//!    at the same path, or a redirect whose target it knew it could not know. A script the
+//!    checker cannot analyse whole, or whose program is only known at run time, is never
+//!    approved by prediction, so its files are not compared either (`xargs -a GLOB rm`: the
+//!    glob may make several words, one of them the command).
 //! 3. Every operand the checker resolved (`cat x` after `cd d`: `d/x`) is resolved from the
 //!    directory the command really runs in (a `cd` that fails leaves the shell where it was).
 //!
@@ -612,7 +615,9 @@ pub fn compare(script: &str, ws: &Path, view: &CheckerView, bound: Duration) -> 
             .files
             .iter()
             .any(|f| kind_fits(f) && f.redirect && f.path.is_none());
-        if !known && !unknown_redirect {
+        // A script the checker cannot analyse whole (or whose program is only known at run
+        // time) is never approved by prediction: nothing the checker saw is claimed for it.
+        if !known && !unknown_redirect && !view.program_unknown {
             outcome.problems.push(format!(
                 "the shell opened {} for {}, which the checker did not see (it saw: {})",
                 o.path.display(),
