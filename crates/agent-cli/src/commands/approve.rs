@@ -23,8 +23,14 @@ const PREVIEW_LINES: usize = 40;
 /// Bytes of a file read for a Write's diff at most.
 const PREVIEW_BYTES: u64 = 1 << 20;
 
-/// The lines that show what a call will do.
-pub fn preview(request: &PermissionRequest, paths: &Paths, palette: Palette) -> Vec<String> {
+/// The lines that show what a call will do; `runs_where`: for a Bash call, where its command
+/// would run (the Bash tool's routing), when known.
+pub fn preview(
+    request: &PermissionRequest,
+    paths: &Paths,
+    palette: Palette,
+    runs_where: Option<String>,
+) -> Vec<String> {
     let input = &request.input;
     let field = |k: &str| input.get(k).and_then(Value::as_str).unwrap_or_default();
     let mut lines = Vec::new();
@@ -73,7 +79,10 @@ pub fn preview(request: &PermissionRequest, paths: &Paths, palette: Palette) -> 
             }
             lines.push(palette.paint(
                 Role::Dim,
-                "runs in the WASI shell when every program it names is a bundle command, else in the host's bash inside the OS sandbox",
+                &match runs_where {
+                    Some(w) => format!("runs {}", output::sanitize(&w)),
+                    None => "runs in the WASI shell when every program it names is a bundle command, else in the host's bash inside the OS sandbox".to_owned(),
+                },
             ));
         }
         "WebFetch" => {
@@ -272,7 +281,7 @@ mod tests {
             json!({"file_path": "/r/app/a.py", "old_string": "x = 1\n", "new_string": "x = 2\n"}),
             "Edit(//s/ws/tree/**)",
         );
-        let lines = preview(&r, &paths(), Palette::new(false));
+        let lines = preview(&r, &paths(), Palette::new(false), None);
         assert!(lines.contains(&"-x = 1".to_owned()), "{lines:?}");
         assert!(lines.contains(&"+x = 2".to_owned()), "{lines:?}");
         let b = request(
@@ -280,8 +289,14 @@ mod tests {
             json!({"command": "cd /r/app/src && make test"}),
             "Bash(make test *)",
         );
-        let lines = preview(&b, &paths(), Palette::new(false));
+        let lines = preview(
+            &b,
+            &paths(),
+            Palette::new(false),
+            Some("in the WASI shell".into()),
+        );
         assert_eq!(lines[0], "$ cd src && make test");
+        assert_eq!(lines[1], "runs in the WASI shell");
     }
 
     #[test]
@@ -297,7 +312,7 @@ mod tests {
             json!({"file_path": real.join("a.txt"), "content": "two\n"}),
             "Edit(//x/**)",
         );
-        let lines = preview(&over, &paths, Palette::new(false));
+        let lines = preview(&over, &paths, Palette::new(false), None);
         assert!(
             lines.contains(&"-one".to_owned()) && lines.contains(&"+two".to_owned()),
             "{lines:?}"
@@ -307,7 +322,7 @@ mod tests {
             json!({"file_path": real.join("b.txt"), "content": "l1\nl2\n"}),
             "Edit(//x/**)",
         );
-        let lines = preview(&new, &paths, Palette::new(false));
+        let lines = preview(&new, &paths, Palette::new(false), None);
         assert_eq!(lines[0], "new file, 2 line(s), 6 bytes");
         assert_eq!(lines[1..], ["+l1".to_owned(), "+l2".to_owned()]);
     }

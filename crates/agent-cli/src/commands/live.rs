@@ -273,6 +273,8 @@ pub struct TerminalPrompter {
     paths: Paths,
     /// The real folder whose `.agent/settings.local.json` an "always" answer writes.
     project_dir: std::path::PathBuf,
+    /// The Bash tool, to say where a command would run.
+    bash: Option<std::sync::Arc<agent_sessions::tools::Bash>>,
 }
 
 impl TerminalPrompter {
@@ -281,7 +283,14 @@ impl TerminalPrompter {
         Self {
             paths,
             project_dir: project_dir.to_path_buf(),
+            bash: None,
         }
+    }
+
+    /// Says, for a Bash call, where its command would run (`bash`'s routing).
+    pub fn with_bash(mut self, bash: std::sync::Arc<agent_sessions::tools::Bash>) -> Self {
+        self.bash = Some(bash);
+        self
     }
 }
 
@@ -297,9 +306,17 @@ impl Prompter for TerminalPrompter {
         let request = request.clone();
         let paths = self.paths.clone();
         let project_dir = self.project_dir.clone();
+        let runs_where = match (&self.bash, request.tool_name.as_str()) {
+            (Some(b), "Bash") => request
+                .input
+                .get("command")
+                .and_then(serde_json::Value::as_str)
+                .and_then(|c| b.where_it_runs(c)),
+            _ => None,
+        };
         let asked = tokio::task::spawn_blocking(move || {
             let _hidden = Spinner::global().pause();
-            ask(&request, &paths, &project_dir)
+            ask(&request, &paths, &project_dir, runs_where)
         })
         .await;
         asked.unwrap_or(PromptAnswer::Deny {
@@ -309,7 +326,12 @@ impl Prompter for TerminalPrompter {
     }
 }
 
-fn ask(request: &PermissionRequest, paths: &Paths, project_dir: &std::path::Path) -> PromptAnswer {
+fn ask(
+    request: &PermissionRequest,
+    paths: &Paths,
+    project_dir: &std::path::Path,
+    runs_where: Option<String>,
+) -> PromptAnswer {
     let palette = Palette::for_stderr();
     let choices = super::approve::Choices::new(request, paths, project_dir);
     let mut err = std::io::stderr().lock();
@@ -326,7 +348,7 @@ fn ask(request: &PermissionRequest, paths: &Paths, project_dir: &std::path::Path
         ),
         output::sanitize(&paths.text(&request.reason))
     );
-    for line in super::approve::preview(request, paths, palette) {
+    for line in super::approve::preview(request, paths, palette, runs_where) {
         let _ = writeln!(err, "    {line}");
     }
     let _ = write!(err, "  {}", choices.line());

@@ -426,10 +426,10 @@ pub(crate) fn open(args: &mut SessionOptions, quiet: bool) -> Result<Opened> {
     }
     let mut live = Live::new(Paths::new(&folder, Some(view.clone())));
     if std::io::stdin().is_terminal() && !quiet {
-        builder = builder.prompter(Arc::new(TerminalPrompter::new(
-            live.paths().clone(),
-            &loaded.project_dir,
-        )));
+        builder = builder.prompter(Arc::new(
+            TerminalPrompter::new(live.paths().clone(), &loaded.project_dir)
+                .with_bash(Arc::clone(&bash)),
+        ));
         live = live.questions_asked_here();
     }
     let mut mcp = mcp_config(&loaded.settings, &loaded.project_dir)?;

@@ -94,6 +94,13 @@ pub trait BashBackend: Send + Sync {
     fn describe(&self) -> String {
         String::new()
     }
+
+    /// Where `command` would run, in a few words for a person approving it (`None`: the
+    /// backend has only one place).
+    fn where_it_runs(&self, command: &str) -> Option<String> {
+        let _ = command;
+        None
+    }
 }
 
 /// What `containment` asks of a backend, as the words [`BashOutcome::enforced`] records;

@@ -161,6 +161,11 @@ impl Bash {
         self
     }
 
+    /// Where `command` would run, in a few words for a person approving it.
+    pub fn where_it_runs(&self, command: &str) -> Option<String> {
+        self.backend.where_it_runs(command)
+    }
+
     /// The backend's name.
     pub fn backend_name(&self) -> &'static str {
         self.backend.name()

@@ -99,6 +99,22 @@ impl RoutedBackend {
 }
 
 impl BashBackend for RoutedBackend {
+    fn where_it_runs(&self, command: &str) -> Option<String> {
+        Some(match self.route(command) {
+            Route::Wasi => {
+                "in the WASI shell (bundle commands; only the workspace is visible)".into()
+            }
+            Route::Host(why) => match self.host.uncontained() {
+                None => format!(
+                    "in the host's bash inside the OS sandbox ({}): {why}",
+                    self.host.outer_name()
+                ),
+                Some(how) => format!("in the host's bash WITHOUT an OS sandbox ({how}): {why}"),
+            },
+            Route::Refused(why) => format!("nowhere: {why}"),
+        })
+    }
+
     fn name(&self) -> &'static str {
         match self.choice {
             Choice::Auto => "auto",
