@@ -132,7 +132,7 @@ pub struct ChatArgs {
 
 /// What `agent run` and `agent chat` share: the provider, the model, the mode, the folder and
 /// which session to resume.
-#[derive(Debug, Args)]
+#[derive(Clone, Debug, Args)]
 pub struct SessionOptions {
     /// The provider: anthropic, openai or openai-compatible (default: the settings' `provider`,
     /// else anthropic when ANTHROPIC_API_KEY is set, else openai when OPENAI_API_KEY is set).
@@ -656,7 +656,7 @@ pub enum PermissionsCommand {
 }
 
 /// Where settings come from; shared by every verb that reads them.
-#[derive(Debug, Args)]
+#[derive(Clone, Debug, Args)]
 pub struct SettingsArgs {
     /// A settings file, above every other source (repeat the flag for more: `--settings a
     /// --settings b`; later files win). Takes exactly one value, so it never swallows a

@@ -210,3 +210,56 @@ fn agent_alone_off_a_terminal_prints_the_help() {
     assert!(all.contains("chat"), "{all}");
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[test]
+fn clear_starts_a_new_session_and_resume_picks_the_first_up_again() {
+    let e = env();
+    let url = serve(vec![
+        text("first answer"),
+        text("second answer"),
+        text("back in the first"),
+    ]);
+    let first = chat(&e, &url, "hello\n/exit\n", &[]);
+    let (stdout, stderr) = text_of(&first);
+    assert_eq!(first.status.code(), Some(0), "{stdout}\n{stderr}");
+    let sessions = |home: &std::path::Path| -> Vec<String> {
+        let mut ids: Vec<String> = std::fs::read_dir(home.join("sessions"))
+            .unwrap()
+            .flatten()
+            .filter(|d| d.path().join("events.jsonl").is_file())
+            .map(|d| d.file_name().to_string_lossy().into_owned())
+            .collect();
+        ids.sort();
+        ids
+    };
+    let before = sessions(&e.home);
+    assert_eq!(before.len(), 1);
+    let first_id = before[0].clone();
+    let out = chat(
+        &e,
+        &url,
+        &format!("/clear\nagain\n/resume\n/resume {first_id}\nand now?\n/exit\n"),
+        &[],
+    );
+    let (stdout, stderr) = text_of(&out);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert!(stdout.contains("a new session: "), "{stdout}");
+    assert!(stdout.contains("second answer"), "{stdout}");
+    assert!(
+        stdout.contains(&first_id),
+        "/resume lists the folder's sessions: {stdout}"
+    );
+    assert!(
+        stdout.contains(&format!("resumed session {first_id}")),
+        "{stdout}"
+    );
+    assert!(stdout.contains("back in the first"), "{stdout}");
+    // The opening session, the one /clear made: two more in all.
+    assert_eq!(sessions(&e.home).len(), 3, "{stdout}");
+    let log = std::fs::read_to_string(e.home.join("sessions").join(&first_id).join("events.jsonl"))
+        .unwrap();
+    assert!(
+        log.contains("and now?"),
+        "the resumed prompt went to the first session"
+    );
+}

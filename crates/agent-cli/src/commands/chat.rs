@@ -22,7 +22,7 @@ use rustyline::error::ReadlineError;
 
 use super::run::{Opened, drive, join_background, open};
 use super::slash::{self, Slash};
-use crate::cli::ChatArgs;
+use crate::cli::{ChatArgs, SessionOptions};
 use crate::colour::Palette;
 use crate::exit::Exit;
 use crate::output;
@@ -43,6 +43,8 @@ enum Line {
 
 /// The session's state beside the agent.
 struct Chat {
+    /// The options it was opened with, to open another (`/clear`, `/resume`).
+    options: SessionOptions,
     opened: Opened,
     editor: DefaultEditor,
     history: Option<PathBuf>,
@@ -50,8 +52,9 @@ struct Chat {
     usage: Usage,
 }
 
-pub fn run(mut args: ChatArgs) -> Result<Exit> {
-    let opened = open(&mut args.session, false)?;
+pub fn run(args: ChatArgs) -> Result<Exit> {
+    let options = args.session;
+    let opened = open(&mut options.clone(), false)?;
     let mut editor = DefaultEditor::new().context("cannot start the line editor")?;
     let history = super::agent_home().ok().map(|h| h.join("history"));
     if let Some(h) = &history {
@@ -59,6 +62,7 @@ pub fn run(mut args: ChatArgs) -> Result<Exit> {
         let _ = editor.load_history(h);
     }
     let mut chat = Chat {
+        options,
         opened,
         editor,
         history,
@@ -199,13 +203,76 @@ impl Chat {
                 output::stdout_line("the conversation was compacted");
             }
             Slash::Cost => output::stdout_line(&cost(&self.usage, self.opened.agent.model())),
-            Slash::Resume | Slash::Clear | Slash::AddDir(_) => {
+            Slash::Clear => {
+                self.reopen(None)?;
+                output::stdout_line(&format!(
+                    "a new session: {} (the change set stays in the shadow workspace)",
+                    self.opened.agent.session_id()
+                ));
+            }
+            Slash::Resume(None) => self.list_sessions()?,
+            Slash::Resume(Some(id)) => {
+                self.reopen(Some(id))?;
+                output::stdout_line(&format!(
+                    "resumed session {}",
+                    self.opened.agent.session_id()
+                ));
+            }
+            Slash::AddDir(_) => {
                 anyhow::bail!(
-                    "not available yet in the session: leave and start `agent chat --continue` / `--session ID` to resume, `agent chat` for a new session, `agent chat --add-dir DIR` for another directory"
+                    "not available inside a session yet: leave and start `agent chat --continue --add-dir DIR`"
                 );
             }
             Slash::Exit => {}
         }
+        Ok(())
+    }
+
+    /// Ends this session's agent (background commands first) and opens another on the same
+    /// folder: a new one (`None`), or the session `id` resumed.
+    fn reopen(&mut self, id: Option<String>) -> Result<()> {
+        let mut options = self.options.clone();
+        options.continue_recent = false;
+        options.fork = None;
+        options.resume_at = None;
+        options.session = id;
+        // Opened first, so a bad id leaves the current session as it is.
+        let next = open(&mut options, false)?;
+        let previous = std::mem::replace(&mut self.opened, next);
+        self.usage = Usage::default();
+        finish(previous)
+    }
+
+    /// `/resume` alone: the folder's recent sessions.
+    fn list_sessions(&self) -> Result<()> {
+        let o = &self.opened;
+        let sessions = o
+            .runtime
+            .block_on(o.store.list(agent_sessions::store::ListQuery {
+                limit: Some(10),
+                cwd: Some(o.folder.display().to_string()),
+                ..agent_sessions::store::ListQuery::default()
+            }))?;
+        if sessions.is_empty() {
+            output::stdout_line("no other session of this folder");
+        }
+        for m in sessions {
+            let current = if &m.id == o.agent.session_id() {
+                " (this one)"
+            } else {
+                ""
+            };
+            output::stdout_line(&format!(
+                "{}  {}  {}{current}",
+                m.id,
+                m.updated_at,
+                output::sanitize(m.first_prompt.as_deref().unwrap_or(""))
+                    .chars()
+                    .take(60)
+                    .collect::<String>()
+            ));
+        }
+        output::stdout_line("/resume ID to pick one up");
         Ok(())
     }
 
@@ -283,25 +350,13 @@ impl Chat {
             history,
             ..
         } = self;
-        let Opened {
-            runtime,
-            agent,
-            ws,
-            root,
-            bash,
-            mut servers,
-            ..
-        } = opened;
-        runtime.block_on(async {
-            join_background(&bash, false).await?;
-            agent.close().await?;
-            servers.shutdown().await;
-            anyhow::Ok(())
-        })?;
+        let ws_status = opened.ws.status();
+        let root = opened.root.clone();
+        finish(opened)?;
         if let Some(h) = &history {
             let _ = editor.save_history(h);
         }
-        let waiting = ws.status()?.changes.len();
+        let waiting = ws_status?.changes.len();
         if waiting > 0 {
             output::stdout_line(&format!(
                 "{waiting} change(s) wait in the shadow workspace: `agent chat --continue` and /commit, or `agent workspace commit --workspace {}`",
@@ -310,6 +365,24 @@ impl Chat {
         }
         Ok(())
     }
+}
+
+/// Ends an opened session: its background commands, the agent (SessionEnd hooks, the log
+/// closed), the MCP servers.
+fn finish(opened: Opened) -> Result<()> {
+    let Opened {
+        runtime,
+        agent,
+        bash,
+        mut servers,
+        ..
+    } = opened;
+    runtime.block_on(async {
+        join_background(&bash, false).await?;
+        agent.close().await?;
+        servers.shutdown().await;
+        anyhow::Ok(())
+    })
 }
 
 /// `/cost`: tokens of the session and what they cost at the model's price.

@@ -324,6 +324,8 @@ pub(crate) struct Opened {
     pub(crate) ws: Workspace,
     /// The folder imported (the repository's root).
     pub(crate) root: PathBuf,
+    /// The folder the session was started in (the session's `cwd`).
+    pub(crate) folder: PathBuf,
     pub(crate) shadow_root: PathBuf,
     pub(crate) bash: Arc<Bash>,
     pub(crate) servers: agent_mcp::McpServers,
@@ -452,6 +454,7 @@ pub(crate) fn open(args: &mut SessionOptions, quiet: bool) -> Result<Opened> {
         agent,
         ws,
         root,
+        folder,
         shadow_root,
         bash,
         servers,

@@ -24,8 +24,8 @@ pub enum Slash {
     Compact(Option<String>),
     /// `/cost`.
     Cost,
-    /// `/resume`.
-    Resume,
+    /// `/resume [ID]`: list the folder's sessions, or resume one.
+    Resume(Option<String>),
     /// `/clear`.
     Clear,
     /// `/add-dir DIR`.
@@ -77,7 +77,11 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
         "",
         "tokens in, out and cached in this session, and an estimate in US dollars",
     ),
-    ("resume", "", "resume another session of this folder"),
+    (
+        "resume",
+        "[ID]",
+        "list this folder's recent sessions, or leave this one and resume session ID",
+    ),
     ("clear", "", "start a new session (the change set stays)"),
     ("add-dir", "DIR", "let the agent work in one more directory"),
     (
@@ -121,7 +125,7 @@ pub fn parse(line: &str) -> Result<Slash, String> {
         "model" => needs("NAME").map(Slash::Model),
         "compact" => Ok(Slash::Compact(arg)),
         "cost" => none(Slash::Cost),
-        "resume" => none(Slash::Resume),
+        "resume" => Ok(Slash::Resume(arg)),
         "clear" => none(Slash::Clear),
         "add-dir" => needs("DIR").map(Slash::AddDir),
         "exit" | "quit" => none(Slash::Exit),
@@ -229,6 +233,11 @@ mod tests {
         assert_eq!(parse("/help /diff"), Ok(Slash::Help(Some("diff".into()))));
         assert_eq!(parse("/exit"), Ok(Slash::Exit));
         assert_eq!(parse("/add-dir ../lib"), Ok(Slash::AddDir("../lib".into())));
+        assert_eq!(parse("/resume"), Ok(Slash::Resume(None)));
+        assert_eq!(
+            parse("/resume 0190c2d4"),
+            Ok(Slash::Resume(Some("0190c2d4".into())))
+        );
     }
 
     #[test]
