@@ -191,3 +191,70 @@ fn a_terminal_session_over_the_openai_wire_format() {
 fn a_terminal_session_over_the_anthropic_wire_format() {
     session("anthropic");
 }
+
+#[test]
+fn ctrl_c_at_a_permission_question_returns_to_the_prompt_and_keeps_the_next_line() {
+    if !on_path("setsid") {
+        assert!(std::env::var_os("CI").is_none(), "setsid is needed");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(tmp.path()).unwrap();
+    let home = root.join("home");
+    let project = root.join("project");
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::create_dir_all(&project).unwrap();
+    std::fs::write(project.join("a.txt"), "one\n").unwrap();
+    let url = serve(vec![
+        openai(&Turn::Call("t1", "Read", json!({"file_path": "a.txt"}))),
+        openai(&Turn::Call(
+            "t2",
+            "Edit",
+            json!({"file_path": "a.txt", "old_string": "one", "new_string": "two"}),
+        )),
+    ]);
+    let args: Vec<String> = [
+        "--provider",
+        "openai-compatible",
+        "--base-url",
+        &format!("{url}/v1"),
+        "--model",
+        "m",
+    ]
+    .iter()
+    .map(|s| (*s).to_owned())
+    .collect();
+    let mut t = Terminal::start(
+        std::path::Path::new(env!("CARGO_BIN_EXE_agent")),
+        &home,
+        &project,
+        &args,
+        &[("NO_COLOR", "1")],
+    );
+    let long = Duration::from_secs(60);
+    let at = t.wait_for("/help for the commands", 0, long);
+    t.type_in("edit it\r");
+    let at = t.wait_for("[n] no", at, long);
+    std::thread::sleep(Duration::from_millis(200));
+    let pressed = Instant::now();
+    t.type_in("\x03");
+    let at = t.wait_for("› ", at, Duration::from_secs(10));
+    assert!(pressed.elapsed() < Duration::from_secs(3));
+    t.type_in("/help\r");
+    let at = t.wait_for("/status", at, long);
+    t.type_in("/exit\r");
+    let _ = at;
+    let started = Instant::now();
+    let status = loop {
+        if let Some(s) = t.child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(started.elapsed() < long, "the session did not end");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(status.code(), Some(0), "{}", t.screen());
+    assert_eq!(
+        std::fs::read_to_string(project.join("a.txt")).unwrap(),
+        "one\n"
+    );
+}

@@ -7,6 +7,7 @@
 //! question share stderr without writing over each other.
 
 use std::io::{BufRead, Write};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -266,8 +267,51 @@ impl Drop for Paused {
     }
 }
 
-/// Asks on the terminal: allow once, always for this session, or deny. Paths in the question
-/// are shown as the transcript shows them.
+/// Ctrl-C presses seen while a run was driven (`run::drive`), so a permission question being
+/// asked gives up at once instead of swallowing the next line typed.
+static CTRL_C: AtomicU64 = AtomicU64::new(0);
+
+/// Records a Ctrl-C (called by the run's signal handler).
+pub fn ctrl_c_pressed() {
+    CTRL_C.fetch_add(1, Ordering::SeqCst);
+}
+
+/// A line from standard input, or `None` when Ctrl-C was pressed since `since` (or the input
+/// ended): standard input is polled, so a question never blocks past a Ctrl-C.
+fn read_line_unless_interrupted(since: u64) -> Option<String> {
+    use rustix::event::{PollFd, PollFlags, Timespec, poll};
+    let stdin = rustix::stdio::stdin();
+    loop {
+        if CTRL_C.load(Ordering::SeqCst) != since {
+            return None;
+        }
+        let mut fds = [PollFd::new(&stdin, PollFlags::IN)];
+        let tick = Timespec {
+            tv_sec: 0,
+            tv_nsec: 100_000_000,
+        };
+        match poll(&mut fds, Some(&tick)) {
+            Ok(0) => continue,
+            Ok(_) => break,
+            Err(rustix::io::Errno::INTR) => continue,
+            Err(_) => break,
+        }
+    }
+    if CTRL_C.load(Ordering::SeqCst) != since {
+        return None;
+    }
+    let mut line = String::new();
+    std::io::stdin()
+        .lock()
+        .read_line(&mut line)
+        .ok()
+        .filter(|n| *n > 0)
+        .map(|_| line)
+}
+
+/// Asks on the terminal (`super::approve`: what will happen, then once, this session,
+/// always, no, or no with a reason). Paths in the question are shown as the transcript shows
+/// them; a Ctrl-C while it waits denies the call and interrupts the run.
 #[derive(Debug)]
 pub struct TerminalPrompter {
     paths: Paths,
@@ -354,19 +398,18 @@ fn ask(
     let _ = write!(err, "  {}", choices.line());
     let _ = err.flush();
     drop(err);
-    let read = || {
-        let mut line = String::new();
-        std::io::stdin()
-            .lock()
-            .read_line(&mut line)
-            .ok()
-            .filter(|n| *n > 0)
-            .map(|_| line)
-    };
+    let since = CTRL_C.load(Ordering::SeqCst);
+    let read = || read_line_unless_interrupted(since);
     let Some(answer) = read() else {
+        let interrupted = CTRL_C.load(Ordering::SeqCst) != since;
+        let _ = writeln!(std::io::stderr().lock());
         return PromptAnswer::Deny {
-            message: "no answer could be read".into(),
-            interrupt: false,
+            message: if interrupted {
+                "the user interrupted at the permission question".into()
+            } else {
+                "no answer could be read".into()
+            },
+            interrupt: interrupted,
         };
     };
     choices.answer(&answer, || {

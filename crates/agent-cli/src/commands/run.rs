@@ -274,6 +274,7 @@ pub(crate) async fn drive(
     let interrupt = agent.interrupter();
     let ctrl_c = tokio::spawn(async move {
         if tokio::signal::ctrl_c().await.is_ok() {
+            super::live::ctrl_c_pressed();
             interrupt.interrupt();
             // A second Ctrl-C ends the process at once; the log stays readable (a call
             // without its result is answered when the session is resumed).
