@@ -263,3 +263,40 @@ fn clear_starts_a_new_session_and_resume_picks_the_first_up_again() {
         "the resumed prompt went to the first session"
     );
 }
+
+#[test]
+fn add_dir_lets_the_agent_work_in_one_more_directory_in_the_same_session() {
+    let e = env();
+    let other = e.home.parent().unwrap().join("other");
+    std::fs::create_dir_all(&other).unwrap();
+    std::fs::write(other.join("notes.txt"), "OTHER-NOTES\n").unwrap();
+    let url = serve(vec![
+        call(
+            "call_1",
+            "Read",
+            &json!({"file_path": other.join("notes.txt")}),
+        ),
+        text("read them"),
+    ]);
+    let out = chat(
+        &e,
+        &url,
+        &format!("/add-dir {}\nread the notes\n/exit\n", other.display()),
+        &[],
+    );
+    let (stdout, stderr) = text_of(&out);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("is a working directory of this session now"),
+        "{stdout}"
+    );
+    let sessions: Vec<PathBuf> = std::fs::read_dir(e.home.join("sessions"))
+        .unwrap()
+        .flatten()
+        .map(|d| d.path())
+        .filter(|p| p.join("events.jsonl").is_file())
+        .collect();
+    assert_eq!(sessions.len(), 1, "the same session goes on");
+    let log = std::fs::read_to_string(sessions[0].join("events.jsonl")).unwrap();
+    assert!(log.contains("OTHER-NOTES"), "the read was allowed: {log}");
+}

@@ -45,7 +45,8 @@ enum Line {
 struct Chat {
     /// The options it was opened with, to open another (`/clear`, `/resume`).
     options: SessionOptions,
-    opened: Opened,
+    /// The open session (`None` only while `/add-dir` closes and reopens it).
+    opened: Option<Opened>,
     editor: DefaultEditor,
     history: Option<PathBuf>,
     /// Tokens of every prompt of this session (this process).
@@ -63,7 +64,7 @@ pub fn run(args: ChatArgs) -> Result<Exit> {
     }
     let mut chat = Chat {
         options,
-        opened,
+        opened: Some(opened),
         editor,
         history,
         usage: Usage::default(),
@@ -76,7 +77,7 @@ pub fn run(args: ChatArgs) -> Result<Exit> {
 
 impl Chat {
     fn banner(&self) {
-        let o = &self.opened;
+        let Ok(o) = self.session() else { return };
         output::stdout_line(&format!(
             "agent · {} (shadow workspace; nothing reaches it before /commit) · model {} · mode {}",
             o.root.display(),
@@ -147,7 +148,7 @@ impl Chat {
 
     /// Runs one prompt through the live transcript; Ctrl-C stops it and returns here.
     fn prompt(&mut self, text: &str) -> Result<()> {
-        let o = &mut self.opened;
+        let o = self.session_mut()?;
         let (result, _) = o
             .runtime
             .block_on(drive(&mut o.agent, text, Some(&mut o.live)))?;
@@ -162,11 +163,11 @@ impl Chat {
         match command {
             Slash::Help(c) => output::stdout_line(&slash::help(c.as_deref())),
             Slash::Status => {
-                let set = self.opened.ws.status()?;
+                let set = self.session_mut()?.ws.status()?;
                 super::workspace::print_set(&set);
             }
             Slash::Diff(path) => {
-                let diffs = self.opened.ws.diff(path.as_deref())?;
+                let diffs = self.session_mut()?.ws.diff(path.as_deref())?;
                 if diffs.is_empty() {
                     output::stdout_line("no changes");
                 }
@@ -176,11 +177,11 @@ impl Chat {
             }
             Slash::Commit => self.commit()?,
             Slash::Discard => {
-                let n = self.opened.ws.status()?.changes.len();
+                let n = self.session_mut()?.ws.status()?.changes.len();
                 if n == 0 {
                     output::stdout_line("nothing to discard");
                 } else if self.ask(&format!("Drop all {n} change(s) in the shadow workspace?"))? {
-                    self.opened.ws.discard()?;
+                    self.session_mut()?.ws.discard()?;
                     output::stdout_line(&format!("discarded {n} change(s)"));
                 } else {
                     output::stdout_line("nothing was discarded");
@@ -188,26 +189,29 @@ impl Chat {
             }
             Slash::Mode(m) => {
                 let mode: PermissionMode = m.parse().map_err(anyhow::Error::msg)?;
-                let o = &mut self.opened;
+                let o = self.session_mut()?;
                 o.runtime.block_on(o.agent.set_mode(mode))?;
                 output::stdout_line(&format!("mode: {}", mode.as_str()));
             }
             Slash::Model(name) => {
-                let o = &mut self.opened;
+                let o = self.session_mut()?;
                 o.runtime.block_on(o.agent.set_model(&name))?;
                 output::stdout_line(&format!("model: {}", o.agent.model()));
             }
             Slash::Compact(instructions) => {
-                let o = &mut self.opened;
+                let o = self.session_mut()?;
                 o.runtime.block_on(o.agent.compact(instructions))?;
                 output::stdout_line("the conversation was compacted");
             }
-            Slash::Cost => output::stdout_line(&cost(&self.usage, self.opened.agent.model())),
+            Slash::Cost => {
+                let model = self.session()?.agent.model().to_owned();
+                output::stdout_line(&cost(&self.usage, &model));
+            }
             Slash::Clear => {
                 self.reopen(None)?;
                 output::stdout_line(&format!(
                     "a new session: {} (the change set stays in the shadow workspace)",
-                    self.opened.agent.session_id()
+                    self.session_mut()?.agent.session_id()
                 ));
             }
             Slash::Resume(None) => self.list_sessions()?,
@@ -215,13 +219,26 @@ impl Chat {
                 self.reopen(Some(id))?;
                 output::stdout_line(&format!(
                     "resumed session {}",
-                    self.opened.agent.session_id()
+                    self.session_mut()?.agent.session_id()
                 ));
             }
-            Slash::AddDir(_) => {
-                anyhow::bail!(
-                    "not available inside a session yet: leave and start `agent chat --continue --add-dir DIR`"
-                );
+            Slash::AddDir(dir) => {
+                let dir = super::absolute(PathBuf::from(&dir))?;
+                if !dir.is_dir() {
+                    anyhow::bail!("{} is not a directory", dir.display());
+                }
+                // The permission engine's directories are fixed when it is built: the session
+                // is picked up again (mode, model and history from its log) with one more.
+                let id = self.session_mut()?.agent.session_id().to_string();
+                self.options.add_dirs.push(dir.clone());
+                if let Err(e) = self.reopen(Some(id)) {
+                    self.options.add_dirs.pop();
+                    return Err(e);
+                }
+                output::stdout_line(&format!(
+                    "{} is a working directory of this session now (permissions granted for this session only were reset)",
+                    dir.display()
+                ));
             }
             Slash::Exit => {}
         }
@@ -235,17 +252,46 @@ impl Chat {
         options.continue_recent = false;
         options.fork = None;
         options.resume_at = None;
+        let same = id.as_deref().is_some_and(|i| {
+            self.session()
+                .is_ok_and(|o| i == o.agent.session_id().to_string())
+        });
         options.session = id;
+        if same {
+            // The same session again (`/add-dir`): its log is held open until the agent
+            // closes it, so it is closed first and then picked up again.
+            if let Some(previous) = self.opened.take() {
+                finish(previous)?;
+            }
+            self.opened = Some(open(&mut options, false)?);
+            return Ok(());
+        }
         // Opened first, so a bad id leaves the current session as it is.
         let next = open(&mut options, false)?;
-        let previous = std::mem::replace(&mut self.opened, next);
         self.usage = Usage::default();
-        finish(previous)
+        match self.opened.replace(next) {
+            Some(previous) => finish(previous),
+            None => Ok(()),
+        }
+    }
+
+    /// The open session.
+    fn session(&self) -> Result<&Opened> {
+        self.opened
+            .as_ref()
+            .context("the session could not be opened again; leave with /exit and start `agent chat --continue`")
+    }
+
+    /// The open session, to change.
+    fn session_mut(&mut self) -> Result<&mut Opened> {
+        self.opened
+            .as_mut()
+            .context("the session could not be opened again; leave with /exit and start `agent chat --continue`")
     }
 
     /// `/resume` alone: the folder's recent sessions.
     fn list_sessions(&self) -> Result<()> {
-        let o = &self.opened;
+        let o = self.session()?;
         let sessions = o
             .runtime
             .block_on(o.store.list(agent_sessions::store::ListQuery {
@@ -279,7 +325,7 @@ impl Chat {
     /// `/commit`: the background commands end, the change set is pinned down as a review,
     /// shown, asked about, and exactly that review is applied.
     fn commit(&mut self) -> Result<()> {
-        let o = &mut self.opened;
+        let o = self.session_mut()?;
         o.runtime.block_on(join_background(&o.bash, false))?;
         let review = o.ws.review()?;
         let set = review.changes().clone();
@@ -301,14 +347,14 @@ impl Chat {
             output::stdout_line("nothing was applied");
             return Ok(());
         }
-        let o = &mut self.opened;
+        let o = self.session_mut()?;
         match o.ws.commit_review(&review, &CommitOptions::default()) {
             Ok(report) => {
                 let applied = report.applied.len();
                 self.log(EventPayload::WorkspaceCommit(report.event()))?;
                 output::stdout_line(&format!(
                     "committed {applied} path(s) to {}",
-                    self.opened.root.display()
+                    self.session_mut()?.root.display()
                 ));
             }
             Err(WorkspaceError::Conflicts(conflicts)) => {
@@ -333,7 +379,7 @@ impl Chat {
 
     /// Appends an event to the session's log.
     fn log(&self, payload: EventPayload) -> Result<()> {
-        let o = &self.opened;
+        let o = self.session()?;
         o.runtime.block_on(
             o.store
                 .append(o.agent.session_id(), vec![Event::new(0, None, payload)]),
@@ -350,14 +396,21 @@ impl Chat {
             history,
             ..
         } = self;
-        let ws_status = opened.ws.status();
-        let root = opened.root.clone();
-        finish(opened)?;
+        let (ws_status, root) = match &opened {
+            Some(o) => (Some(o.ws.status()), Some(o.root.clone())),
+            None => (None, None),
+        };
+        if let Some(o) = opened {
+            finish(o)?;
+        }
         if let Some(h) = &history {
             let _ = editor.save_history(h);
         }
-        let waiting = ws_status?.changes.len();
-        if waiting > 0 {
+        let waiting = match ws_status {
+            Some(status) => status?.changes.len(),
+            None => 0,
+        };
+        if let Some(root) = root.filter(|_| waiting > 0) {
             output::stdout_line(&format!(
                 "{waiting} change(s) wait in the shadow workspace: `agent chat --continue` and /commit, or `agent workspace commit --workspace {}`",
                 root.display()
