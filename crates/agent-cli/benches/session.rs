@@ -29,11 +29,16 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::json;
 
 #[cfg(target_os = "linux")]
+#[path = "../tests/support/model.rs"]
+mod model;
+#[cfg(target_os = "linux")]
 #[path = "../tests/support/terminal.rs"]
 mod terminal;
 
 #[cfg(target_os = "linux")]
-use terminal::{Terminal, Turn, on_path, openai, running, serve_with};
+use model::{Turn, on_path, openai, serve_with};
+#[cfg(target_os = "linux")]
+use terminal::{Terminal, running};
 
 #[cfg(target_os = "linux")]
 fn benches(c: &mut Criterion) {

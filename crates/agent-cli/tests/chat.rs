@@ -8,65 +8,16 @@
     reason = "test code: a panic is a failure report"
 )]
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpListener;
+use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 
-use serde_json::{Value, json};
+use serde_json::json;
 
-/// A loopback server answering each POST with the next SSE body; returns its base URL.
-fn serve(bodies: Vec<String>) -> String {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}/v1", listener.local_addr().unwrap());
-    std::thread::spawn(move || {
-        for (body, stream) in bodies.into_iter().zip(listener.incoming()) {
-            let mut stream = stream.unwrap();
-            let mut reader = BufReader::new(stream.try_clone().unwrap());
-            let mut len = 0usize;
-            loop {
-                let mut line = String::new();
-                reader.read_line(&mut line).unwrap();
-                if line == "\r\n" || line.is_empty() {
-                    break;
-                }
-                if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-                    len = v.trim().parse().unwrap();
-                }
-            }
-            let mut req = vec![0; len];
-            reader.read_exact(&mut req).unwrap();
-            let head =
-                "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n";
-            stream.write_all(head.as_bytes()).unwrap();
-            stream.write_all(body.as_bytes()).unwrap();
-        }
-    });
-    url
-}
+#[path = "support/model.rs"]
+mod model;
 
-fn chunk(delta: Value, finish: Option<&str>) -> String {
-    format!(
-        "data: {}\n\n",
-        json!({"id": "c1", "object": "chat.completion.chunk", "model": "m",
-               "choices": [{"index": 0, "delta": delta, "finish_reason": finish,}],
-               "usage": {"prompt_tokens": 1000, "completion_tokens": 100}})
-    )
-}
-
-fn call(id: &str, name: &str, args: &Value) -> String {
-    chunk(
-        json!({"role": "assistant", "tool_calls": [{"index": 0, "id": id, "type": "function", "function": {"name": name, "arguments": args.to_string()}}]}),
-        None,
-    ) + &chunk(json!({}), Some("tool_calls"))
-        + "data: [DONE]\n\n"
-}
-
-fn text(text: &str) -> String {
-    chunk(json!({"role": "assistant", "content": text}), None)
-        + &chunk(json!({}), Some("stop"))
-        + "data: [DONE]\n\n"
-}
+use model::{call, serve, text};
 
 struct Env {
     _tmp: tempfile::TempDir,

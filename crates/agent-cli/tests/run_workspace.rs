@@ -9,12 +9,15 @@
     reason = "test code: a panic is a failure report"
 )]
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use serde_json::{Value, json};
+
+#[path = "support/model.rs"]
+mod model;
+
+use model::{call, on_path, serve, text};
 
 fn agent(home: &Path) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_agent"));
@@ -25,58 +28,6 @@ fn agent(home: &Path) -> Command {
         .env_remove("OPENAI_COMPATIBLE_API_KEY")
         .env_remove("OPENAI_COMPATIBLE_BASE_URL");
     c
-}
-
-/// A loopback server answering each POST with the next SSE body; returns its base URL.
-fn serve(bodies: Vec<String>) -> String {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}/v1", listener.local_addr().unwrap());
-    std::thread::spawn(move || {
-        for (body, stream) in bodies.into_iter().zip(listener.incoming()) {
-            let mut stream = stream.unwrap();
-            let mut reader = BufReader::new(stream.try_clone().unwrap());
-            let mut len = 0usize;
-            loop {
-                let mut line = String::new();
-                reader.read_line(&mut line).unwrap();
-                if line == "\r\n" || line.is_empty() {
-                    break;
-                }
-                if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-                    len = v.trim().parse().unwrap();
-                }
-            }
-            let mut req = vec![0; len];
-            reader.read_exact(&mut req).unwrap();
-            let head =
-                "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n";
-            stream.write_all(head.as_bytes()).unwrap();
-            stream.write_all(body.as_bytes()).unwrap();
-        }
-    });
-    url
-}
-
-fn chunk(delta: Value, finish: Option<&str>) -> String {
-    format!(
-        "data: {}\n\n",
-        json!({"id": "c1", "object": "chat.completion.chunk", "model": "m",
-               "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
-    )
-}
-
-fn call(id: &str, name: &str, args: &Value) -> String {
-    chunk(
-        json!({"role": "assistant", "tool_calls": [{"index": 0, "id": id, "type": "function", "function": {"name": name, "arguments": args.to_string()}}]}),
-        None,
-    ) + &chunk(json!({}), Some("tool_calls"))
-        + "data: [DONE]\n\n"
-}
-
-fn text(text: &str) -> String {
-    chunk(json!({"role": "assistant", "content": text}), None)
-        + &chunk(json!({}), Some("stop"))
-        + "data: [DONE]\n\n"
 }
 
 struct Env {
@@ -420,11 +371,6 @@ fn tree_bytes(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
     }
     out.sort();
     out
-}
-
-fn on_path(program: &str) -> bool {
-    std::env::var_os("PATH")
-        .is_some_and(|paths| std::env::split_paths(&paths).any(|d| d.join(program).is_file()))
 }
 
 #[test]

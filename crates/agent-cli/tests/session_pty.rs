@@ -18,10 +18,18 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
+#[path = "support/model.rs"]
+mod model;
 #[path = "support/terminal.rs"]
 mod terminal;
 
-use terminal::{Terminal, Turn, anthropic, on_path, openai, running, serve};
+use model::{Turn, anthropic, on_path, openai, serve_with};
+use terminal::{Terminal, running};
+
+/// A loopback server answering each POST with the next of `bodies`; its base URL (no path).
+fn serve(bodies: Vec<String>) -> String {
+    serve_with(move |k| bodies.get(k).cloned()).0
+}
 
 fn session(wire: &str) {
     if !(on_path("bwrap") && on_path("setsid")) {

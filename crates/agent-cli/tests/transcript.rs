@@ -10,12 +10,15 @@
     reason = "test code: a panic is a failure report"
 )]
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 use serde_json::{Value, json};
+
+#[path = "support/model.rs"]
+mod model;
+
+use model::{call, calls, on_path, serve, text};
 
 const ESC: char = '\u{1b}';
 
@@ -32,80 +35,6 @@ fn agent(home: &Path) -> Command {
         .env_remove("CLICOLOR")
         .stdin(Stdio::null());
     c
-}
-
-/// A loopback server answering each POST with the next reply: an SSE body, or `STATUS nnn`
-/// for that HTTP status (with `retry-after: 0` and a JSON error body); returns its base URL.
-fn serve(replies: Vec<String>) -> String {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}/v1", listener.local_addr().unwrap());
-    std::thread::spawn(move || {
-        for (reply, stream) in replies.into_iter().zip(listener.incoming()) {
-            let mut stream = stream.unwrap();
-            let mut reader = BufReader::new(stream.try_clone().unwrap());
-            let mut len = 0usize;
-            loop {
-                let mut line = String::new();
-                reader.read_line(&mut line).unwrap();
-                if line == "\r\n" || line.is_empty() {
-                    break;
-                }
-                if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-                    len = v.trim().parse().unwrap();
-                }
-            }
-            let mut req = vec![0; len];
-            reader.read_exact(&mut req).unwrap();
-            let response = match reply.strip_prefix("STATUS ") {
-                Some(code) => {
-                    let body =
-                        r#"{"error":{"message":"the server is busy","type":"server_error"}}"#;
-                    format!(
-                        "HTTP/1.1 {code} Oops\r\ncontent-type: application/json\r\nretry-after: 0\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
-                        body.len()
-                    )
-                }
-                None => format!(
-                    "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n{reply}"
-                ),
-            };
-            stream.write_all(response.as_bytes()).unwrap();
-        }
-    });
-    url
-}
-
-fn chunk(delta: Value, finish: Option<&str>) -> String {
-    format!(
-        "data: {}\n\n",
-        json!({"id": "c1", "object": "chat.completion.chunk", "model": "m",
-               "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
-    )
-}
-
-/// One answer making the tool `calls` (id, name, input), in this order.
-fn calls(calls: &[(&str, &str, Value)]) -> String {
-    let tool_calls: Vec<Value> = calls
-        .iter()
-        .enumerate()
-        .map(|(i, (id, name, args))| {
-            json!({"index": i, "id": id, "type": "function",
-                   "function": {"name": name, "arguments": args.to_string()}})
-        })
-        .collect();
-    chunk(json!({"role": "assistant", "tool_calls": tool_calls}), None)
-        + &chunk(json!({}), Some("tool_calls"))
-        + "data: [DONE]\n\n"
-}
-
-fn call(id: &str, name: &str, args: &Value) -> String {
-    calls(&[(id, name, args.clone())])
-}
-
-fn text(text: &str) -> String {
-    chunk(json!({"role": "assistant", "content": text}), None)
-        + &chunk(json!({}), Some("stop"))
-        + "data: [DONE]\n\n"
 }
 
 struct Env {
@@ -161,11 +90,6 @@ fn run(e: &Env, replies: Vec<String>, extra: &[&str], envs: &[(&str, &str)]) -> 
 
 fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn on_path(program: &str) -> bool {
-    std::env::var_os("PATH")
-        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(program).is_file()))
 }
 
 #[test]

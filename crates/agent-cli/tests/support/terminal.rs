@@ -1,7 +1,6 @@
 //! A terminal for tests and benches: `agent` (or any program) on a new pseudo-terminal made
 //! its controlling terminal (`setsid -c`, so a Ctrl-C typed there is a SIGINT), the screen
-//! read by a thread (which answers cursor-position queries as a terminal does), and a loopback
-//! model server speaking the OpenAI or the Anthropic wire format. Linux.
+//! read by a thread (which answers cursor-position queries as a terminal does). Linux.
 
 #![allow(
     dead_code,
@@ -9,129 +8,11 @@
 )]
 
 use std::fs::File;
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpListener;
+use std::io::{Read, Write};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-
-use serde_json::{Value, json};
-
-/// A loopback server answering the `k`-th POST (any path) with `body(k)`; returns its base URL
-/// and the instants at which each answer was written.
-pub fn serve_with(
-    body: impl Fn(usize) -> Option<String> + Send + 'static,
-) -> (String, Arc<Mutex<Vec<Instant>>>) {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    let sent = Arc::new(Mutex::new(Vec::new()));
-    let record = Arc::clone(&sent);
-    std::thread::spawn(move || {
-        for (k, stream) in listener.incoming().enumerate() {
-            let Some(body) = body(k) else { break };
-            let mut stream = stream.unwrap();
-            let mut reader = BufReader::new(stream.try_clone().unwrap());
-            let mut len = 0usize;
-            loop {
-                let mut line = String::new();
-                reader.read_line(&mut line).unwrap();
-                if line == "\r\n" || line.is_empty() {
-                    break;
-                }
-                if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-                    len = v.trim().parse().unwrap();
-                }
-            }
-            let mut req = vec![0; len];
-            reader.read_exact(&mut req).unwrap();
-            let head =
-                "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n";
-            let _ = stream.write_all(head.as_bytes());
-            record.lock().unwrap().push(Instant::now());
-            let _ = stream.write_all(body.as_bytes());
-        }
-    });
-    (url, sent)
-}
-
-/// A loopback server answering each POST with the next of `bodies`.
-pub fn serve(bodies: Vec<String>) -> String {
-    serve_with(move |k| bodies.get(k).cloned()).0
-}
-
-/// One model turn, in either wire format.
-pub enum Turn {
-    /// A tool call: id, tool, input.
-    Call(&'static str, &'static str, Value),
-    /// A text answer.
-    Text(String),
-}
-
-pub fn openai(turn: &Turn) -> String {
-    let chunk = |delta: Value, finish: Option<&str>| {
-        format!(
-            "data: {}\n\n",
-            json!({"id": "c1", "object": "chat.completion.chunk", "model": "m",
-                   "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
-        )
-    };
-    match turn {
-        Turn::Call(id, name, args) => {
-            chunk(
-                json!({"role": "assistant", "tool_calls": [{"index": 0, "id": id, "type": "function", "function": {"name": name, "arguments": args.to_string()}}]}),
-                None,
-            ) + &chunk(json!({}), Some("tool_calls"))
-                + "data: [DONE]\n\n"
-        }
-        Turn::Text(t) => {
-            chunk(json!({"role": "assistant", "content": t}), None)
-                + &chunk(json!({}), Some("stop"))
-                + "data: [DONE]\n\n"
-        }
-    }
-}
-
-pub fn anthropic(turn: &Turn) -> String {
-    let ev = |name: &str, data: Value| format!("event: {name}\ndata: {data}\n\n");
-    let start = ev(
-        "message_start",
-        json!({"type": "message_start", "message": {"id": "msg", "type": "message",
-        "role": "assistant", "model": "claude-x", "content": [], "stop_reason": null,
-        "usage": {"input_tokens": 10, "output_tokens": 1}}}),
-    );
-    let (block, delta, stop) = match turn {
-        Turn::Call(id, name, args) => (
-            json!({"type": "tool_use", "id": id, "name": name, "input": {}}),
-            json!({"type": "input_json_delta", "partial_json": args.to_string()}),
-            "tool_use",
-        ),
-        Turn::Text(t) => (
-            json!({"type": "text", "text": ""}),
-            json!({"type": "text_delta", "text": t}),
-            "end_turn",
-        ),
-    };
-    start
-        + &ev(
-            "content_block_start",
-            json!({"type": "content_block_start", "index": 0, "content_block": block}),
-        )
-        + &ev(
-            "content_block_delta",
-            json!({"type": "content_block_delta", "index": 0, "delta": delta}),
-        )
-        + &ev(
-            "content_block_stop",
-            json!({"type": "content_block_stop", "index": 0}),
-        )
-        + &ev(
-            "message_delta",
-            json!({"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": null},
-                   "usage": {"output_tokens": 5}}),
-        )
-        + &ev("message_stop", json!({"type": "message_stop"}))
-}
 
 /// A terminal the test types into and reads from.
 pub struct Terminal {
@@ -263,9 +144,4 @@ pub fn running(marker: &str) -> bool {
             })
             .unwrap_or(false)
     })
-}
-
-pub fn on_path(program: &str) -> bool {
-    std::env::var_os("PATH")
-        .is_some_and(|paths| std::env::split_paths(&paths).any(|d| d.join(program).is_file()))
 }
