@@ -144,12 +144,12 @@ fn benches(c: &mut Criterion) {
         )))
     });
     let mut t = Terminal::start(&agent, &home, &project, &args(&url), &[("NO_COLOR", "1")]);
-    let mut at = t.wait_for("/help for the commands", 0, Duration::from_secs(60));
+    let at = t.wait_for("/help for the commands", 0, Duration::from_secs(60));
+    let mut at = t.wait_for("› ", at, Duration::from_secs(30));
     g.bench_function("ctrl_c_to_prompt", |b| {
         b.iter_custom(|iters| {
             let mut total = Duration::ZERO;
             for _ in 0..iters {
-                at = t.wait_for("› ", at, Duration::from_secs(30));
                 t.type_in("wait\r");
                 let n = *sleeps.lock().unwrap() + 1;
                 let process = format!("sleep 30.{}{}", std::process::id(), n);

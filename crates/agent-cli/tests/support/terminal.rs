@@ -11,13 +11,14 @@ use std::fs::File;
 use std::io::{Read, Write};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 /// A terminal the test types into and reads from.
 pub struct Terminal {
     writer: File,
-    screen: Arc<Mutex<Vec<u8>>>,
+    /// What was shown, and a signal for each chunk added.
+    screen: Arc<(Mutex<Vec<u8>>, Condvar)>,
     /// The program.
     pub child: Child,
 }
@@ -74,7 +75,7 @@ impl Terminal {
         let child = command.spawn().unwrap();
         let master = File::from(master);
         let writer = master.try_clone().unwrap();
-        let screen = Arc::new(Mutex::new(Vec::new()));
+        let screen = Arc::new((Mutex::new(Vec::new()), Condvar::new()));
         let into = Arc::clone(&screen);
         let mut answer = master.try_clone().unwrap();
         let mut reader = master;
@@ -89,7 +90,8 @@ impl Terminal {
                 if chunk.windows(4).any(|w| w == b"\x1b[6n") {
                     let _ = answer.write_all(b"\x1b[1;1R");
                 }
-                into.lock().unwrap().extend_from_slice(chunk);
+                into.0.lock().unwrap().extend_from_slice(chunk);
+                into.1.notify_all();
             }
         });
         Self {
@@ -101,29 +103,40 @@ impl Terminal {
 
     /// Everything shown so far.
     pub fn screen(&self) -> String {
-        String::from_utf8_lossy(&self.screen.lock().unwrap()).into_owned()
+        String::from_utf8_lossy(&self.screen.0.lock().unwrap()).into_owned()
     }
 
-    /// Waits until the screen, after byte `from`, holds `what`; returns where it ends.
+    /// Waits until the screen, after byte `from`, holds `what`; returns where it ends. Woken
+    /// by each chunk the terminal shows, so the moment it returns is the moment `what` was
+    /// read (to within the reader thread's hand-over).
     pub fn wait_for(&self, what: &str, from: usize, within: Duration) -> usize {
         let start = Instant::now();
+        let needle = what.as_bytes();
+        if needle.is_empty() {
+            return from;
+        }
+        let (lock, shown) = &*self.screen;
+        let mut screen = lock.lock().unwrap();
         loop {
-            let screen = self.screen();
-            if let Some(i) = screen.get(from..).and_then(|s| s.find(what)) {
-                return from + i + what.len();
+            if let Some(i) = screen
+                .get(from..)
+                .and_then(|s| s.windows(needle.len()).position(|w| w == needle))
+            {
+                return from + i + needle.len();
             }
+            let waited = start.elapsed();
             assert!(
-                start.elapsed() < within,
+                waited < within,
                 "`{what}` did not appear within {within:?}; the screen:\n{}",
-                screen.get(from..).unwrap_or_default()
+                String::from_utf8_lossy(screen.get(from..).unwrap_or_default())
             );
-            std::thread::sleep(Duration::from_millis(20));
+            screen = shown.wait_timeout(screen, within - waited).unwrap().0;
         }
     }
 
     /// The screen's length in bytes so far.
     pub fn len(&self) -> usize {
-        self.screen.lock().unwrap().len()
+        self.screen.0.lock().unwrap().len()
     }
 
     /// Types `text`.
