@@ -231,8 +231,12 @@ impl Chat {
                 // is picked up again (mode, model and history from its log) with one more.
                 let id = self.session_mut()?.agent.session_id().to_string();
                 self.options.add_dirs.push(dir.clone());
-                if let Err(e) = self.reopen(Some(id)) {
+                if let Err(e) = self.reopen(Some(id.clone())) {
                     self.options.add_dirs.pop();
+                    if self.opened.is_none() {
+                        // Closed but not picked up again: back as it was, without DIR.
+                        self.reopen(Some(id))?;
+                    }
                     return Err(e);
                 }
                 output::stdout_line(&format!(
