@@ -184,8 +184,8 @@ fn host_triple() -> Result<String> {
 }
 
 /// The fuzz targets (`fuzz/`, cargo-fuzz, no sanitizer so stable Rust builds them): all built,
-/// each run for 10 seconds. `cargo fuzz run -s none TARGET` runs one on demand,
-/// for as long as wanted.
+/// each run for 10 seconds (checker_agrees for 6,000 inputs), from a fixed seed.
+/// `cargo fuzz run -s none TARGET` runs one on demand, for as long as wanted.
 fn fuzz() -> Result<()> {
     if !has_subcommand("fuzz") {
         eprintln!(
@@ -215,16 +215,26 @@ fn fuzz() -> Result<()> {
     run(&["fuzz", "build", "-s", "none"])?;
     // A unit slower than 10 s is a failure (`-timeout`): brush-parser had inputs that took
     // minutes before the guards of `agent_core::shell` (docs/sandbox.md, Fuzzing).
+    // Each runs 10 s; checker_agrees (slow: a WASI shell per input) a fixed number of inputs,
+    // so every machine runs the same ones.
     for (target, extra) in [
-        ("path_normalizer", &[][..]),
-        ("command_checker", &["-max_len=160", "-dict=shell.dict"][..]),
+        ("path_normalizer", &["-max_total_time=10"][..]),
+        (
+            "command_checker",
+            &["-max_total_time=10", "-max_len=160", "-dict=shell.dict"][..],
+        ),
         (
             "shell_differential",
-            &["-max_len=160", "-dict=shell.dict"][..],
+            &["-max_total_time=10", "-max_len=160", "-dict=shell.dict"][..],
         ),
         // Seeded from corpus/checker_agrees/seed-* (the test's corpus, docs/shell.md).
-        ("checker_agrees", &["-max_len=160", "-dict=shell.dict"][..]),
+        (
+            "checker_agrees",
+            &["-runs=6000", "-max_len=160", "-dict=shell.dict"][..],
+        ),
     ] {
+        // A fixed seed: CI explores the same inputs every time (a finding is reproducible,
+        // never a flake); `cargo fuzz run` by hand explores anew.
         let mut args = vec![
             "fuzz",
             "run",
@@ -232,7 +242,7 @@ fn fuzz() -> Result<()> {
             "none",
             target,
             "--",
-            "-max_total_time=10",
+            "-seed=1",
             "-timeout=10",
         ];
         args.extend_from_slice(extra);
