@@ -61,11 +61,17 @@ impl PathView {
     /// `path` moved from the real folder onto the shadow, when it names the real folder or a
     /// path beneath it; `None` otherwise.
     pub fn to_actual(&self, path: &str) -> Option<String> {
-        let rest = Path::new(path).strip_prefix(&self.shown).ok()?;
+        self.actual_path(Path::new(path))
+            .map(|p| p.display().to_string())
+    }
+
+    /// [`PathView::to_actual`] for a path.
+    pub fn actual_path(&self, path: &Path) -> Option<PathBuf> {
+        let rest = path.strip_prefix(&self.shown).ok()?;
         Some(if rest.as_os_str().is_empty() {
-            self.actual.display().to_string()
+            self.actual.clone()
         } else {
-            self.actual.join(rest).display().to_string()
+            self.actual.join(rest)
         })
     }
 

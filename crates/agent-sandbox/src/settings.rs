@@ -95,24 +95,25 @@ pub struct SandboxSettingsError {
 }
 
 impl SandboxSettings {
-    /// The same settings for a session working in a shadow copy of `real` at `shadow`: every
-    /// path list entry naming the real folder or a path beneath it also names the same path
-    /// beneath the shadow (the originals stay), so a project's `denyRead` of `./secrets` still
-    /// hides the copied secrets.
+    /// The same settings for a session working in a shadow copy (`view`: the real folder and
+    /// its shadow): every path list entry naming the real folder or a path beneath it also
+    /// names the same path beneath the shadow (the originals stay), so a project's `denyRead`
+    /// of `./secrets` still hides the copied secrets.
     ///
     /// ```
+    /// use agent_core::view::PathView;
     /// use agent_sandbox::settings::SandboxSettings;
     /// let s = SandboxSettings { denied_read_paths: vec!["/r/app/secrets".into()], ..SandboxSettings::default() };
-    /// let s = s.shadow_of("/r/app".as_ref(), "/s/tree".as_ref());
+    /// let s = s.shadow_of(&PathView::new("/r/app", "/s/tree"));
     /// assert!(s.denied_read_paths.contains(&"/s/tree/secrets".into()));
     /// assert!(s.denied_read_paths.contains(&"/r/app/secrets".into()));
     /// ```
     #[must_use]
-    pub fn shadow_of(mut self, real: &Path, shadow: &Path) -> Self {
+    pub fn shadow_of(mut self, view: &agent_core::view::PathView) -> Self {
         let copy = |list: &mut Vec<PathBuf>| {
             let moved: Vec<PathBuf> = list
                 .iter()
-                .filter_map(|p| p.strip_prefix(real).ok().map(|rest| shadow.join(rest)))
+                .filter_map(|p| view.actual_path(p))
                 .filter(|p| !list.contains(p))
                 .collect();
             list.extend(moved);

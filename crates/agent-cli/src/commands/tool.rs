@@ -163,7 +163,7 @@ pub(crate) fn bash_tool(
     let mut sandbox = SandboxSettings::from_settings(settings, home)?;
     if let Some(v) = view {
         // The project's path lists name the real folder; they hold for its shadow copy too.
-        sandbox = sandbox.shadow_of(v.shown(), v.actual());
+        sandbox = sandbox.shadow_of(v);
     }
     let toolbox = if choice == Choice::HostOnly {
         None

@@ -20,7 +20,7 @@ pub struct PermissionEngineBuilder {
     pub(super) grants: SessionGrants,
     pub(super) sandbox: SandboxState,
     /// The real folder and its shadow, when the session works in a shadow copy.
-    pub(super) shadow_of: Option<(PathBuf, PathBuf)>,
+    pub(super) shadow_of: Option<crate::view::PathView>,
 }
 
 impl PermissionEngineBuilder {
@@ -121,7 +121,7 @@ impl PermissionEngineBuilder {
     /// path beneath it; the originals stay. So a project's `Read(/secrets/**)` deny still
     /// holds for the copy the tools read, and its `Edit(/src/**)` allow for the copy they edit.
     pub fn shadow_of(mut self, real: impl Into<PathBuf>, shadow: impl Into<PathBuf>) -> Self {
-        self.shadow_of = Some((real.into(), shadow.into()));
+        self.shadow_of = Some(crate::view::PathView::new(real, shadow));
         self
     }
 
@@ -133,18 +133,16 @@ impl PermissionEngineBuilder {
         if !self.cwd.is_absolute() {
             return Err(EngineError::RelativeCwd(self.cwd));
         }
-        if let Some((real, shadow)) = self.shadow_of.take() {
+        if let Some(view) = self.shadow_of.take() {
             for list in [&mut self.deny, &mut self.ask, &mut self.allow] {
-                let copies: Vec<RuleEntry> = list
-                    .iter()
-                    .filter_map(|e| in_shadow(e, &real, &shadow))
-                    .collect();
+                let copies: Vec<RuleEntry> =
+                    list.iter().filter_map(|e| in_shadow(e, &view)).collect();
                 list.extend(copies);
             }
             let moved: Vec<PathBuf> = self
                 .dirs
                 .iter()
-                .filter_map(|d| d.strip_prefix(&real).ok().map(|rest| shadow.join(rest)))
+                .filter_map(|d| view.actual_path(d))
                 .collect();
             self.dirs.extend(moved);
         }
@@ -170,22 +168,19 @@ impl PermissionEngineBuilder {
 
 /// The copy of `entry` that names the shadow instead of the real folder, when it names the
 /// real folder (see [`PermissionEngineBuilder::shadow_of`]).
-fn in_shadow(entry: &RuleEntry, real: &Path, shadow: &Path) -> Option<RuleEntry> {
+fn in_shadow(entry: &RuleEntry, view: &crate::view::PathView) -> Option<RuleEntry> {
     use crate::permissions::rules::{Anchor, RuleContent};
     let RuleContent::Path { pattern, .. } = &entry.rule.content else {
         return None;
     };
     match pattern.anchor {
         Anchor::SettingsRoot => {
-            let rest = entry.settings_root.strip_prefix(real).ok()?;
             let mut copy = entry.clone();
-            copy.settings_root = shadow.join(rest);
+            copy.settings_root = view.actual_path(&entry.settings_root)?;
             Some(copy)
         }
         Anchor::Root => {
-            let absolute = PathBuf::from(format!("/{}", pattern.rest));
-            let rest = absolute.strip_prefix(real).ok()?;
-            let moved = shadow.join(rest);
+            let moved = view.actual_path(Path::new(&format!("/{}", pattern.rest)))?;
             let mut copy = entry.clone();
             if let RuleContent::Path { pattern, .. } = &mut copy.rule.content {
                 pattern.rest = moved.to_string_lossy().trim_start_matches('/').to_owned();
