@@ -19,6 +19,21 @@ use crate::exit::Exit;
 fn main() -> std::process::ExitCode {
     // `--color` is known before clap parses, so clap's own help and errors follow it too.
     let mut args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    // `agent -p PROMPT`, and the Claude Agent SDK's `agent --output-format stream-json …`: the
+    // headless mode, flags only.
+    if cli::SdkCli::claims(&args) {
+        let parsed = cli::SdkCli::command()
+            .try_get_matches_from(&args)
+            .and_then(|m| cli::SdkCli::from_arg_matches(&m));
+        return match parsed.map(commands::headless::run) {
+            Ok(Ok(code)) => code.into(),
+            Ok(Err(e)) => {
+                output::error(&output::chain(&e));
+                Exit::Usage.into()
+            }
+            Err(e) => output::clap_error(&e, "agent"),
+        };
+    }
     // `agent --continue`, `agent --model M`: session options without a verb open the
     // interactive session on a terminal, as `agent` alone does.
     if commands::chat::on_a_terminal()

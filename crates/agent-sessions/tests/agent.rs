@@ -234,6 +234,8 @@ async fn max_turns_ends_with_a_forced_summary_without_tools() {
     let result = agent.prompt("explore").await.unwrap();
     assert_eq!(result.stop_reason, "max_turns");
     assert_eq!(result.final_text, "Summary: looked around.");
+    // The turn count is what --max-turns counts: the summary call is not a turn.
+    assert_eq!(result.turns, 2);
     let reqs = provider.requests();
     assert_eq!(reqs.len(), 3);
     assert_eq!(reqs[2].tool_choice, ToolChoice::None);

@@ -5,6 +5,7 @@ pub mod bundles;
 pub mod chat;
 pub mod demo;
 pub mod exec;
+pub mod headless;
 pub mod hooks;
 pub mod keys;
 pub mod live;

@@ -10,7 +10,9 @@ use std::sync::Arc;
 
 use agent_core::events::{Event, EventPayload};
 use agent_core::hooks::HooksConfig;
-use agent_core::permissions::{PermissionEngine, PermissionMode, PermissionPolicy, Settings};
+use agent_core::permissions::{
+    PermissionEngine, PermissionMode, PermissionPolicy, RuleList, Settings,
+};
 use agent_core::tools::Tool;
 use agent_providers::{Provider, ProviderConfig, ProviderKind};
 use agent_sessions::agent::{Agent, AgentEvent, AgentOptions, ModelHooks, RunResult};
@@ -269,7 +271,17 @@ fn mcp_config(settings: &Settings, project_dir: &Path) -> Result<agent_mcp::McpC
 pub(crate) async fn drive(
     agent: &mut Agent,
     prompt: &str,
+    live: Option<&mut Live>,
+) -> Result<(RunResult, Vec<Event>)> {
+    drive_observed(agent, prompt, live, None).await
+}
+
+/// [`drive`], with every event also shown to `observe` as it happens (headless output).
+pub(crate) async fn drive_observed(
+    agent: &mut Agent,
+    prompt: &str,
     mut live: Option<&mut Live>,
+    mut observe: Option<&mut (dyn FnMut(&AgentEvent) + Send)>,
 ) -> Result<(RunResult, Vec<Event>)> {
     let interrupt = agent.interrupter();
     let ctrl_c = tokio::spawn(async move {
@@ -296,6 +308,9 @@ pub(crate) async fn drive(
             }
             if let Some(live) = live.as_deref_mut() {
                 live.show(&batch);
+            }
+            if let Some(observe) = observe.as_deref_mut() {
+                batch.iter().for_each(&mut *observe);
             }
             for event in batch {
                 match event {
@@ -336,6 +351,73 @@ pub(crate) struct Opened {
 /// Opens a session (see [`Opened`]); `quiet` leaves the terminal alone (no prompter: nothing
 /// can be asked).
 pub(crate) fn open(args: &mut SessionOptions, quiet: bool) -> Result<Opened> {
+    open_with(
+        args,
+        OpenWith {
+            quiet,
+            ..OpenWith::default()
+        },
+    )
+}
+
+/// Registers more hooks in a session's registry before it is shared (the SDK's callbacks);
+/// gets the real-folder view of the shadow.
+pub(crate) type HookRegistrar<'a> =
+    &'a dyn Fn(&mut agent_core::hooks::HookRegistry, &agent_core::view::PathView) -> Result<()>;
+
+/// What a headless host adds to [`open`].
+#[derive(Default)]
+pub(crate) struct OpenWith<'a> {
+    /// Leave the terminal alone (no terminal prompter).
+    pub(crate) quiet: bool,
+    /// Who answers permission questions (the SDK's `can_use_tool`); overrides the terminal.
+    pub(crate) prompter: Option<Arc<dyn agent_core::permissions::Prompter>>,
+    /// More hooks (the SDK's).
+    pub(crate) hooks: Option<HookRegistrar<'a>>,
+    /// Only these tools are offered (`--tools a,b`; empty: none).
+    pub(crate) only_tools: Option<Vec<String>>,
+    /// The id of a new session.
+    pub(crate) session_id: Option<SessionId>,
+    /// More MCP servers (`--mcp-config`), and whether they are the only ones.
+    pub(crate) mcp: Option<(agent_mcp::McpConfig, bool)>,
+}
+
+/// Rules given on the command line: each value may hold several, separated by commas or
+/// whitespace outside parentheses (`--allowedTools "Read,Bash(git log *)"`).
+pub(crate) fn split_rules(values: &[String]) -> Vec<String> {
+    let mut out = Vec::new();
+    for v in values {
+        let mut depth = 0usize;
+        let mut cur = String::new();
+        for c in v.chars() {
+            match c {
+                '(' => {
+                    depth += 1;
+                    cur.push(c);
+                }
+                ')' => {
+                    depth = depth.saturating_sub(1);
+                    cur.push(c);
+                }
+                ',' | ' ' | '\t' | '\n' if depth == 0 => {
+                    if !cur.trim().is_empty() {
+                        out.push(cur.trim().to_owned());
+                    }
+                    cur.clear();
+                }
+                _ => cur.push(c),
+            }
+        }
+        if !cur.trim().is_empty() {
+            out.push(cur.trim().to_owned());
+        }
+    }
+    out
+}
+
+/// [`open`], with what a headless host adds.
+pub(crate) fn open_with(args: &mut SessionOptions, with: OpenWith<'_>) -> Result<Opened> {
+    let quiet = with.quiet;
     super::workspace_as_cwd(&mut args.settings, args.workspace.take())?;
     let loaded = load_settings(&args.settings)?;
     let folder = std::fs::canonicalize(&loaded.cwd)
@@ -360,7 +442,12 @@ pub(crate) fn open(args: &mut SessionOptions, quiet: bool) -> Result<Opened> {
         fresh(&mut ws)?;
     }
     let shadow_root = ws.shadow().to_path_buf();
-    let shadow = shadow_root.join(&inside);
+    // (`join("")` would add a trailing slash, which hooks would see in `cwd`.)
+    let shadow = if inside.as_os_str().is_empty() {
+        shadow_root.clone()
+    } else {
+        shadow_root.join(&inside)
+    };
     if !shadow.is_dir() {
         bail!(
             "{} is not in the shadow workspace of {} (an ignored folder?); run from a folder the workspace holds",
@@ -368,7 +455,6 @@ pub(crate) fn open(args: &mut SessionOptions, quiet: bool) -> Result<Opened> {
             root.display()
         );
     }
-    let view = agent_core::view::PathView::new(&root, &shadow_root);
 
     let runtime = runtime()?;
     let store: Arc<dyn SessionBackend> = Arc::new(runtime.block_on(SessionStore::open(
@@ -380,12 +466,13 @@ pub(crate) fn open(args: &mut SessionOptions, quiet: bool) -> Result<Opened> {
         Some(Arc::clone(&store)),
     ));
     let config = HooksConfig::from_settings(&loaded.settings)?;
-    let hooks = Arc::new(hook_registry_with(
-        &config,
-        &loaded.project_dir,
-        &loaded.home,
-        Some(models),
-    )?);
+    let mut registry =
+        hook_registry_with(&config, &loaded.project_dir, &loaded.home, Some(models))?;
+    let view = agent_core::view::PathView::new(&root, &shadow_root);
+    if let Some(register) = with.hooks {
+        register(&mut registry, &view)?;
+    }
+    let hooks = Arc::new(registry);
     // The project's rules name the real folder; they hold for its shadow copy too.
     let mut permissions = PermissionEngine::builder(&shadow, &loaded.home)
         .settings(&loaded.settings)
@@ -401,7 +488,33 @@ pub(crate) fn open(args: &mut SessionOptions, quiet: bool) -> Result<Opened> {
     for d in &args.add_dirs {
         permissions = permissions.add_dir(absolute(d.clone())?);
     }
+    // Rules of the command line hold for this session (scope `session`).
+    for (list, flag, values) in [
+        (RuleList::Allow, "--allow", &args.allow),
+        (RuleList::Deny, "--deny", &args.deny),
+    ] {
+        for rule in split_rules(values) {
+            permissions = permissions
+                .rule(list, &rule)
+                .map_err(|e| anyhow::anyhow!("{flag} {rule}: {e}"))?;
+        }
+    }
+    let mut tools = tools;
+    if let Some(only) = &with.only_tools {
+        let known: Vec<String> = tools.iter().map(|t| t.name().to_owned()).collect();
+        for name in only {
+            if !known.iter().any(|k| k == name) {
+                output::warning(&format!(
+                    "--tools names {name}, which is not a tool here (known: {})",
+                    known.join(", ")
+                ));
+            }
+        }
+        tools.retain(|t| only.iter().any(|n| n == t.name()));
+    }
     let mut options = AgentOptions::new(model).max_turns(args.max_turns);
+    options.session_id = with.session_id.clone();
+    options.system_prompt = system_prompt(args);
     options.view = Some(view.clone());
     options.transcript_dir = Some(super::agent_home()?.join("transcripts"));
     options.resume = ResumeOptions {
@@ -427,15 +540,32 @@ pub(crate) fn open(args: &mut SessionOptions, quiet: bool) -> Result<Opened> {
     if let Some(m) = mode {
         builder = builder.mode(m);
     }
+    if with
+        .only_tools
+        .as_ref()
+        .is_some_and(|t| !t.iter().any(|n| n == "Task"))
+    {
+        builder = builder.subagents(false);
+    }
     let mut live = Live::new(Paths::new(&folder, Some(view.clone())));
-    if std::io::stdin().is_terminal() && !quiet {
+    if let Some(p) = with.prompter {
+        builder = builder.prompter(p);
+    } else if std::io::stdin().is_terminal() && !quiet {
         builder = builder.prompter(Arc::new(
             TerminalPrompter::new(live.paths().clone(), &loaded.project_dir)
                 .with_bash(Arc::clone(&bash)),
         ));
         live = live.questions_asked_here();
     }
-    let mut mcp = mcp_config(&loaded.settings, &loaded.project_dir)?;
+    let mut mcp = match with.mcp {
+        Some((only, true)) => only,
+        Some((more, false)) => {
+            let mut mcp = mcp_config(&loaded.settings, &loaded.project_dir)?;
+            mcp.servers.extend(more.servers);
+            mcp
+        }
+        None => mcp_config(&loaded.settings, &loaded.project_dir)?,
+    };
     mcp.in_workspace(&view, &shadow);
     let (agent, servers) = runtime.block_on(async {
         let servers = agent_mcp::McpServers::start(&mcp, agent_mcp::McpOptions::default()).await;
@@ -489,10 +619,35 @@ pub fn run(mut args: RunArgs) -> Result<Exit> {
         mut servers,
         mut live,
         ..
-    } = open(&mut args.session, args.json)?;
+    } = open(&mut args.session, args.json || args.output_format.is_some())?;
+    let format = args.output_format.clone();
+    let stream = format.as_deref() == Some("stream-json");
+    let mut encoder = super::headless::stream::TurnEncoder::new(
+        agent.session_id().as_str(),
+        agent.model(),
+        args.include_partial_messages,
+    );
+    if stream {
+        let facts = super::headless::init_facts(&agent, &root, &servers);
+        output::stdout_line(&super::headless::stream::init_message(&facts).to_string());
+    }
+    let model = agent.model().to_owned();
     let (result, agent_session) = runtime.block_on(async {
-        let (result, _) =
-            drive(&mut agent, &args.prompt, (!args.json).then_some(&mut live)).await?;
+        let quiet = args.json || format.is_some();
+        let mut show = |e: &AgentEvent| {
+            if stream {
+                for m in encoder.encode(e) {
+                    output::stdout_line(&m.to_string());
+                }
+            }
+        };
+        let (result, _) = drive_observed(
+            &mut agent,
+            &args.prompt,
+            (!quiet).then_some(&mut live),
+            Some(&mut show),
+        )
+        .await?;
         // Background commands finish before the review, so the change set is the whole of
         // what the run did.
         join_background(&bash, args.json).await?;
@@ -550,7 +705,17 @@ pub fn run(mut args: RunArgs) -> Result<Exit> {
         }
     }
     runtime.block_on(store.close(&agent_session))?;
-    if args.json {
+    if let Some(format) = &format {
+        let mut message = encoder.result(&result, &model, false);
+        if let Some(obj) = message.as_object_mut() {
+            obj.insert("changes".into(), serde_json::to_value(&set.changes)?);
+            obj.insert("commit".into(), commit);
+        }
+        match format.as_str() {
+            "text" => output::stdout_line(&result.final_text),
+            _ => output::stdout_line(&message.to_string()),
+        }
+    } else if args.json {
         output::stdout_line(
             &json!({
                 "sessionId": result.session_id,
@@ -578,11 +743,45 @@ pub fn run(mut args: RunArgs) -> Result<Exit> {
             "the commit was refused: files changed in the real folder since import, or in the shadow since the review (nothing was applied)",
         );
     }
-    Ok(match result.stop_reason.as_str() {
+    Ok(run_exit(&result, refused))
+}
+
+/// The exit status of a run: 130 interrupted; 1 an error, the turn limit reached, or the
+/// commit refused; 0 otherwise.
+pub(crate) fn run_exit(result: &RunResult, refused: bool) -> Exit {
+    match result.stop_reason.as_str() {
         "interrupted" => Exit::Code(130),
+        "max_turns" => Exit::Denied,
         _ if result.is_error || refused => Exit::Denied,
         _ => Exit::Success,
-    })
+    }
+}
+
+/// The system prompt the session options ask for: `--system-prompt` replaces the agent's own
+/// instructions (an empty value keeps them: the Claude Agent SDK passes `""` when its caller
+/// set none), `--append-system-prompt` is added at the end. `None`: the agent's own.
+pub(crate) fn system_prompt(args: &SessionOptions) -> Option<String> {
+    let base = args
+        .system_prompt
+        .as_deref()
+        .filter(|s| !s.trim().is_empty());
+    let append = args
+        .append_system_prompt
+        .as_deref()
+        .filter(|s| !s.trim().is_empty());
+    match (base, append) {
+        (None, None) => None,
+        (b, a) => {
+            let mut text = b
+                .unwrap_or(agent_sessions::agent::DEFAULT_SYSTEM_PROMPT)
+                .to_owned();
+            if let Some(a) = a {
+                text.push_str("\n\n");
+                text.push_str(a);
+            }
+            Some(text)
+        }
+    }
 }
 
 /// The async runtime of one verb.

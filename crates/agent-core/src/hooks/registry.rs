@@ -37,6 +37,9 @@ pub struct HookOptions {
     pub timeout: Option<Duration>,
     /// A name for results and logs (default `function#<id>`).
     pub name: Option<String>,
+    /// What a failure (an error, a panic, a timeout) does (default: block on PreToolUse and
+    /// UserPromptSubmit, fail closed; a notice elsewhere).
+    pub on_failure: Option<OnFailure>,
 }
 
 impl HookOptions {
@@ -66,6 +69,13 @@ impl HookOptions {
     #[must_use]
     pub fn name(mut self, name: impl Into<String>) -> Self {
         self.name = Some(name.into());
+        self
+    }
+
+    /// Sets what a failure does.
+    #[must_use]
+    pub fn on_failure(mut self, on_failure: OnFailure) -> Self {
+        self.on_failure = Some(on_failure);
         self
     }
 }
@@ -311,11 +321,13 @@ impl HookRegistry {
             matcher,
             condition,
             timeout: options.timeout.unwrap_or(self.default_timeout),
-            on_failure: if event.in_process_fails_closed() {
-                OnFailure::Block
-            } else {
-                OnFailure::Continue
-            },
+            on_failure: options
+                .on_failure
+                .unwrap_or(if event.in_process_fails_closed() {
+                    OnFailure::Block
+                } else {
+                    OnFailure::Continue
+                }),
             is_async: false,
             handler: Handler::Function(f),
             kind: "function".into(),

@@ -80,7 +80,7 @@ use futures_util::Stream;
 use serde_json::Value;
 use tokio::sync::mpsc;
 
-pub use context::{History, SUMMARY_PREFIX, estimate_tokens};
+pub use context::{History, SUMMARY_PREFIX, estimate_tokens, output_text};
 pub use events::{AgentEvent, Interrupt};
 pub use hook_extension::ModelHooks;
 pub use options::{AgentOptions, COMPACT_AT, TOOL_RESULT_BUDGET};
@@ -486,6 +486,13 @@ impl Agent {
     /// The permission mode in use.
     pub fn mode(&self) -> PermissionMode {
         self.runner.executor.engine().mode()
+    }
+
+    /// The permission engine that decides this session's calls: its mode can be switched from
+    /// another task while a run goes on (an SDK's `set_permission_mode`); [`Agent::set_mode`]
+    /// also records the switch in the log.
+    pub fn permissions(&self) -> Arc<PermissionEngine> {
+        Arc::clone(self.runner.executor.engine())
     }
 
     /// The names of the tools offered to the model.

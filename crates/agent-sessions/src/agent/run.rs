@@ -55,7 +55,8 @@ pub struct RunResult {
     /// Why it stopped: `end_turn`, `max_turns`, `max_tokens`, `refusal`, `stop_sequence`,
     /// `interrupted`, `prompt_blocked`, `hook_stopped`, `error`.
     pub stop_reason: String,
-    /// Provider calls made.
+    /// Turns used: provider calls that could end in tool calls, as `max_turns` counts them
+    /// (the summary call made when the limit is reached is not one).
     pub turns: u32,
     /// Tokens used by every call of the run.
     pub usage: Usage,
@@ -474,8 +475,12 @@ impl Runner {
         choice: ToolChoice,
         state: &mut RunState,
     ) -> Result<CallOutcome, AgentError> {
+        // A turn is what `max_turns` counts: a call that may end in tool calls (the summary
+        // asked for at the limit, without tools, is not one).
+        if !matches!(choice, ToolChoice::None) {
+            state.turns += 1;
+        }
         let request = self.request(choice);
-        state.turns += 1;
         let seen = self.history.len();
         let provider = Arc::clone(&self.core.provider);
         let interrupt = self.interrupt.clone();
