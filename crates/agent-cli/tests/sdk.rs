@@ -250,3 +250,59 @@ fn an_interrupt_ends_the_turn_promptly_and_the_session_goes_on() {
         "{got:#}"
     );
 }
+
+#[test]
+fn agent_run_stream_json_lines_pass_the_sdks_own_message_parser() {
+    let Some(py) = python() else { return };
+    let e = env(vec![
+        call("call_1", "Read", &json!({"file_path": "README.md"})),
+        text("It is a project."),
+    ]);
+    let out = Command::new(env!("CARGO_BIN_EXE_agent"))
+        .args([
+            "run",
+            "what is this?",
+            "--output-format",
+            "stream-json",
+            "--include-partial-messages",
+        ])
+        .current_dir(&e.folder)
+        .env("AGENT_HOME", &e.home)
+        .env("HOME", &e.home)
+        .env_remove("ANTHROPIC_API_KEY")
+        .env_remove("OPENAI_API_KEY")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let lines = e.home.join("stream.jsonl");
+    std::fs::write(&lines, &out.stdout).unwrap();
+    let got = drive(
+        &py,
+        "parse",
+        &Env {
+            _tmp: tempfile::tempdir().unwrap(),
+            home: e.home.clone(),
+            folder: lines,
+        },
+    );
+    let parsed = kinds(&got["messages"]);
+    assert_eq!(
+        parsed.first().map(String::as_str),
+        Some("system/init"),
+        "{got:#}"
+    );
+    assert_eq!(
+        parsed.last().map(String::as_str),
+        Some("result/success"),
+        "{got:#}"
+    );
+    for kind in ["assistant", "user", "StreamEvent"] {
+        assert!(parsed.iter().any(|k| k == kind), "{kind} in {parsed:?}");
+    }
+    assert!(!parsed.iter().any(|k| k == "skipped"), "{parsed:?}");
+}

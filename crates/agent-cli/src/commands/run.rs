@@ -634,9 +634,11 @@ pub fn run(mut args: RunArgs) -> Result<Exit> {
     let model = agent.model().to_owned();
     let (result, agent_session) = runtime.block_on(async {
         let quiet = args.json || format.is_some();
+        // The encoder sees every event (the result sums usage and denials); stream-json
+        // writes its messages as they come.
         let mut show = |e: &AgentEvent| {
-            if stream {
-                for m in encoder.encode(e) {
+            for m in encoder.encode(e) {
+                if stream {
                     output::stdout_line(&m.to_string());
                 }
             }

@@ -137,8 +137,25 @@ async def interrupt(agent, folder):
     return out
 
 
+async def parse(agent, path):
+    """Each line of `path` (an `agent run --output-format stream-json` stdout) through the
+    SDK's own message parser; a line it refuses raises."""
+    from claude_agent_sdk._internal.message_parser import parse_message
+
+    parsed = []
+    with open(path) as f:
+        for line in f:
+            if line.strip():
+                message = parse_message(json.loads(line))
+                parsed.append(describe(message) if message is not None else {"kind": "skipped"})
+    return {"messages": parsed}
+
+
 async def main():
     scenario, agent, folder = sys.argv[1:4]
+    if scenario == "parse":
+        print(json.dumps(await parse(agent, folder)))
+        return
     run = {"query": query_with_callbacks, "client": client_two_turns, "interrupt": interrupt}[scenario]
     result = await asyncio.wait_for(run(agent, folder), 120)
     print(json.dumps(result))

@@ -267,8 +267,10 @@ fn print_mode(cli: SdkCli, mut inputs: Inputs) -> Result<Exit> {
     let model = agent.model().to_owned();
     let result = runtime.block_on(async {
         let mut show = |e: &AgentEvent| {
-            if stream {
-                encoder.encode(e).iter().for_each(|m| channel.send(m));
+            for m in encoder.encode(e) {
+                if stream {
+                    channel.send(&m);
+                }
             }
         };
         let (result, _) =
