@@ -81,13 +81,19 @@ fn env(replies: Vec<String>) -> Env {
 
 /// Runs one scenario of drive.py; its JSON.
 fn drive(python: &Path, scenario: &str, e: &Env) -> Value {
+    drive_on(python, scenario, &e.home, &e.folder)
+}
+
+/// Runs one scenario of drive.py with `home` as `$HOME` and `$AGENT_HOME` and `arg` as its
+/// folder (or file) argument; its JSON.
+fn drive_on(python: &Path, scenario: &str, home: &Path, arg: &Path) -> Value {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/sdk/drive.py");
     let out = Command::new(python)
         .arg(script)
         .args([scenario, env!("CARGO_BIN_EXE_agent")])
-        .arg(&e.folder)
-        .env("AGENT_HOME", &e.home)
-        .env("HOME", &e.home)
+        .arg(arg)
+        .env("AGENT_HOME", home)
+        .env("HOME", home)
         .env_remove("ANTHROPIC_API_KEY")
         .env_remove("OPENAI_API_KEY")
         .env_remove("CLAUDECODE")
