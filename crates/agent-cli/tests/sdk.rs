@@ -287,15 +287,7 @@ fn agent_run_stream_json_lines_pass_the_sdks_own_message_parser() {
     );
     let lines = e.home.join("stream.jsonl");
     std::fs::write(&lines, &out.stdout).unwrap();
-    let got = drive(
-        &py,
-        "parse",
-        &Env {
-            _tmp: tempfile::tempdir().unwrap(),
-            home: e.home.clone(),
-            folder: lines,
-        },
-    );
+    let got = drive_on(&py, "parse", &e.home, &lines);
     let parsed = kinds(&got["messages"]);
     assert_eq!(
         parsed.first().map(String::as_str),
