@@ -143,7 +143,23 @@ const GROUPS: &[Group] = &[
         rows: CHAT_ROWS,
         footer: "`agent` (release build) on a pseudo-terminal made its controlling terminal (`setsid -c`), the model a loopback server speaking the OpenAI wire format, `NO_COLOR=1`. Not measured without bubblewrap, `setsid` and `python3`. See docs/cli.md.",
     },
+    Group {
+        name: "sdk",
+        package: "agent-cli",
+        bench: "sdk",
+        heading: "Claude Agent SDK round trip (`crates/agent-cli/benches/sdk.rs`)",
+        rows: SDK_ROWS,
+        footer: "The real Python SDK (`claude-agent-sdk` 0.2.189 in `target/sdk-py`, as `.ci/run` installs it) drives the release `agent` through `ClaudeSDKClient`, the model a loopback server speaking the OpenAI wire format. Not measured without the SDK. See docs/sdk.md.",
+    },
 ];
+
+const SDK_ROWS: &[Row] = &[Row {
+    figure: "can_use_tool_round_trip",
+    baseline: "stdio_echo_round_trip",
+    target: None,
+    items: None,
+    what: "the SDK's round trip per `can_use_tool` call, as `agent` times it (`AGENT_SDK_TIMINGS`): from the request line written to the answer taken in (the SDK reads and parses it, runs the callback, which allows at once, and writes its answer), 10 asked Writes per prompt, vs. the same request line sent to a minimal `python3` loop that parses it and writes an answer line back over a pipe",
+}];
 
 const CHAT_ROWS: &[Row] = &[
     Row {

@@ -151,10 +151,60 @@ async def parse(agent, path):
     return {"messages": parsed}
 
 
+async def bench(agent, folder):
+    """For crates/agent-cli/benches/sdk.rs: one session whose Write calls the SDK's
+    can_use_tool callback allows, run with AGENT_SDK_TIMINGS so `agent` reports the round trip
+    of each request on stderr. Each stdin line `N` runs prompts (the model answers each with
+    several Writes, then a text) until N round trips are recorded, and prints the seconds the
+    first N took in all.
+    """
+    timings = []
+
+    def on_stderr(line):
+        if line.startswith("agent-sdk-timings "):
+            timings.extend(json.loads(line.split(" ", 1)[1]).get("can_use_tool", []))
+
+    async def allow(tool_name, tool_input, context):
+        return PermissionResultAllow(updated_input=tool_input)
+
+    client = ClaudeSDKClient(
+        options=options(
+            agent,
+            folder,
+            can_use_tool=allow,
+            stderr=on_stderr,
+            env={"AGENT_SDK_TIMINGS": "1"},
+        )
+    )
+    await client.connect()
+    loop = asyncio.get_running_loop()
+    while True:
+        line = await loop.run_in_executor(None, sys.stdin.readline)
+        if not line.strip():
+            break
+        n = int(line)
+        timings.clear()
+        while len(timings) < n:
+            await client.query("write")
+            async for m in client.receive_response():
+                if isinstance(m, ResultMessage) and m.is_error:
+                    raise RuntimeError(f"a prompt failed: {m}")
+            # The stderr reader may lag the result by a moment.
+            for _ in range(100):
+                if len(timings) >= n:
+                    break
+                await asyncio.sleep(0.001)
+        print(sum(timings[:n]) / 1e6, flush=True)
+    await client.disconnect()
+
+
 async def main():
     scenario, agent, folder = sys.argv[1:4]
     if scenario == "parse":
         print(json.dumps(await parse(agent, folder)))
+        return
+    if scenario == "bench":
+        await bench(agent, folder)
         return
     run = {"query": query_with_callbacks, "client": client_two_turns, "interrupt": interrupt}[scenario]
     result = await asyncio.wait_for(run(agent, folder), 120)

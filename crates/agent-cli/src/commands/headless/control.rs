@@ -39,6 +39,9 @@ struct ChannelInner {
     out: Mutex<()>,
     pending: Mutex<HashMap<String, oneshot::Sender<Result<Value, String>>>>,
     next: AtomicU64,
+    /// Round trips of answered requests: subtype and microseconds from the request written
+    /// to its answer taken in (`AGENT_SDK_TIMINGS`).
+    timings: Mutex<Vec<(String, u64)>>,
 }
 
 impl Channel {
@@ -85,9 +88,34 @@ impl Channel {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .insert(id.clone(), tx);
+        let subtype = request
+            .get("subtype")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned();
+        let sent = std::time::Instant::now();
         self.send(&json!({"type": "control_request", "request_id": id, "request": request}));
-        rx.await
-            .unwrap_or_else(|_| Err("the SDK closed the connection before answering".into()))
+        let answer = rx
+            .await
+            .unwrap_or_else(|_| Err("the SDK closed the connection before answering".into()));
+        let micros = u64::try_from(sent.elapsed().as_micros()).unwrap_or(u64::MAX);
+        self.inner
+            .timings
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push((subtype, micros));
+        answer
+    }
+
+    /// The round trips recorded since the last call: subtype and microseconds.
+    pub(crate) fn take_timings(&self) -> Vec<(String, u64)> {
+        std::mem::take(
+            &mut *self
+                .inner
+                .timings
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner),
+        )
     }
 
     /// Cancels every request still waiting: the SDK is told (`control_cancel_request`) and

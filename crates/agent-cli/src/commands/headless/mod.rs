@@ -611,9 +611,32 @@ impl SdkSession {
             }));
         }
         self.land().await?;
+        self.report_timings();
         self.channel
             .send(&encoder.result(&result, &model, over_budget));
         Ok(())
+    }
+
+    /// With `AGENT_SDK_TIMINGS` set, one stderr line per prompt with the round trip of each
+    /// control request this side sent (`can_use_tool`, `hook_callback`): `agent-sdk-timings
+    /// {"can_use_tool": [µs, …], …}` (the SDK bench reads it; docs/sdk.md).
+    fn report_timings(&self) {
+        let timings = self.channel.take_timings();
+        if std::env::var_os("AGENT_SDK_TIMINGS").is_none() || timings.is_empty() {
+            return;
+        }
+        let mut by: serde_json::Map<String, Value> = serde_json::Map::new();
+        for (subtype, micros) in timings {
+            if let Some(list) = by
+                .entry(subtype)
+                .or_insert_with(|| Value::Array(Vec::new()))
+                .as_array_mut()
+            {
+                list.push(json!(micros));
+            }
+        }
+        let line = format!("agent-sdk-timings {}\n", Value::Object(by));
+        let _ = std::io::Write::write_all(&mut std::io::stderr(), line.as_bytes());
     }
 
     /// [`SdkSession::control`] while a prompt runs (the agent is busy: mode and model switches
