@@ -5,7 +5,9 @@
 //! 1. **Servers come from configuration**: the `mcpServers` object of Claude Code's `.mcp.json`
 //!    (or a settings file), parsed by [`McpConfig`]: stdio servers (`command`, `args`, `env`,
 //!    `cwd`) and streamable HTTP servers (`"type": "http"`, `url`, `headers`), with `${VAR}` and
-//!    `${VAR:-default}` expansion.
+//!    `${VAR:-default}` expansion. [`McpConfig::parse`] keeps the well-formed servers and
+//!    reports each malformed one (an unset variable, the unsupported `"type": "sse"`) as a
+//!    [`SkippedServer`], so one bad entry does not stop the others.
 //! 2. **[`McpServers::start`]** starts every server concurrently (each within
 //!    [`McpOptions::startup_timeout`]), runs the MCP handshake and `tools/list`. A server that
 //!    fails is reported in [`McpServers::failures`] and left out; the others still start.
@@ -45,6 +47,8 @@ pub mod manager;
 pub mod tool;
 
 pub use client::{McpError, McpServer, ServerTool};
-pub use config::{ConfigError, HttpServer, McpConfig, ServerConfig, StdioServer};
+pub use config::{
+    ConfigError, HttpServer, McpConfig, PartialConfig, ServerConfig, SkippedServer, StdioServer,
+};
 pub use manager::{McpOptions, McpServers, StartFailure};
 pub use tool::McpTool;

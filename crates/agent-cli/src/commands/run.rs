@@ -236,23 +236,39 @@ fn summary(paths: &[String]) -> String {
 /// The MCP servers `agent run` starts: `mcpServers` of every settings file that may grant
 /// capabilities (an untrusted project's files may not), then the project's `.mcp.json` when
 /// the project is trusted (a later definition of a name wins). A server's command runs on the
-/// host, like a hook's, so an untrusted folder never starts one.
-fn mcp_config(settings: &Settings, project_dir: &Path) -> Result<agent_mcp::McpConfig> {
+/// host, like a hook's, so an untrusted folder never starts one. A malformed server (an unset
+/// `${VAR}`, `"type": "sse"`) is left out with one warning naming the file, the server and the
+/// fix; so is a `.mcp.json` that cannot be read as a whole. The others still start.
+fn mcp_config(settings: &Settings, project_dir: &Path) -> agent_mcp::McpConfig {
     let mut merged = agent_mcp::McpConfig::default();
+    let mut add = |partial: agent_mcp::PartialConfig| {
+        merged.servers.extend(partial.config.servers);
+        for skipped in partial.skipped {
+            // A later definition that is skipped replaces an earlier one all the same.
+            merged.servers.remove(&skipped.server);
+            output::warning(&skipped.to_string());
+        }
+    };
     for file in &settings.files {
         if !file.trusted || !file.value.contains_key("mcpServers") {
             continue;
         }
-        let c = agent_mcp::McpConfig::from_json(&Value::Object(file.value.clone()))
-            .with_context(|| format!("{}", file.path.display()))?;
-        merged.servers.extend(c.servers);
+        match agent_mcp::McpConfig::parse(
+            &Value::Object(file.value.clone()),
+            Some(&file.path),
+            |name| std::env::var(name).ok(),
+        ) {
+            Ok(partial) => add(partial),
+            Err(e) => output::warning(&format!("{e}; none of its MCP servers is started")),
+        }
     }
     let dot = project_dir.join(".mcp.json");
     if dot.is_file() {
         if settings.project_trusted {
-            merged
-                .servers
-                .extend(agent_mcp::McpConfig::load(&dot)?.servers);
+            match agent_mcp::McpConfig::load_partial(&dot) {
+                Ok(partial) => add(partial),
+                Err(e) => output::warning(&format!("{e}; none of its MCP servers is started")),
+            }
         } else {
             output::warning(&format!(
                 "{} is not used: the folder is not trusted (run `agent trust {}` to use its MCP servers)",
@@ -261,7 +277,7 @@ fn mcp_config(settings: &Settings, project_dir: &Path) -> Result<agent_mcp::McpC
             ));
         }
     }
-    Ok(merged)
+    merged
 }
 
 /// Streams one prompt's run to the terminal through `live` (or collects it quietly for
@@ -435,7 +451,7 @@ pub(crate) fn open(args: &mut SessionOptions, quiet: bool) -> Result<Opened> {
         ));
         live = live.questions_asked_here();
     }
-    let mut mcp = mcp_config(&loaded.settings, &loaded.project_dir)?;
+    let mut mcp = mcp_config(&loaded.settings, &loaded.project_dir);
     mcp.in_workspace(&view, &shadow);
     let (agent, servers) = runtime.block_on(async {
         let servers = agent_mcp::McpServers::start(&mcp, agent_mcp::McpOptions::default()).await;
