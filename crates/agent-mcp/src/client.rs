@@ -24,6 +24,7 @@ use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use tokio::io::{AsyncBufReadExt as _, BufReader};
 
 use crate::config::{HttpServer, ServerConfig, StdioServer};
+use crate::failure;
 
 /// How many of a stdio server's last stderr lines are kept for error messages.
 const STDERR_TAIL_LINES: usize = 20;
@@ -39,7 +40,7 @@ const RESERVED_HEADERS: &[&str] = &["accept", "mcp-session-id", "last-event-id"]
 pub enum McpError {
     /// Occurs when a stdio server's program cannot be started.
     #[error(
-        "MCP server `{server}`: cannot start `{command}`: {source}; check mcpServers.{server}.command (is the program installed and on PATH?)"
+        "cannot start `{command}`: {source}; check mcpServers.{server}.command (is the program installed and on PATH?)"
     )]
     Spawn {
         /// The server's name.
@@ -50,7 +51,7 @@ pub enum McpError {
         source: std::io::Error,
     },
     /// Occurs when an HTTP header of the configuration cannot be sent.
-    #[error("MCP server `{server}`: header `{header}` cannot be sent: {message}")]
+    #[error("header `{header}` of mcpServers.{server}.headers cannot be sent: {message}")]
     Header {
         /// The server's name.
         server: String,
@@ -60,29 +61,27 @@ pub enum McpError {
         message: String,
     },
     /// Occurs when the MCP handshake (`initialize`) fails.
-    #[error(
-        "MCP server `{server}`: the initialize handshake failed: {message}{}",
-        StderrTail(stderr)
-    )]
+    #[error("the initialize handshake failed: {message}{}", StderrTail(stderr))]
     Initialize {
         /// The server's name.
         server: String,
-        /// rmcp's description of the failure.
+        /// What failed (connection refused, an HTTP status, a response that is not MCP) and
+        /// what to check.
         message: String,
         /// The server's last stderr lines (stdio servers).
         stderr: Vec<String>,
     },
     /// Occurs when a request to a connected server fails (transport closed, JSON-RPC error).
-    #[error(
-        "MCP server `{server}`: {method} failed: {source}{}",
-        StderrTail(stderr)
-    )]
+    #[error("{method} failed: {message}{}", StderrTail(stderr))]
     Request {
         /// The server's name.
         server: String,
         /// The MCP method, e.g. `tools/list` or `tools/call mcp__demo__echo`.
         method: String,
+        /// What failed and what to check.
+        message: String,
         /// rmcp's error.
+        #[source]
         source: ServiceError,
         /// The server's last stderr lines (stdio servers).
         stderr: Vec<String>,
@@ -158,6 +157,8 @@ pub struct McpServer {
     peer: Peer<RoleClient>,
     service: tokio::sync::Mutex<Option<Service>>,
     pid: Option<u32>,
+    /// An http server's endpoint (for error messages).
+    url: Option<String>,
     stderr: Arc<Mutex<VecDeque<String>>>,
     /// A stdio server's processes, contained by the runtime's one runner (agent-core's
     /// `ProcessTree`): whatever the server started (`npx`'s grandchildren) ends with it.
@@ -232,7 +233,7 @@ impl McpServer {
                 tokio::time::sleep(Duration::from_millis(50)).await;
                 return Err(McpError::Initialize {
                     server: name.to_owned(),
-                    message: e.to_string(),
+                    message: failure::initialize(&e, None),
                     stderr: snapshot(&tail),
                 });
             }
@@ -271,10 +272,12 @@ impl McpServer {
             .await
             .map_err(|e| McpError::Initialize {
                 server: name.to_owned(),
-                message: format!("{e} (url {})", config.url),
+                message: failure::initialize(&e, Some(&config.url)),
                 stderr: Vec::new(),
             })?;
-        Ok(Self::new(name, "http", service, None, Arc::default()))
+        let mut server = Self::new(name, "http", service, None, Arc::default());
+        server.url = Some(config.url.clone());
+        Ok(server)
     }
 
     fn new(
@@ -301,6 +304,7 @@ impl McpServer {
             peer: service.peer().clone(),
             service: tokio::sync::Mutex::new(Some(service)),
             pid,
+            url: None,
             stderr,
             tree: Mutex::new(None),
         }
@@ -401,6 +405,7 @@ impl McpServer {
         McpError::Request {
             server: self.name.clone(),
             method: method.to_owned(),
+            message: failure::request(&source, self.url.as_deref()),
             source,
             stderr: snapshot(&self.stderr),
         }

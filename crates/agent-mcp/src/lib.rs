@@ -43,6 +43,7 @@
 
 pub mod client;
 pub mod config;
+mod failure;
 pub mod manager;
 pub mod tool;
 

@@ -456,7 +456,7 @@ pub(crate) fn open(args: &mut SessionOptions, quiet: bool) -> Result<Opened> {
     let (agent, servers) = runtime.block_on(async {
         let servers = agent_mcp::McpServers::start(&mcp, agent_mcp::McpOptions::default()).await;
         for f in servers.failures() {
-            output::warning(&format!("MCP server not started: {f}"));
+            output::warning(&f.to_string());
         }
         builder = builder.tools_extend(servers.tools());
         let agent = builder.start().await?;
