@@ -230,3 +230,41 @@ fn tools_denied_without_argument_are_not_offered_to_the_model() {
         assert!(tools.iter().any(|t| t == kept), "{kept}: {tools:?}");
     }
 }
+
+#[test]
+fn mcp_timeout_and_mcp_tool_timeout_are_read_and_bad_values_warned_about() {
+    let server =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../agent-mcp/tests/fixtures/mcp_server.py");
+    let e = env(json!({"mcpServers": {
+        "demo": demo_server(),
+        "slow": {"command": "sh", "args": ["-c", format!("sleep 3; exec python3 '{}'", server.display())]}
+    }}));
+    let (url, seen) = serve(vec![text("done")]);
+    let out = agent(&e.home)
+        .args(["run", "go", "--provider", "openai-compatible", "--base-url"])
+        .arg(&url)
+        .args(["--model", "m", "--json", "--settings"])
+        .arg(&e.settings)
+        .arg("--workspace")
+        .arg(&e.project)
+        .env("MCP_TIMEOUT", "400")
+        .env("MCP_TOOL_TIMEOUT", "soon")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        offered(&seen).iter().any(|t| t == "mcp__demo__echo"),
+        "{stderr}"
+    );
+    let slow = stderr
+        .lines()
+        .find(|l| l.contains("MCP server `slow` did not start"))
+        .unwrap_or_else(|| panic!("{stderr}"));
+    assert!(slow.contains("within 400 ms"), "{slow}");
+    let bad: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.contains("MCP_TOOL_TIMEOUT=\"soon\" is not used"))
+        .collect();
+    assert_eq!(bad.len(), 1, "{stderr}");
+}

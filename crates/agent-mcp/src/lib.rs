@@ -51,5 +51,5 @@ pub use client::{McpError, McpServer, ServerTool};
 pub use config::{
     ConfigError, HttpServer, McpConfig, PartialConfig, ServerConfig, SkippedServer, StdioServer,
 };
-pub use manager::{McpOptions, McpServers, StartFailure};
+pub use manager::{CALL_TIMEOUT_VAR, McpOptions, McpServers, STARTUP_TIMEOUT_VAR, StartFailure};
 pub use tool::McpTool;

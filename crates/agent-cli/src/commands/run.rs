@@ -454,7 +454,13 @@ pub(crate) fn open(args: &mut SessionOptions, quiet: bool) -> Result<Opened> {
     let mut mcp = mcp_config(&loaded.settings, &loaded.project_dir);
     mcp.in_workspace(&view, &shadow);
     let (agent, servers) = runtime.block_on(async {
-        let servers = agent_mcp::McpServers::start(&mcp, agent_mcp::McpOptions::default()).await;
+        let (options, warnings) = agent_mcp::McpOptions::from_env();
+        if !mcp.is_empty() {
+            for w in warnings {
+                output::warning(&w);
+            }
+        }
+        let servers = agent_mcp::McpServers::start(&mcp, options).await;
         for f in servers.failures() {
             output::warning(&f.to_string());
         }

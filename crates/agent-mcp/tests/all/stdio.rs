@@ -295,3 +295,60 @@ async fn a_servers_detached_grandchild_ends_with_it() {
         );
     }
 }
+
+/// A stdio server that takes `seconds` to start answering.
+fn slow_to_start(seconds: f32) -> serde_json::Value {
+    json!({"command": "sh", "args": ["-c", format!("sleep {seconds}; exec python3 '{}'", crate::support::SERVER)]})
+}
+
+#[tokio::test]
+async fn mcp_timeout_bounds_a_slow_server_start() {
+    let env = |name: &str| (name == "MCP_TIMEOUT").then(|| "300".to_owned());
+    let (options, warnings) = McpOptions::from_env_with(env);
+    assert!(warnings.is_empty(), "{warnings:?}");
+    assert_eq!(options.startup_timeout, Duration::from_millis(300));
+    assert_eq!(options.call_timeout, McpOptions::default().call_timeout);
+    let servers = start(json!({"slow": slow_to_start(3.0)}), options).await;
+    assert_eq!(servers.failures().len(), 1);
+    let text = servers.failures()[0].to_string();
+    assert!(text.contains("within 300 ms"), "{text}");
+    assert!(text.contains("MCP_TIMEOUT"), "{text}");
+}
+
+#[tokio::test]
+async fn mcp_timeout_can_be_raised_and_mcp_tool_timeout_bounds_each_call() {
+    let env = |name: &str| match name {
+        "MCP_TIMEOUT" => Some("20000".to_owned()),
+        "MCP_TOOL_TIMEOUT" => Some(" 400 ".to_owned()),
+        _ => None,
+    };
+    let (options, warnings) = McpOptions::from_env_with(env);
+    assert!(warnings.is_empty(), "{warnings:?}");
+    assert_eq!(options.startup_timeout, Duration::from_secs(20));
+    let mut servers = start(json!({"slow": slow_to_start(0.5)}), options).await;
+    assert!(servers.failures().is_empty(), "{:?}", servers.failures());
+    let err = find(&servers.tools(), "mcp__slow__slow")
+        .call(json!({}), &ctx())
+        .await
+        .unwrap_err();
+    assert!(matches!(err, ToolError::Timeout(400)), "{err:?}");
+    servers.shutdown().await;
+}
+
+#[test]
+fn invalid_mcp_timeouts_are_warned_about_and_the_defaults_apply() {
+    for bad in ["abc", "0", "-5", "1.5", "", "30s"] {
+        let (options, warnings) = McpOptions::from_env_with(|name| {
+            matches!(name, "MCP_TIMEOUT" | "MCP_TOOL_TIMEOUT").then(|| bad.to_owned())
+        });
+        assert_eq!(options, McpOptions::default(), "{bad:?}");
+        assert_eq!(warnings.len(), 2, "{bad:?}: {warnings:?}");
+        assert!(warnings[0].starts_with("MCP_TIMEOUT="), "{warnings:?}");
+        assert!(
+            warnings[0].contains("the default of 30000 ms applies"),
+            "{warnings:?}"
+        );
+        assert!(warnings[1].starts_with("MCP_TOOL_TIMEOUT="), "{warnings:?}");
+        assert!(warnings[1].contains("120000 ms"), "{warnings:?}");
+    }
+}
