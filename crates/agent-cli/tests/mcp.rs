@@ -237,7 +237,7 @@ fn mcp_timeout_and_mcp_tool_timeout_are_read_and_bad_values_warned_about() {
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../agent-mcp/tests/fixtures/mcp_server.py");
     let e = env(json!({"mcpServers": {
         "demo": demo_server(),
-        "slow": {"command": "sh", "args": ["-c", format!("sleep 3; exec python3 '{}'", server.display())]}
+        "slow": {"command": "sh", "args": ["-c", format!("sleep 10; exec python3 '{}'", server.display())]}
     }}));
     let (url, seen) = serve(vec![text("done")]);
     let out = agent(&e.home)
@@ -247,7 +247,7 @@ fn mcp_timeout_and_mcp_tool_timeout_are_read_and_bad_values_warned_about() {
         .arg(&e.settings)
         .arg("--workspace")
         .arg(&e.project)
-        .env("MCP_TIMEOUT", "400")
+        .env("MCP_TIMEOUT", "3000")
         .env("MCP_TOOL_TIMEOUT", "soon")
         .output()
         .unwrap();
@@ -261,10 +261,96 @@ fn mcp_timeout_and_mcp_tool_timeout_are_read_and_bad_values_warned_about() {
         .lines()
         .find(|l| l.contains("MCP server `slow` did not start"))
         .unwrap_or_else(|| panic!("{stderr}"));
-    assert!(slow.contains("within 400 ms"), "{slow}");
+    assert!(slow.contains("within 3000 ms"), "{slow}");
     let bad: Vec<&str> = stderr
         .lines()
         .filter(|l| l.contains("MCP_TOOL_TIMEOUT=\"soon\" is not used"))
         .collect();
     assert_eq!(bad.len(), 1, "{stderr}");
+}
+
+/// Whether process `pid` runs (a zombie counts as ended).
+#[cfg(target_os = "linux")]
+fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        !stat
+            .rsplit_once(") ")
+            .is_some_and(|(_, rest)| rest.starts_with('Z') || rest.starts_with('X'))
+    })
+}
+
+/// Ctrl-C while the model's answer is awaited (SIGINT to `agent` alone: the servers run in
+/// process groups of their own, which a terminal's Ctrl-C does not reach): the npx-like
+/// server's grandchild is gone when `agent` has exited.
+#[cfg(target_os = "linux")]
+#[test]
+fn ctrl_c_ends_an_mcp_servers_grandchild() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::time::{Duration, Instant};
+
+    let script =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../agent-mcp/tests/fixtures/forking_server.sh");
+    let e = env(json!({}));
+    let pidfile = e.home.join("grandchild.pid");
+    std::fs::write(
+        &e.settings,
+        json!({"mcpServers": {"npx": {"command": "sh", "args": [&script, &pidfile]}}}).to_string(),
+    )
+    .unwrap();
+    // A model server that accepts the request and never answers.
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/v1", listener.local_addr().unwrap());
+    let asked = Arc::new(AtomicBool::new(false));
+    let flag = Arc::clone(&asked);
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for stream in listener.incoming().flatten() {
+            flag.store(true, Ordering::SeqCst);
+            held.push(stream);
+        }
+    });
+    let mut child = agent(&e.home)
+        .args(["run", "go", "--provider", "openai-compatible", "--base-url"])
+        .arg(&url)
+        .args(["--model", "m", "--json", "--settings"])
+        .arg(&e.settings)
+        .arg("--workspace")
+        .arg(&e.project)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    while !asked.load(Ordering::SeqCst) || !pidfile.exists() {
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "agent never asked the model"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let grandchild: u32 = std::fs::read_to_string(&pidfile)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(alive(grandchild));
+    let sent = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    let status = child.wait().unwrap();
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    assert_eq!(status.code(), Some(130), "{stderr}");
+    assert!(
+        !alive(grandchild),
+        "the MCP server's grandchild {grandchild} outlived agent\n{stderr}"
+    );
 }

@@ -1,10 +1,12 @@
 //! One connected MCP server: the connection (a child process on stdio, or streamable HTTP), its
 //! tool list, `tools/call`, and shutdown.
 //!
-//! A stdio server's process is spawned with `kill_on_drop`, so it cannot outlive the
-//! [`McpServer`] (and so the runtime): [`McpServer::shutdown`] closes its stdin and waits for it
-//! to exit (then SIGTERM, then SIGKILL, as the MCP specification's stdio shutdown says), and
-//! dropping the server without a shutdown ends the process as well.
+//! A stdio server's process is spawned with `kill_on_drop`, in a process group of its own and
+//! under agent-core's containment runner (see [`crate::processes`]), so neither it nor what it
+//! started can outlive the [`McpServer`] (and so the runtime): [`McpServer::shutdown`] closes
+//! its stdin and waits for it to exit (then SIGTERM, then SIGKILL, as the MCP specification's
+//! stdio shutdown says), then ends what is left of its processes (SIGTERM, a short grace,
+//! SIGKILL); dropping the server without a shutdown does the same in the background.
 
 use std::collections::VecDeque;
 use std::process::Stdio;
@@ -25,6 +27,7 @@ use tokio::io::{AsyncBufReadExt as _, BufReader};
 
 use crate::config::{HttpServer, ServerConfig, StdioServer};
 use crate::failure;
+use crate::processes::ServerProcesses;
 
 /// How many of a stdio server's last stderr lines are kept for error messages.
 const STDERR_TAIL_LINES: usize = 20;
@@ -162,7 +165,7 @@ pub struct McpServer {
     stderr: Arc<Mutex<VecDeque<String>>>,
     /// A stdio server's processes, contained by the runtime's one runner (agent-core's
     /// `ProcessTree`): whatever the server started (`npx`'s grandchildren) ends with it.
-    tree: Mutex<Option<ProcessTree>>,
+    processes: ServerProcesses,
 }
 
 impl std::fmt::Debug for McpServer {
@@ -208,6 +211,10 @@ impl McpServer {
         // when the transport is dropped without a close (a cancelled start, a runtime that shuts
         // down first).
         command.kill_on_drop(true);
+        // A process group of its own: a Ctrl-C at the terminal goes to the runtime, which
+        // ends the server itself (and `npx` and the server it starts are one group).
+        #[cfg(unix)]
+        command.process_group(0);
         let mut tree = ProcessTree::begin();
         if let Some((var, value)) = tree.marker() {
             command.env(var, value);
@@ -238,10 +245,8 @@ impl McpServer {
                 });
             }
         };
-        let server = Self::new(name, "stdio", service, pid, tail);
-        if let Ok(mut slot) = server.tree.lock() {
-            *slot = Some(tree);
-        }
+        let mut server = Self::new(name, "stdio", service, pid, tail);
+        server.processes = ServerProcesses::new(tree);
         Ok(server)
     }
 
@@ -306,7 +311,7 @@ impl McpServer {
             pid,
             url: None,
             stderr,
-            tree: Mutex::new(None),
+            processes: ServerProcesses::default(),
         }
     }
 
@@ -370,7 +375,6 @@ impl McpServer {
     /// SIGTERM and SIGKILL follow if it does not exit (at most about 6 s). Idempotent.
     pub async fn shutdown(&self) {
         let service = self.service.lock().await.take();
-        let tree = self.tree.lock().ok().and_then(|mut t| t.take());
         if let Some(mut service) = service {
             match service.close_with_timeout(SHUTDOWN_WAIT).await {
                 Ok(Some(reason)) => {
@@ -384,10 +388,8 @@ impl McpServer {
             }
         }
         // Whatever the server left behind (a launcher's grandchildren, a detached helper)
-        // ends now too.
-        if let Some(mut tree) = tree {
-            tree.end(true).await;
-        }
+        // ends now too: SIGTERM, a short grace, then SIGKILL.
+        self.processes.end().await;
     }
 
     /// Closes the connection without waiting (for `Drop`): the service stops, and a stdio
@@ -396,9 +398,8 @@ impl McpServer {
         if let Ok(mut service) = self.service.try_lock() {
             drop(service.take());
         }
-        // Dropping the tree kills every process of the server at once and finishes the
-        // cleanup in the background.
-        drop(self.tree.lock().ok().and_then(|mut t| t.take()));
+        // SIGTERM now, SIGKILL after a short grace, in the background.
+        self.processes.end_in_background();
     }
 
     fn request_error(&self, method: &str, source: ServiceError) -> McpError {

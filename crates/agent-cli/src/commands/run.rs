@@ -295,6 +295,9 @@ pub(crate) async fn drive(
             // A second Ctrl-C ends the process at once; the log stays readable (a call
             // without its result is answered when the session is resumed).
             if tokio::signal::ctrl_c().await.is_ok() {
+                // MCP servers run in process groups of their own: no Ctrl-C reaches them, and
+                // no destructor runs after `exit`, so they are ended here.
+                agent_mcp::end_all_blocking();
                 std::process::exit(130);
             }
         }
