@@ -1,10 +1,12 @@
 //! One connected MCP server: the connection (a child process on stdio, or streamable HTTP), its
 //! tool list, `tools/call`, and shutdown.
 //!
-//! A stdio server's process is spawned with `kill_on_drop`, so it cannot outlive the
-//! [`McpServer`] (and so the runtime): [`McpServer::shutdown`] closes its stdin and waits for it
-//! to exit (then SIGTERM, then SIGKILL, as the MCP specification's stdio shutdown says), and
-//! dropping the server without a shutdown ends the process as well.
+//! A stdio server's process is spawned with `kill_on_drop`, in a process group of its own and
+//! under agent-core's containment runner (see [`crate::processes`]), so neither it nor what it
+//! started can outlive the [`McpServer`] (and so the runtime): [`McpServer::shutdown`] closes
+//! its stdin and waits for it to exit (then SIGTERM, then SIGKILL, as the MCP specification's
+//! stdio shutdown says), then ends what is left of its processes (SIGTERM, a short grace,
+//! SIGKILL); dropping the server without a shutdown does the same in the background.
 
 use std::collections::VecDeque;
 use std::process::Stdio;
@@ -24,6 +26,8 @@ use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use tokio::io::{AsyncBufReadExt as _, BufReader};
 
 use crate::config::{HttpServer, ServerConfig, StdioServer};
+use crate::failure;
+use crate::processes::ServerProcesses;
 
 /// How many of a stdio server's last stderr lines are kept for error messages.
 const STDERR_TAIL_LINES: usize = 20;
@@ -39,7 +43,7 @@ const RESERVED_HEADERS: &[&str] = &["accept", "mcp-session-id", "last-event-id"]
 pub enum McpError {
     /// Occurs when a stdio server's program cannot be started.
     #[error(
-        "MCP server `{server}`: cannot start `{command}`: {source}; check mcpServers.{server}.command (is the program installed and on PATH?)"
+        "cannot start `{command}`: {source}; check mcpServers.{server}.command (is the program installed and on PATH?)"
     )]
     Spawn {
         /// The server's name.
@@ -50,7 +54,7 @@ pub enum McpError {
         source: std::io::Error,
     },
     /// Occurs when an HTTP header of the configuration cannot be sent.
-    #[error("MCP server `{server}`: header `{header}` cannot be sent: {message}")]
+    #[error("header `{header}` of mcpServers.{server}.headers cannot be sent: {message}")]
     Header {
         /// The server's name.
         server: String,
@@ -60,29 +64,27 @@ pub enum McpError {
         message: String,
     },
     /// Occurs when the MCP handshake (`initialize`) fails.
-    #[error(
-        "MCP server `{server}`: the initialize handshake failed: {message}{}",
-        StderrTail(stderr)
-    )]
+    #[error("the initialize handshake failed: {message}{}", StderrTail(stderr))]
     Initialize {
         /// The server's name.
         server: String,
-        /// rmcp's description of the failure.
+        /// What failed (connection refused, an HTTP status, a response that is not MCP) and
+        /// what to check.
         message: String,
         /// The server's last stderr lines (stdio servers).
         stderr: Vec<String>,
     },
     /// Occurs when a request to a connected server fails (transport closed, JSON-RPC error).
-    #[error(
-        "MCP server `{server}`: {method} failed: {source}{}",
-        StderrTail(stderr)
-    )]
+    #[error("{method} failed: {message}{}", StderrTail(stderr))]
     Request {
         /// The server's name.
         server: String,
         /// The MCP method, e.g. `tools/list` or `tools/call mcp__demo__echo`.
         method: String,
+        /// What failed and what to check.
+        message: String,
         /// rmcp's error.
+        #[source]
         source: ServiceError,
         /// The server's last stderr lines (stdio servers).
         stderr: Vec<String>,
@@ -158,10 +160,12 @@ pub struct McpServer {
     peer: Peer<RoleClient>,
     service: tokio::sync::Mutex<Option<Service>>,
     pid: Option<u32>,
+    /// An http server's endpoint (for error messages).
+    url: Option<String>,
     stderr: Arc<Mutex<VecDeque<String>>>,
     /// A stdio server's processes, contained by the runtime's one runner (agent-core's
     /// `ProcessTree`): whatever the server started (`npx`'s grandchildren) ends with it.
-    tree: Mutex<Option<ProcessTree>>,
+    processes: ServerProcesses,
 }
 
 impl std::fmt::Debug for McpServer {
@@ -207,6 +211,10 @@ impl McpServer {
         // when the transport is dropped without a close (a cancelled start, a runtime that shuts
         // down first).
         command.kill_on_drop(true);
+        // A process group of its own: a Ctrl-C at the terminal goes to the runtime, which
+        // ends the server itself (and `npx` and the server it starts are one group).
+        #[cfg(unix)]
+        command.process_group(0);
         let mut tree = ProcessTree::begin();
         if let Some((var, value)) = tree.marker() {
             command.env(var, value);
@@ -232,15 +240,13 @@ impl McpServer {
                 tokio::time::sleep(Duration::from_millis(50)).await;
                 return Err(McpError::Initialize {
                     server: name.to_owned(),
-                    message: e.to_string(),
+                    message: failure::initialize(&e, None),
                     stderr: snapshot(&tail),
                 });
             }
         };
-        let server = Self::new(name, "stdio", service, pid, tail);
-        if let Ok(mut slot) = server.tree.lock() {
-            *slot = Some(tree);
-        }
+        let mut server = Self::new(name, "stdio", service, pid, tail);
+        server.processes = ServerProcesses::new(tree);
         Ok(server)
     }
 
@@ -271,10 +277,12 @@ impl McpServer {
             .await
             .map_err(|e| McpError::Initialize {
                 server: name.to_owned(),
-                message: format!("{e} (url {})", config.url),
+                message: failure::initialize(&e, Some(&config.url)),
                 stderr: Vec::new(),
             })?;
-        Ok(Self::new(name, "http", service, None, Arc::default()))
+        let mut server = Self::new(name, "http", service, None, Arc::default());
+        server.url = Some(config.url.clone());
+        Ok(server)
     }
 
     fn new(
@@ -301,8 +309,9 @@ impl McpServer {
             peer: service.peer().clone(),
             service: tokio::sync::Mutex::new(Some(service)),
             pid,
+            url: None,
             stderr,
-            tree: Mutex::new(None),
+            processes: ServerProcesses::default(),
         }
     }
 
@@ -366,7 +375,6 @@ impl McpServer {
     /// SIGTERM and SIGKILL follow if it does not exit (at most about 6 s). Idempotent.
     pub async fn shutdown(&self) {
         let service = self.service.lock().await.take();
-        let tree = self.tree.lock().ok().and_then(|mut t| t.take());
         if let Some(mut service) = service {
             match service.close_with_timeout(SHUTDOWN_WAIT).await {
                 Ok(Some(reason)) => {
@@ -380,10 +388,8 @@ impl McpServer {
             }
         }
         // Whatever the server left behind (a launcher's grandchildren, a detached helper)
-        // ends now too.
-        if let Some(mut tree) = tree {
-            tree.end(true).await;
-        }
+        // ends now too: SIGTERM, a short grace, then SIGKILL.
+        self.processes.end().await;
     }
 
     /// Closes the connection without waiting (for `Drop`): the service stops, and a stdio
@@ -392,15 +398,15 @@ impl McpServer {
         if let Ok(mut service) = self.service.try_lock() {
             drop(service.take());
         }
-        // Dropping the tree kills every process of the server at once and finishes the
-        // cleanup in the background.
-        drop(self.tree.lock().ok().and_then(|mut t| t.take()));
+        // SIGTERM now, SIGKILL after a short grace, in the background.
+        self.processes.end_in_background();
     }
 
     fn request_error(&self, method: &str, source: ServiceError) -> McpError {
         McpError::Request {
             server: self.name.clone(),
             method: method.to_owned(),
+            message: failure::request(&source, self.url.as_deref()),
             source,
             stderr: snapshot(&self.stderr),
         }

@@ -11,12 +11,18 @@
 //! ```
 //!
 //! A server with a `command` is a stdio server (`"type": "stdio"`, the default); `"type": "http"`
-//! is a streamable HTTP server. The legacy `"type": "sse"` transport is refused with a hint to
-//! use `"http"`. `${VAR}` and `${VAR:-default}` are expanded in `command`, `args`, `env`, `cwd`,
-//! `url` and `headers`, as Claude Code does; a variable that is not set and has no default is an
-//! error. Every problem names the server and the field (`mcpServers.github.url: must be an
-//! http(s) URL`), and one malformed server makes the whole configuration an error, so nothing is
-//! half-applied.
+//! is a streamable HTTP server. The legacy `"type": "sse"` transport is not supported (rmcp,
+//! the MCP client this crate uses, has no client for it): such a server is left out with a hint
+//! to use `"http"`. `${VAR}` and `${VAR:-default}` are expanded in `command`, `args`, `env`,
+//! `cwd`, `url` and `headers`, as Claude Code does; a variable that is not set and has no
+//! default is an error for that server. Every problem names the server and the field
+//! (`mcpServers.github.url: must be an http(s) URL`).
+//!
+//! One bad server does not spoil the others: [`McpConfig::parse`] and
+//! [`McpConfig::load_partial`] keep every server that is well formed and report each one left
+//! out as a [`SkippedServer`], as Claude Code loads the rest with a warning.
+//! [`McpConfig::from_json`] and [`McpConfig::load`] are the strict forms (the first problem is
+//! the error).
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -107,6 +113,34 @@ pub enum ConfigError {
     },
 }
 
+/// A server of the configuration that was left out, and why.
+#[derive(Debug)]
+pub struct SkippedServer {
+    /// The server's name (the key under `mcpServers`).
+    pub server: String,
+    /// What is wrong with its entry, naming the file and the field, and how to fix it.
+    pub error: ConfigError,
+}
+
+impl fmt::Display for SkippedServer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "MCP server `{}` is skipped (the other servers start): {}",
+            self.server, self.error
+        )
+    }
+}
+
+/// A configuration read leniently: the servers that can be used, and the ones left out.
+#[derive(Debug, Default)]
+pub struct PartialConfig {
+    /// The well-formed servers.
+    pub config: McpConfig,
+    /// One entry per server left out, in name order.
+    pub skipped: Vec<SkippedServer>,
+}
+
 impl ConfigError {
     /// The JSON path of the offending field, for [`ConfigError::Invalid`].
     pub fn field(&self) -> Option<&str> {
@@ -154,7 +188,8 @@ impl McpConfig {
     /// `mcpServers` is an empty configuration.
     ///
     /// # Errors
-    /// [`ConfigError::Invalid`] naming the first malformed field.
+    /// [`ConfigError::Invalid`] naming the first malformed field (see [`McpConfig::parse`] to
+    /// keep the well-formed servers instead).
     pub fn from_json(value: &Value) -> Result<Self, ConfigError> {
         Self::from_json_with_env(value, |name| std::env::var(name).ok())
     }
@@ -168,25 +203,51 @@ impl McpConfig {
         value: &Value,
         env: impl Fn(&str) -> Option<String>,
     ) -> Result<Self, ConfigError> {
+        strict(Self::parse(value, None, env)?)
+    }
+
+    /// Parses the `mcpServers` of a JSON document leniently: every well-formed server is kept,
+    /// and each malformed one is left out and reported in [`PartialConfig::skipped`] (with
+    /// `file`, when given, named in its error). `env` answers variable lookups.
+    ///
+    /// # Errors
+    /// [`ConfigError::Invalid`] only when the document itself is unusable: not an object, or
+    /// an `mcpServers` that is not an object.
+    pub fn parse(
+        value: &Value,
+        file: Option<&Path>,
+        env: impl Fn(&str) -> Option<String>,
+    ) -> Result<PartialConfig, ConfigError> {
+        let named = |e: ConfigError| match file {
+            Some(path) => e.in_file(path),
+            None => e,
+        };
         let root = value
             .as_object()
-            .ok_or_else(|| ConfigError::invalid("(root)", "must be a JSON object"))?;
+            .ok_or_else(|| named(ConfigError::invalid("(root)", "must be a JSON object")))?;
         let Some(servers) = root.get("mcpServers") else {
-            return Ok(Self::default());
+            return Ok(PartialConfig::default());
         };
         let servers = servers.as_object().ok_or_else(|| {
-            ConfigError::invalid(
+            named(ConfigError::invalid(
                 "mcpServers",
                 "must be an object mapping server names to server configurations",
-            )
+            ))
         })?;
-        let mut out = BTreeMap::new();
+        let mut out = PartialConfig::default();
         for (name, server) in servers {
             let path = format!("mcpServers.{name}");
-            check_name(name, &path)?;
-            out.insert(name.clone(), parse_server(server, &path, &env)?);
+            match check_name(name, &path).and_then(|()| parse_server(server, &path, &env)) {
+                Ok(server) => {
+                    out.config.servers.insert(name.clone(), server);
+                }
+                Err(error) => out.skipped.push(SkippedServer {
+                    server: name.clone(),
+                    error: named(error),
+                }),
+            }
         }
-        Ok(Self { servers: out })
+        Ok(out)
     }
 
     /// Reads and parses a `.mcp.json` file (see [`McpConfig::from_json`]). A relative `cwd` of a
@@ -196,6 +257,17 @@ impl McpConfig {
     /// [`ConfigError::Read`], [`ConfigError::Json`], or [`ConfigError::Invalid`] with the file
     /// named.
     pub fn load(path: impl AsRef<Path>) -> Result<Self, ConfigError> {
+        strict(Self::load_partial(path)?)
+    }
+
+    /// Reads and parses a `.mcp.json` file leniently (see [`McpConfig::parse`]): the servers
+    /// that are well formed, and the ones left out. A relative `cwd` of a stdio server is taken
+    /// relative to the file's directory.
+    ///
+    /// # Errors
+    /// [`ConfigError::Read`], [`ConfigError::Json`], or [`ConfigError::Invalid`] when the file
+    /// as a whole is unusable.
+    pub fn load_partial(path: impl AsRef<Path>) -> Result<PartialConfig, ConfigError> {
         let path = path.as_ref();
         let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
             path: path.to_path_buf(),
@@ -205,9 +277,9 @@ impl McpConfig {
             path: path.to_path_buf(),
             source,
         })?;
-        let mut config = Self::from_json(&value).map_err(|e| e.in_file(path))?;
+        let mut partial = Self::parse(&value, Some(path), |name| std::env::var(name).ok())?;
         if let Some(dir) = path.parent() {
-            for server in config.servers.values_mut() {
+            for server in partial.config.servers.values_mut() {
                 if let ServerConfig::Stdio(StdioServer { cwd: Some(cwd), .. }) = server
                     && cwd.is_relative()
                 {
@@ -215,7 +287,7 @@ impl McpConfig {
                 }
             }
         }
-        Ok(config)
+        Ok(partial)
     }
 
     /// Places every stdio server in a shadow workspace (`view`: the real folder and its
@@ -246,6 +318,14 @@ impl McpConfig {
     /// Whether no server is configured.
     pub fn is_empty(&self) -> bool {
         self.servers.is_empty()
+    }
+}
+
+/// The strict reading of a partial configuration: the first server left out is the error.
+fn strict(partial: PartialConfig) -> Result<McpConfig, ConfigError> {
+    match partial.skipped.into_iter().next() {
+        Some(skipped) => Err(skipped.error),
+        None => Ok(partial.config),
     }
 }
 
@@ -292,9 +372,9 @@ fn parse_server(
         Some("http") => parse_http(obj, path, env).map(ServerConfig::Http),
         Some("sse") => Err(ConfigError::invalid(
             format!("{path}.type"),
-            "\"sse\" (the legacy HTTP+SSE transport) is not supported; use \"type\": \"http\" \
-             (streamable HTTP) with the server's streamable HTTP endpoint (often the same host, \
-             path /mcp)",
+            "\"sse\" (the legacy HTTP+SSE transport) is not supported by this runtime's MCP \
+             client; if the server also speaks streamable HTTP (most do, often at path /mcp \
+             instead of /sse), write \"type\": \"http\" with that URL",
         )),
         Some(other) => Err(ConfigError::invalid(
             format!("{path}.type"),

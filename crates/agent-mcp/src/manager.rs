@@ -14,9 +14,9 @@ use crate::tool::McpTool;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct McpOptions {
     /// How long one server may take to start, complete the handshake and list its tools
-    /// (default 30 s).
+    /// (default 30 s; `MCP_TIMEOUT`, see [`McpOptions::from_env`]).
     pub startup_timeout: Duration,
-    /// How long one `tools/call` may take (default 120 s).
+    /// How long one `tools/call` may take (default 120 s; `MCP_TOOL_TIMEOUT`).
     pub call_timeout: Duration,
 }
 
@@ -26,6 +26,44 @@ impl Default for McpOptions {
             startup_timeout: Duration::from_secs(30),
             call_timeout: Duration::from_secs(120),
         }
+    }
+}
+
+/// The environment variable giving [`McpOptions::startup_timeout`] in milliseconds, as Claude
+/// Code reads it.
+pub const STARTUP_TIMEOUT_VAR: &str = "MCP_TIMEOUT";
+/// The environment variable giving [`McpOptions::call_timeout`] in milliseconds, as Claude Code
+/// reads it.
+pub const CALL_TIMEOUT_VAR: &str = "MCP_TOOL_TIMEOUT";
+
+impl McpOptions {
+    /// The defaults, with the timeouts of `MCP_TIMEOUT` (server startup) and
+    /// `MCP_TOOL_TIMEOUT` (each tool call) from the process environment, in milliseconds as
+    /// Claude Code reads them. Also returns one warning per variable that is set but is not a
+    /// whole number of milliseconds above 0 (its default is used then).
+    pub fn from_env() -> (Self, Vec<String>) {
+        Self::from_env_with(|name| std::env::var(name).ok())
+    }
+
+    /// Like [`McpOptions::from_env`], with `env` answering variable lookups.
+    pub fn from_env_with(env: impl Fn(&str) -> Option<String>) -> (Self, Vec<String>) {
+        let mut options = Self::default();
+        let mut warnings = Vec::new();
+        for (var, slot) in [
+            (STARTUP_TIMEOUT_VAR, &mut options.startup_timeout),
+            (CALL_TIMEOUT_VAR, &mut options.call_timeout),
+        ] {
+            let Some(text) = env(var) else { continue };
+            match text.trim().parse::<u64>() {
+                Ok(ms) if ms > 0 => *slot = Duration::from_millis(ms),
+                _ => warnings.push(format!(
+                    "{var}={text:?} is not used: it must be a whole number of milliseconds above 0 \
+                     (e.g. {var}=60000 for one minute); the default of {} ms applies",
+                    slot.as_millis()
+                )),
+            }
+        }
+        (options, warnings)
     }
 }
 
@@ -102,7 +140,7 @@ impl McpServers {
                         format!(
                             "it did not complete the handshake and tools/list within {} ms \
                              (the startup timeout); check that the server starts and speaks MCP, \
-                             or raise the timeout",
+                             or raise the timeout ({STARTUP_TIMEOUT_VAR}, in milliseconds)",
                             options.startup_timeout.as_millis()
                         ),
                     );

@@ -981,3 +981,137 @@ async fn the_mode_and_the_model_switch_mid_session_and_a_resume_keeps_them() {
         (PermissionMode::AcceptEdits, "model-b")
     );
 }
+
+/// A stand-in tool that only has a name (answers "ran").
+struct Named(&'static str, agent_core::tools::ToolKind);
+
+#[async_trait::async_trait]
+impl agent_core::tools::Tool for Named {
+    fn name(&self) -> &str {
+        self.0
+    }
+    fn description(&self) -> &str {
+        "a stand-in"
+    }
+    fn input_schema(&self) -> serde_json::Value {
+        json!({"type": "object"})
+    }
+    fn kind(&self) -> agent_core::tools::ToolKind {
+        self.1
+    }
+    async fn call(
+        &self,
+        _input: serde_json::Value,
+        _ctx: &agent_core::tools::ToolContext,
+    ) -> Result<agent_core::tools::ToolOutput, agent_core::tools::ToolError> {
+        Ok(agent_core::tools::ToolOutput::text("ran"))
+    }
+}
+
+#[tokio::test]
+async fn tools_a_deny_rule_removes_whole_are_not_offered_but_still_refused_by_name() {
+    let f = fixture().await;
+    let provider = Arc::new(ScriptedProvider::new(vec![
+        // The model names a removed tool anyway, and asks for a subagent.
+        ScriptedTurn::tools(
+            None,
+            vec![
+                ("b1", "Bash", json!({"command": "ls"})),
+                (
+                    "s1",
+                    "Task",
+                    json!({"prompt": "look", "description": "look", "subagent_type": "general-purpose"}),
+                ),
+            ],
+        ),
+        ScriptedTurn::text("sub done"),
+        ScriptedTurn::text("done"),
+    ]));
+    let mut b = engine(&f, &["Task", "Bash"]);
+    for rule in [
+        "Bash",
+        "WebFetch",
+        "mcp__gone",
+        "mcp__glob__*",
+        "mcp__one__drop",
+        "Bash(rm *)",
+        "Read(./secret/**)",
+        "mcp__one__keep(mode:fast)",
+    ] {
+        b = b.rule(RuleList::Deny, rule).unwrap();
+    }
+    use agent_core::tools::ToolKind;
+    let mut tools = builtin_tools(&ToolState::new());
+    for (name, kind) in [
+        ("Bash", ToolKind::Execute),
+        ("WebFetch", ToolKind::Network),
+        ("mcp__gone__a", ToolKind::Other),
+        ("mcp__glob__b", ToolKind::Other),
+        ("mcp__one__drop", ToolKind::Other),
+        ("mcp__one__keep", ToolKind::Other),
+    ] {
+        tools.push(Arc::new(Named(name, kind)));
+    }
+    let removed = [
+        "Bash",
+        "WebFetch",
+        "mcp__gone__a",
+        "mcp__glob__b",
+        "mcp__one__drop",
+    ];
+    let mut agent = Agent::builder(provider.clone(), f.store.clone(), f.project.path())
+        .options(AgentOptions::new("m"))
+        .permissions(b)
+        .tools(tools)
+        .start()
+        .await
+        .unwrap();
+    let names = agent.tool_names();
+    for tool in removed {
+        assert!(!names.iter().any(|n| n == tool), "{tool}: {names:?}");
+    }
+    for tool in ["Read", "Task", "mcp__one__keep"] {
+        assert!(names.iter().any(|n| n == tool), "{tool}: {names:?}");
+    }
+    agent.prompt("go").await.unwrap();
+    let offered = |k: usize| -> Vec<String> {
+        provider.requests()[k]
+            .tools
+            .iter()
+            .map(|t| t.name.clone())
+            .collect()
+    };
+    // The parent's requests and the subagent's alike.
+    for k in 0..3 {
+        let tools = offered(k);
+        assert!(
+            !tools.iter().any(|t| removed.contains(&t.as_str())),
+            "request {k}: {tools:?}"
+        );
+        assert!(
+            tools.iter().any(|t| t == "mcp__one__keep"),
+            "request {k}: {tools:?}"
+        );
+    }
+    let log = events(&f.store, agent.session_id()).await;
+    let init = log
+        .iter()
+        .find_map(|e| match &e.payload {
+            EventPayload::SystemInit(i) => Some(i.clone()),
+            _ => None,
+        })
+        .unwrap();
+    assert!(
+        !init.tools.iter().any(|t| removed.contains(&t.as_str())),
+        "{:?}",
+        init.tools
+    );
+    let bash = log
+        .iter()
+        .find_map(|e| match &e.payload {
+            EventPayload::ToolResult(r) if r.tool_use_id == "b1" => Some(r.clone()),
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(bash.error_type.as_deref(), Some("permission_denied"));
+}

@@ -238,23 +238,39 @@ fn summary(paths: &[String]) -> String {
 /// The MCP servers `agent run` starts: `mcpServers` of every settings file that may grant
 /// capabilities (an untrusted project's files may not), then the project's `.mcp.json` when
 /// the project is trusted (a later definition of a name wins). A server's command runs on the
-/// host, like a hook's, so an untrusted folder never starts one.
-fn mcp_config(settings: &Settings, project_dir: &Path) -> Result<agent_mcp::McpConfig> {
+/// host, like a hook's, so an untrusted folder never starts one. A malformed server (an unset
+/// `${VAR}`, `"type": "sse"`) is left out with one warning naming the file, the server and the
+/// fix; so is a `.mcp.json` that cannot be read as a whole. The others still start.
+fn mcp_config(settings: &Settings, project_dir: &Path) -> agent_mcp::McpConfig {
     let mut merged = agent_mcp::McpConfig::default();
+    let mut add = |partial: agent_mcp::PartialConfig| {
+        merged.servers.extend(partial.config.servers);
+        for skipped in partial.skipped {
+            // A later definition that is skipped replaces an earlier one all the same.
+            merged.servers.remove(&skipped.server);
+            output::warning(&skipped.to_string());
+        }
+    };
     for file in &settings.files {
         if !file.trusted || !file.value.contains_key("mcpServers") {
             continue;
         }
-        let c = agent_mcp::McpConfig::from_json(&Value::Object(file.value.clone()))
-            .with_context(|| format!("{}", file.path.display()))?;
-        merged.servers.extend(c.servers);
+        match agent_mcp::McpConfig::parse(
+            &Value::Object(file.value.clone()),
+            Some(&file.path),
+            |name| std::env::var(name).ok(),
+        ) {
+            Ok(partial) => add(partial),
+            Err(e) => output::warning(&format!("{e}; none of its MCP servers is started")),
+        }
     }
     let dot = project_dir.join(".mcp.json");
     if dot.is_file() {
         if settings.project_trusted {
-            merged
-                .servers
-                .extend(agent_mcp::McpConfig::load(&dot)?.servers);
+            match agent_mcp::McpConfig::load_partial(&dot) {
+                Ok(partial) => add(partial),
+                Err(e) => output::warning(&format!("{e}; none of its MCP servers is started")),
+            }
         } else {
             output::warning(&format!(
                 "{} is not used: the folder is not trusted (run `agent trust {}` to use its MCP servers)",
@@ -263,7 +279,7 @@ fn mcp_config(settings: &Settings, project_dir: &Path) -> Result<agent_mcp::McpC
             ));
         }
     }
-    Ok(merged)
+    merged
 }
 
 /// Streams one prompt's run to the terminal through `live` (or collects it quietly for
@@ -291,6 +307,9 @@ pub(crate) async fn drive_observed(
             // A second Ctrl-C ends the process at once; the log stays readable (a call
             // without its result is answered when the session is resumed).
             if tokio::signal::ctrl_c().await.is_ok() {
+                // MCP servers run in process groups of their own: no Ctrl-C reaches them, and
+                // no destructor runs after `exit`, so they are ended here.
+                agent_mcp::end_all_blocking();
                 std::process::exit(130);
             }
         }
@@ -560,17 +579,23 @@ pub(crate) fn open_with(args: &mut SessionOptions, with: OpenWith<'_>) -> Result
     let mut mcp = match with.mcp {
         Some((only, true)) => only,
         Some((more, false)) => {
-            let mut mcp = mcp_config(&loaded.settings, &loaded.project_dir)?;
+            let mut mcp = mcp_config(&loaded.settings, &loaded.project_dir);
             mcp.servers.extend(more.servers);
             mcp
         }
-        None => mcp_config(&loaded.settings, &loaded.project_dir)?,
+        None => mcp_config(&loaded.settings, &loaded.project_dir),
     };
     mcp.in_workspace(&view, &shadow);
     let (agent, servers) = runtime.block_on(async {
-        let servers = agent_mcp::McpServers::start(&mcp, agent_mcp::McpOptions::default()).await;
+        let (options, warnings) = agent_mcp::McpOptions::from_env();
+        if !mcp.is_empty() {
+            for w in warnings {
+                output::warning(&w);
+            }
+        }
+        let servers = agent_mcp::McpServers::start(&mcp, options).await;
         for f in servers.failures() {
-            output::warning(&format!("MCP server not started: {f}"));
+            output::warning(&f.to_string());
         }
         builder = builder.tools_extend(servers.tools());
         let agent = builder.start().await?;

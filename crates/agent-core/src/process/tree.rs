@@ -102,22 +102,70 @@ mod other {
         pub fn end_blocking(&mut self) {
             kill_group(self.pgid);
         }
+
+        /// Sends SIGTERM to the run's process group, without waiting.
+        pub fn terminate(&self) {
+            signal_group(self.pgid, false);
+        }
+
+        /// Whether the run's process group still has a process.
+        pub fn any_running(&self) -> bool {
+            group_exists(self.pgid)
+        }
+
+        /// [`Self::terminate`], up to `grace` for the group to go, then SIGKILL.
+        pub async fn end_gracefully(&mut self, grace: std::time::Duration) {
+            self.terminate();
+            let deadline = std::time::Instant::now() + grace;
+            while self.any_running() && std::time::Instant::now() < deadline {
+                tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+            }
+            kill_group(self.pgid);
+        }
+
+        /// [`Self::end_gracefully`] for a blocking caller.
+        pub fn end_gracefully_blocking(&mut self, grace: std::time::Duration) {
+            self.terminate();
+            let deadline = std::time::Instant::now() + grace;
+            while self.any_running() && std::time::Instant::now() < deadline {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            kill_group(self.pgid);
+        }
     }
 
     #[cfg(unix)]
-    fn kill_group(pgid: Option<u32>) {
+    fn signal_group(pgid: Option<u32>, kill: bool) {
         use rustix::process::{Pid, Signal, kill_process_group};
         if let Some(pid) = pgid
             .and_then(|p| i32::try_from(p).ok())
             .and_then(Pid::from_raw)
         {
+            let signal = if kill { Signal::KILL } else { Signal::TERM };
             // The group may already be gone; nothing else to do then.
-            let _ = kill_process_group(pid, Signal::KILL);
+            let _ = kill_process_group(pid, signal);
         }
     }
 
     #[cfg(not(unix))]
-    fn kill_group(_pgid: Option<u32>) {}
+    fn signal_group(_pgid: Option<u32>, _kill: bool) {}
+
+    #[cfg(unix)]
+    fn group_exists(pgid: Option<u32>) -> bool {
+        use rustix::process::{Pid, test_kill_process_group};
+        pgid.and_then(|p| i32::try_from(p).ok())
+            .and_then(Pid::from_raw)
+            .is_some_and(|pid| test_kill_process_group(pid).is_ok())
+    }
+
+    #[cfg(not(unix))]
+    fn group_exists(_pgid: Option<u32>) -> bool {
+        false
+    }
+
+    fn kill_group(pgid: Option<u32>) {
+        signal_group(pgid, true);
+    }
 }
 
 #[cfg(target_os = "linux")]
@@ -131,7 +179,7 @@ mod linux {
     use rustix::process::{
         Pid, PidfdFlags, Signal, WaitId, WaitIdOptions, WaitOptions, child_subreaper, getpid,
         kill_process, kill_process_group, pidfd_open, pidfd_send_signal, set_child_subreaper,
-        waitid, waitpid,
+        test_kill_process_group, waitid, waitpid,
     };
 
     use super::{CLEANUP_BUDGET, MARKER_VAR};
@@ -339,6 +387,56 @@ mod linux {
                 self.target.end_blocking();
             }
             self.ended = true;
+        }
+
+        /// Asks every process of the run to end: SIGTERM to its process group (when the main
+        /// process leads one) and to each member a scan finds, without waiting. [`Self::end`]
+        /// afterwards kills what is left.
+        pub fn terminate(&self) {
+            let Some(main) = self.target.main else {
+                return;
+            };
+            if let Some(pgid) = Pid::from_raw(main.pid) {
+                let _ = kill_process_group(pgid, Signal::TERM);
+            }
+            if proc_usable() {
+                for p in self.target.scan().iter().filter(|p| !p.zombie) {
+                    signal_verified(p, Signal::TERM);
+                }
+            }
+        }
+
+        /// Whether any process of the run still runs (zombies aside).
+        pub fn any_running(&self) -> bool {
+            let Some(main) = self.target.main else {
+                return false;
+            };
+            if proc_usable() {
+                self.target.scan().iter().any(|p| !p.zombie)
+            } else {
+                Pid::from_raw(main.pid).is_some_and(|g| test_kill_process_group(g).is_ok())
+            }
+        }
+
+        /// Ends the run politely: [`Self::terminate`], up to `grace` for its processes to exit,
+        /// then [`Self::end`] kills and reaps whatever is left.
+        pub async fn end_gracefully(&mut self, grace: Duration) {
+            self.terminate();
+            let deadline = Instant::now() + grace;
+            while self.any_running() && Instant::now() < deadline {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            self.end(true).await;
+        }
+
+        /// [`Self::end_gracefully`] for a blocking caller (a process about to exit).
+        pub fn end_gracefully_blocking(&mut self, grace: Duration) {
+            self.terminate();
+            let deadline = Instant::now() + grace;
+            while self.any_running() && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            self.end_blocking();
         }
 
         /// Kills every process of the run and reaps those the runtime adopted, for at most
@@ -674,6 +772,11 @@ mod linux {
     /// SIGKILL through a pidfd checked against the start time (so a reused pid is never hit);
     /// a plain `kill` after the same check where pidfds are missing (Linux before 5.3).
     fn kill_verified(p: &Proc) {
+        signal_verified(p, Signal::KILL);
+    }
+
+    /// Sends `signal` to `p` if it is still that process (pid and start time).
+    fn signal_verified(p: &Proc, signal: Signal) {
         let Some(pid) = Pid::from_raw(p.pid) else {
             return;
         };
@@ -681,13 +784,13 @@ mod linux {
         match pidfd_open(pid, PidfdFlags::empty()) {
             Ok(fd) => {
                 if same() {
-                    let _ = pidfd_send_signal(&fd, Signal::KILL);
+                    let _ = pidfd_send_signal(&fd, signal);
                 }
             }
             Err(Errno::SRCH) => {}
             Err(_) => {
                 if same() {
-                    let _ = kill_process(pid, Signal::KILL);
+                    let _ = kill_process(pid, signal);
                 }
             }
         }

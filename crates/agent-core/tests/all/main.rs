@@ -27,4 +27,5 @@ mod runtime_eval;
 mod sed_scripts;
 mod settings_files;
 mod support;
+mod whole_tool_denies;
 mod wrapper_tables;

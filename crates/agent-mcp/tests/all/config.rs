@@ -259,3 +259,86 @@ fn load_reads_a_file_and_names_it_in_errors() {
     let e = McpConfig::load(dir.path().join("missing.json")).unwrap_err();
     assert!(matches!(e, ConfigError::Read { .. }), "{e}");
 }
+
+#[test]
+fn a_bad_server_is_skipped_and_the_others_are_kept() {
+    let partial = McpConfig::parse(
+        &json!({"mcpServers": {
+            "good": {"command": "srv", "args": ["${MISSING:-fallback}"]},
+            "unset": {"command": "srv", "args": ["${NOPE}"]},
+            "old": {"type": "sse", "url": "https://x/sse"},
+            "web": {"type": "http", "url": "http://h/mcp", "headers": {"A": "${NOPE}"}},
+            "weird": 3,
+            "also_good": {"type": "http", "url": "http://localhost:${PORT}/mcp"}
+        }}),
+        Some(std::path::Path::new("/p/.mcp.json")),
+        env,
+    )
+    .unwrap();
+    let kept: Vec<&str> = partial.config.servers.keys().map(String::as_str).collect();
+    assert_eq!(kept, ["also_good", "good"]);
+    let ServerConfig::Stdio(good) = &partial.config.servers["good"] else {
+        panic!()
+    };
+    assert_eq!(good.args, ["fallback"], "${{VAR:-default}} still expands");
+    let mut skipped: Vec<(String, String)> = partial
+        .skipped
+        .iter()
+        .map(|s| (s.server.clone(), s.to_string()))
+        .collect();
+    skipped.sort();
+    let names: Vec<&str> = skipped.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, ["old", "unset", "web", "weird"]);
+    for (name, text) in &skipped {
+        assert!(
+            text.starts_with(&format!("MCP server `{name}` is skipped")),
+            "{text}"
+        );
+        assert!(text.contains("/p/.mcp.json: mcpServers."), "{text}");
+    }
+    let text = |name: &str| skipped.iter().find(|(n, _)| n == name).unwrap().1.clone();
+    assert!(
+        text("unset").contains("NOPE is not set; set it"),
+        "{}",
+        text("unset")
+    );
+    assert!(
+        text("web").contains("mcpServers.web.headers.A"),
+        "{}",
+        text("web")
+    );
+    assert!(
+        text("old").contains("\"type\": \"http\""),
+        "{}",
+        text("old")
+    );
+    assert!(
+        text("weird").contains("must be an object"),
+        "{}",
+        text("weird")
+    );
+}
+
+#[test]
+fn load_partial_keeps_the_good_servers_of_a_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(".mcp.json");
+    std::fs::write(
+        &path,
+        r#"{"mcpServers": {"s": {"command": "srv", "cwd": "tools"}, "bad": {"type": "sse", "url": "http://x/sse"}}}"#,
+    )
+    .unwrap();
+    let partial = McpConfig::load_partial(&path).unwrap();
+    let ServerConfig::Stdio(s) = &partial.config.servers["s"] else {
+        panic!()
+    };
+    assert_eq!(s.cwd, Some(dir.path().join("tools")));
+    assert_eq!(partial.skipped.len(), 1);
+    assert_eq!(partial.skipped[0].server, "bad");
+    assert!(
+        partial.skipped[0]
+            .error
+            .to_string()
+            .starts_with(&format!("{}: mcpServers.bad.type: ", path.display()))
+    );
+}

@@ -86,3 +86,88 @@ async fn an_unreachable_http_server_is_a_start_failure() {
         "{failure}"
     );
 }
+
+/// A loopback HTTP server that answers every request with `response` (raw bytes; empty: it
+/// closes the connection without answering). Returns its MCP URL.
+async fn answering(response: &'static str) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    tokio::spawn(async move {
+        loop {
+            let Ok((mut stream, _)) = listener.accept().await else {
+                return;
+            };
+            tokio::spawn(async move {
+                use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+                let mut buf = vec![0u8; 65536];
+                let _ = stream.read(&mut buf).await;
+                if !response.is_empty() {
+                    let _ = stream.write_all(response.as_bytes()).await;
+                }
+                let _ = stream.shutdown().await;
+            });
+        }
+    });
+    url
+}
+
+/// The start failure of one http server at `url`.
+async fn failure_at(url: &str) -> String {
+    let config =
+        McpConfig::from_json(&json!({"mcpServers": {"web": {"type": "http", "url": url}}}))
+            .unwrap();
+    let servers = McpServers::start(&config, McpOptions::default()).await;
+    assert_eq!(servers.failures().len(), 1, "{url}");
+    let text = servers.failures()[0].to_string();
+    assert!(
+        text.starts_with("MCP server `web` did not start: "),
+        "{text}"
+    );
+    for internal in ["rmcp::", "WorkerTransport", "reqwest::", "Transport ["] {
+        assert!(!text.contains(internal), "{text}");
+    }
+    assert!(text.contains(url), "the URL is named: {text}");
+    text
+}
+
+#[tokio::test]
+async fn http_failures_say_what_failed_without_internal_type_names() {
+    let refused = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let text = failure_at(&format!("http://127.0.0.1:{refused}/mcp")).await;
+    assert!(text.contains("cannot connect to"), "{text}");
+    assert!(text.contains("refused"), "{text}");
+    assert!(text.contains("check that the server is running"), "{text}");
+
+    let url = answering(
+        "HTTP/1.1 500 Internal Server Error\r\ncontent-length: 4\r\nconnection: close\r\n\r\noops",
+    )
+    .await;
+    let text = failure_at(&url).await;
+    assert!(text.contains("HTTP 500 Internal Server Error"), "{text}");
+    assert!(text.contains("see the server's logs"), "{text}");
+
+    let url =
+        answering("HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\nconnection: close\r\n\r\n").await;
+    let text = failure_at(&url).await;
+    assert!(text.contains("HTTP 404 Not Found"), "{text}");
+    assert!(text.contains("check the URL's path"), "{text}");
+
+    let url = answering("").await;
+    let text = failure_at(&url).await;
+    assert!(
+        text.contains("closed the connection without answering"),
+        "{text}"
+    );
+
+    let url = answering(
+        "HTTP/1.1 200 OK\r\ncontent-type: text/html\r\ncontent-length: 6\r\nconnection: close\r\n\r\n<html>",
+    )
+    .await;
+    let text = failure_at(&url).await;
+    assert!(text.contains("did not answer like an MCP server"), "{text}");
+    assert!(text.contains("text/html"), "{text}");
+}

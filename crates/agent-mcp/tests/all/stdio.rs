@@ -295,3 +295,199 @@ async fn a_servers_detached_grandchild_ends_with_it() {
         );
     }
 }
+
+/// A stdio server that takes `seconds` to start answering.
+fn slow_to_start(seconds: f32) -> serde_json::Value {
+    json!({"command": "sh", "args": ["-c", format!("sleep {seconds}; exec python3 '{}'", crate::support::SERVER)]})
+}
+
+#[tokio::test]
+async fn mcp_timeout_bounds_a_slow_server_start() {
+    let env = |name: &str| (name == "MCP_TIMEOUT").then(|| "300".to_owned());
+    let (options, warnings) = McpOptions::from_env_with(env);
+    assert!(warnings.is_empty(), "{warnings:?}");
+    assert_eq!(options.startup_timeout, Duration::from_millis(300));
+    assert_eq!(options.call_timeout, McpOptions::default().call_timeout);
+    let servers = start(json!({"slow": slow_to_start(3.0)}), options).await;
+    assert_eq!(servers.failures().len(), 1);
+    let text = servers.failures()[0].to_string();
+    assert!(text.contains("within 300 ms"), "{text}");
+    assert!(text.contains("MCP_TIMEOUT"), "{text}");
+}
+
+#[tokio::test]
+async fn mcp_timeout_can_be_raised_and_mcp_tool_timeout_bounds_each_call() {
+    let env = |name: &str| match name {
+        "MCP_TIMEOUT" => Some("20000".to_owned()),
+        "MCP_TOOL_TIMEOUT" => Some(" 400 ".to_owned()),
+        _ => None,
+    };
+    let (options, warnings) = McpOptions::from_env_with(env);
+    assert!(warnings.is_empty(), "{warnings:?}");
+    assert_eq!(options.startup_timeout, Duration::from_secs(20));
+    let mut servers = start(json!({"slow": slow_to_start(0.5)}), options).await;
+    assert!(servers.failures().is_empty(), "{:?}", servers.failures());
+    let err = find(&servers.tools(), "mcp__slow__slow")
+        .call(json!({}), &ctx())
+        .await
+        .unwrap_err();
+    assert!(matches!(err, ToolError::Timeout(400)), "{err:?}");
+    servers.shutdown().await;
+}
+
+#[test]
+fn invalid_mcp_timeouts_are_warned_about_and_the_defaults_apply() {
+    for bad in ["abc", "0", "-5", "1.5", "", "30s"] {
+        let (options, warnings) = McpOptions::from_env_with(|name| {
+            matches!(name, "MCP_TIMEOUT" | "MCP_TOOL_TIMEOUT").then(|| bad.to_owned())
+        });
+        assert_eq!(options, McpOptions::default(), "{bad:?}");
+        assert_eq!(warnings.len(), 2, "{bad:?}: {warnings:?}");
+        assert!(warnings[0].starts_with("MCP_TIMEOUT="), "{warnings:?}");
+        assert!(
+            warnings[0].contains("the default of 30000 ms applies"),
+            "{warnings:?}"
+        );
+        assert!(warnings[1].starts_with("MCP_TOOL_TIMEOUT="), "{warnings:?}");
+        assert!(warnings[1].contains("120000 ms"), "{warnings:?}");
+    }
+}
+
+/// The fixture that starts like `npx`: a launcher shell, the server as its child, and a helper
+/// grandchild that writes its pid to `pidfile` (and "term" to `<pidfile>.term` on SIGTERM).
+fn npx_like(pidfile: &std::path::Path) -> serde_json::Value {
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/forking_server.sh"
+    );
+    json!({"command": "sh", "args": [script, pidfile]})
+}
+
+/// Waits for the helper grandchild to write its pid.
+async fn grandchild(pidfile: &std::path::Path) -> u32 {
+    for _ in 0..100 {
+        if let Ok(text) = std::fs::read_to_string(pidfile)
+            && let Ok(pid) = text.trim().parse()
+        {
+            return pid;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!(
+        "the fixture's grandchild did not write {}",
+        pidfile.display()
+    );
+}
+
+/// The process group of `pid` (`/proc/<pid>/stat`, field 5).
+#[cfg(target_os = "linux")]
+fn process_group(pid: u32) -> u32 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    let rest = stat.rsplit_once(") ").unwrap().1;
+    rest.split(' ').nth(2).unwrap().parse().unwrap()
+}
+
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn a_stdio_server_runs_in_a_process_group_of_its_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let pidfile = dir.path().join("pid");
+    let mut servers = start(json!({"npx": npx_like(&pidfile)}), McpOptions::default()).await;
+    let pid = servers.server("npx").unwrap().process_id().unwrap();
+    assert_eq!(process_group(pid), pid);
+    let helper = grandchild(&pidfile).await;
+    assert_eq!(
+        process_group(helper),
+        pid,
+        "the launcher's children share its group"
+    );
+    let own = process_group(std::process::id());
+    assert_ne!(process_group(pid), own);
+    servers.shutdown().await;
+}
+
+#[tokio::test]
+async fn shutdown_ends_an_npx_like_servers_grandchild_with_sigterm_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let pidfile = dir.path().join("pid");
+    let mut servers = start(json!({"npx": npx_like(&pidfile)}), McpOptions::default()).await;
+    assert!(servers.server("npx").is_some(), "{:?}", servers.failures());
+    let helper = grandchild(&pidfile).await;
+    assert!(alive(helper));
+    servers.shutdown().await;
+    assert!(!alive(helper), "the grandchild {helper} outlived shutdown");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("pid.term"))
+            .unwrap_or_default()
+            .trim(),
+        "term",
+        "the grandchild was asked to end (SIGTERM) before it was killed"
+    );
+}
+
+#[tokio::test]
+async fn drop_ends_an_npx_like_servers_grandchild_with_sigterm_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let pidfile = dir.path().join("pid");
+    let servers = start(json!({"npx": npx_like(&pidfile)}), McpOptions::default()).await;
+    let helper = grandchild(&pidfile).await;
+    drop(servers);
+    assert!(
+        ended_within(helper, Duration::from_secs(8)).await,
+        "the grandchild {helper} outlived the dropped servers"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("pid.term"))
+            .unwrap_or_default()
+            .trim(),
+        "term"
+    );
+}
+
+/// `end_all_blocking` ends every server of the process, so it runs in a process of its own
+/// (this test binary again, with `AGENT_MCP_END_ALL_CHILD` set), never among other tests.
+#[tokio::test]
+async fn end_all_blocking_ends_every_servers_processes_before_an_exit() {
+    if std::env::var_os("AGENT_MCP_END_ALL_CHILD").is_none() {
+        let out = tokio::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "stdio::end_all_blocking_ends_every_servers_processes_before_an_exit",
+                "--nocapture",
+            ])
+            .env("AGENT_MCP_END_ALL_CHILD", "1")
+            .output()
+            .await
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).into_owned()
+            + &String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{text}");
+        assert!(text.contains("1 passed"), "the child ran the test: {text}");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (one, two) = (dir.path().join("one"), dir.path().join("two"));
+    let servers = start(
+        json!({"one": npx_like(&one), "two": npx_like(&two)}),
+        McpOptions::default(),
+    )
+    .await;
+    let helpers = [grandchild(&one).await, grandchild(&two).await];
+    let pids: Vec<u32> = servers
+        .servers()
+        .iter()
+        .map(|s| s.process_id().unwrap())
+        .collect();
+    assert_eq!(pids.len(), 2, "{:?}", servers.failures());
+    tokio::task::spawn_blocking(agent_mcp::end_all_blocking)
+        .await
+        .unwrap();
+    for pid in helpers.iter().chain(&pids) {
+        assert!(!alive(*pid), "{pid} outlived end_all_blocking");
+    }
+    for file in [&one, &two] {
+        let term = std::fs::read_to_string(file.with_extension("term")).unwrap_or_default();
+        assert_eq!(term.trim(), "term", "SIGTERM came first");
+    }
+    drop(servers);
+}

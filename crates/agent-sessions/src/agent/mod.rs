@@ -332,7 +332,7 @@ impl AgentBuilder {
             ));
             tools.push(Arc::new(Task::new(runner)));
         }
-        let specs = specs(&tools);
+        let specs = specs(&tools, &engine);
         if resumption.is_none() {
             store
                 .create(NewSession {
@@ -379,10 +379,15 @@ impl AgentBuilder {
     }
 }
 
-/// The provider-facing descriptions of tools.
-pub(crate) fn specs(tools: &[Arc<dyn Tool>]) -> Arc<[ToolSpec]> {
+/// The provider-facing descriptions of the tools offered to the model: every tool except
+/// those a deny rule without argument removes (`Bash`, `mcp__srv`, `mcp__srv__*`; see
+/// [`PermissionEngine::denies_whole_tool`]), as Claude Code leaves them out of the context.
+/// Such a tool stays registered with the executor, so a call naming it anyway is refused by
+/// that rule as before.
+pub(crate) fn specs(tools: &[Arc<dyn Tool>], engine: &PermissionEngine) -> Arc<[ToolSpec]> {
     tools
         .iter()
+        .filter(|t| engine.denies_whole_tool(t.name()).is_none())
         .map(|t| ToolSpec {
             name: t.name().to_owned(),
             description: t.description().to_owned(),

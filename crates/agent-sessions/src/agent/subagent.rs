@@ -53,6 +53,8 @@ impl Subagents {
 impl SubagentRunner for Subagents {
     async fn run(&self, request: SubagentRequest, ctx: &ToolContext) -> Result<String, ToolError> {
         let tools = tools_for(&request.subagent_type, &self.tools)?;
+        // What the subagent is offered: its tools less those a deny rule removes whole.
+        let specs = specs(&tools, &self.engine);
         let n = self.started.fetch_add(1, Ordering::SeqCst) + 1;
         let mut options = self.core.options.clone();
         if let Some(m) = &request.model {
@@ -67,7 +69,7 @@ impl SubagentRunner for Subagents {
                 cwd: Some(self.cwd.display().to_string()),
                 model: Some(options.model.clone()),
                 git_branch: None,
-                tools: tools.iter().map(|t| t.name().to_owned()).collect(),
+                tools: specs.iter().map(|t| t.name.clone()).collect(),
                 permission_mode: Some(self.engine.mode().as_str().to_owned()),
                 title: Some(format!(
                     "subagent {n} of {}: {}",
@@ -112,7 +114,7 @@ impl SubagentRunner for Subagents {
             hook_ctx,
             interrupt: Interrupt::new(),
             agent_id: Some(agent_id.clone()),
-            specs: specs(&tools),
+            specs,
             fixed: std::sync::OnceLock::new(),
             transcript: None,
         };

@@ -181,10 +181,15 @@ impl Inputs {
                     ));
                 }
             }
-            let config = agent_mcp::McpConfig::from_json(&value).with_context(|| {
-                format!("--mcp-config {}", m.chars().take(60).collect::<String>())
-            })?;
-            mcp.servers.extend(config.servers);
+            // As in settings files: a bad entry is skipped with a warning, the rest start.
+            let partial = agent_mcp::McpConfig::parse(&value, None, |k| std::env::var(k).ok())
+                .with_context(|| {
+                    format!("--mcp-config {}", m.chars().take(60).collect::<String>())
+                })?;
+            for skipped in &partial.skipped {
+                output::warning(&format!("--mcp-config: {skipped}"));
+            }
+            mcp.servers.extend(partial.config.servers);
         }
         let mcp = (!cli.mcp_config.is_empty() || cli.strict_mcp_config)
             .then_some((mcp, cli.strict_mcp_config));

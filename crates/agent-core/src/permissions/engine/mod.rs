@@ -239,6 +239,20 @@ impl PermissionEngine {
         d
     }
 
+    /// The deny rule that removes the tool `tool_name` from what the model is offered: a deny
+    /// rule without an argument covering every call of it (`Bash`, `WebFetch`, `mcp__srv`,
+    /// `mcp__srv__*`, `mcp__srv__tool`, `*`; an `Edit` rule covers every editing tool), from
+    /// any source of this engine (settings files, rules added in code). Deny rules are step 2
+    /// and nothing after them undoes a deny (no hook, policy, mode or allow rule), so such a
+    /// tool could never run; Claude Code leaves it out of the model's context. A rule with an
+    /// argument (`Bash(rm *)`, `WebFetch(domain:x.com)`) leaves the tool offered. `None` when no
+    /// rule removes it.
+    pub fn denies_whole_tool(&self, tool_name: &str) -> Option<RuleRef> {
+        self.deny
+            .bare_rule(canonical_tool(tool_name))
+            .map(|i| self.deny.entry(i).to_ref())
+    }
+
     /// Whether any deny rule of this engine matches `call`, with deny-rule semantics (any
     /// sub-command, through wrappers and assignments). `None` when the call's input cannot be
     /// analysed (a command that does not parse, an input the tool cannot take). Hook `if`
