@@ -673,13 +673,12 @@ pub struct SettingsArgs {
     /// Treat the project as trusted for this run (its allow rules and hooks apply).
     #[arg(long)]
     pub trust: bool,
-    /// Which standard files load: a comma-separated list of user, project, local, claude.
-    #[arg(
-        long = "setting-sources",
-        value_name = "LIST",
-        default_value = "user,project,local"
-    )]
-    pub setting_sources: String,
+    /// Which standard files load: a comma-separated list of user, project, local, claude
+    /// (default: all four, or $AGENT_SETTING_SOURCES when set; leave `claude` out to ignore
+    /// Claude Code's ~/.claude/settings.json, .claude/settings.json and
+    /// .claude/settings.local.json, and CLAUDE.md files).
+    #[arg(long = "setting-sources", value_name = "LIST")]
+    pub setting_sources: Option<String>,
 }
 
 #[derive(Debug, Args)]

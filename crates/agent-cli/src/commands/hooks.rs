@@ -40,6 +40,7 @@ fn load(args: &HookSourcesArgs) -> Result<Loaded> {
         home,
         cwd,
         project_dir,
+        ..
     } = load_settings(&args.settings)?;
     let mut config = HooksConfig::from_settings(&settings)?;
     for p in &args.plugins {

@@ -1,7 +1,8 @@
 //! Settings files: where they are, how they merge, and when a project's may grant anything.
 //!
-//! Files, lowest precedence first (Claude Code's `.claude/` twins load just below each `.agent/`
-//! file when the `claude` source is enabled):
+//! Files, lowest precedence first (Claude Code's `.claude/` twins, `~/.claude/settings.json`,
+//! `<project>/.claude/settings.json` and `<project>/.claude/settings.local.json`, load just below
+//! each `.agent/` file unless the `claude` source is turned off):
 //!
 //! | scope | file | `/path` rules anchor at |
 //! |---|---|---|
@@ -43,13 +44,14 @@ pub struct SettingSources {
 }
 
 impl Default for SettingSources {
-    /// `user`, `project` and `local`; not `claude`.
+    /// All four: `user`, `project`, `local` and `claude` (the Claude Code settings a user
+    /// already has are read, under the same trust rules as ours).
     fn default() -> Self {
         Self {
             user: true,
             project: true,
             local: true,
-            claude: false,
+            claude: true,
         }
     }
 }
@@ -388,7 +390,8 @@ pub struct SettingsLoader {
 
 impl SettingsLoader {
     /// A loader for a session in `cwd` whose project is `project_dir`, with the home directory
-    /// `home` and `$AGENT_HOME` = `home/.agent`. Defaults: sources user, project and local;
+    /// `home` and `$AGENT_HOME` = `home/.agent`. Defaults: sources user, project, local and
+    /// claude;
     /// trust read from `$AGENT_HOME/trust.json`; no `--settings` files.
     pub fn new(
         home: impl Into<PathBuf>,

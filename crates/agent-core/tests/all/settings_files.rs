@@ -250,7 +250,7 @@ fn ignored_rules_warn_instead_of_failing() {
 }
 
 #[test]
-fn claude_sources_load_below_agent_files() {
+fn claude_sources_load_by_default_below_agent_files() {
     let f = Fixture::new();
     f.write(
         "~/.claude/settings.json",
@@ -264,10 +264,13 @@ fn claude_sources_load_below_agent_files() {
         ".agent/settings.json",
         json!({"permissions": {"defaultMode": "acceptEdits"}}),
     );
+    let off: SettingSources = "user,project,local".parse().unwrap();
+    let s = f.loader().trusted(true).sources(off).load().unwrap();
+    assert!(
+        s.deny.is_empty(),
+        "claude files are off when the source is left out"
+    );
     let s = f.loader().trusted(true).load().unwrap();
-    assert!(s.deny.is_empty(), "claude files are off by default");
-    let sources: SettingSources = "user,project,local,claude".parse().unwrap();
-    let s = f.loader().trusted(true).sources(sources).load().unwrap();
     assert_eq!(s.deny.len(), 1);
     assert_eq!(s.allow.len(), 1);
     assert_eq!(
@@ -277,6 +280,10 @@ fn claude_sources_load_below_agent_files() {
     );
     assert!(s.files.iter().any(|f| f.claude));
     assert!("user,bogus".parse::<SettingSources>().is_err());
+    // An untrusted project's `.claude/` files may not grant, as its `.agent/` files.
+    let s = f.loader().trusted(false).load().unwrap();
+    assert!(s.allow.is_empty(), "{:?}", s.allow);
+    assert_eq!(s.deny.len(), 1, "the user's own ~/.claude deny holds");
 }
 
 #[test]
