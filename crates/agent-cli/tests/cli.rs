@@ -326,3 +326,21 @@ fn help_exits_0() {
     let out = env.agent(&["permissions", "check", "--help"]);
     assert!(String::from_utf8_lossy(&out.stdout).contains("--project-dir"));
 }
+
+#[test]
+fn an_unknown_settings_key_is_warned_once_with_the_key_meant() {
+    let env = Env::new();
+    let file = env.project.join(".agent/settings.json");
+    env.write(&file, json!({"permisions": {"deny": ["Bash(curl *)"]}}));
+    let (v, stderr) = env.check(&[], "Bash", json!({"command": "curl x"}));
+    assert_eq!(v["decision"], "ask", "the misspelt block is not read: {v}");
+    let expected = format!(
+        "agent: warning: {}: unknown settings key ignored: `permisions` (did you mean `permissions`?)",
+        file.display()
+    );
+    assert_eq!(
+        stderr.lines().filter(|l| *l == expected).count(),
+        1,
+        "{stderr}"
+    );
+}

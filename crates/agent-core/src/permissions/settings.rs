@@ -17,7 +17,9 @@
 //! A project's (and local file's) deny and ask rules apply at once; its allow rules, additional
 //! directories and default mode apply only when the folder is trusted ([`super::TrustStore`]).
 //! A file that is not valid JSON, has a key of the wrong type, or holds a malformed rule is
-//! refused whole: loading fails with the file, the key or rule index, and what is wrong.
+//! refused whole: loading fails with the file, the key or rule index, and what is wrong. A key
+//! that neither this runtime nor Claude Code reads is ignored with one warning per file, naming
+//! the nearest known key ([`super::known_keys`]).
 
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
@@ -602,11 +604,24 @@ fn parse_file(
         parse_map(&path, &map, scope, &root, home)?;
     }
     let mut parsed = parse_map(&path, &restricted, scope, &root, home)?;
+    // A key nothing reads has no effect whether dropped or not: the unknown-key warning
+    // below covers a typo, and a key only Claude Code reads needs no word.
     parsed.warnings.extend(
         dropped
             .iter()
+            .filter(|d| super::settings_keys::spec(&d.path).is_some())
             .map(|d| format!("{}: {}", path.display(), d.message)),
     );
+    let unknown = super::known_keys::unknown_keys(&map);
+    if !unknown.is_empty() {
+        let listed: Vec<String> = unknown.iter().map(ToString::to_string).collect();
+        parsed.warnings.push(format!(
+            "{}: unknown settings key{} ignored: {}",
+            path.display(),
+            if unknown.len() == 1 { "" } else { "s" },
+            listed.join(", ")
+        ));
+    }
     let file = SettingsFile {
         path,
         scope,

@@ -477,3 +477,41 @@ fn a_deny_rule_on_a_home_file_holds_with_repeated_slashes() {
         assert_eq!(behavior, Behavior::Deny, "{cmd}");
     }
 }
+
+#[test]
+fn an_unknown_key_is_warned_once_per_file_naming_the_file_and_the_key_meant() {
+    let f = Fixture::new();
+    let user = f.write(
+        "~/.agent/settings.json",
+        json!({"permisions": {"deny": ["Bash(curl *)"]}, "sandbox": {"enabeld": true}}),
+    );
+    let project = f.write(
+        ".claude/settings.json",
+        json!({"permissions": {"alow": ["Read"]}, "statusLine": {"type": "command"}, "enabledPlugins": {}}),
+    );
+    let s = f.loader().load().unwrap();
+    let about = |path: &Path| -> Vec<&String> {
+        s.warnings
+            .iter()
+            .filter(|w| w.starts_with(&format!("{}:", path.display())))
+            .collect()
+    };
+    let user_warnings = about(&user);
+    assert_eq!(user_warnings.len(), 1, "{:?}", s.warnings);
+    assert_eq!(
+        user_warnings[0],
+        &format!(
+            "{}: unknown settings keys ignored: `permisions` (did you mean `permissions`?), `sandbox.enabeld` (did you mean `sandbox.enabled`?)",
+            user.display()
+        )
+    );
+    // The untrusted project's Claude Code-only keys draw no warning; its typo does.
+    let project_warnings = about(&project);
+    assert_eq!(project_warnings.len(), 1, "{:?}", s.warnings);
+    assert!(
+        project_warnings[0].contains("`permissions.alow` (did you mean `permissions.allow`?)"),
+        "{}",
+        project_warnings[0]
+    );
+    assert!(s.deny.is_empty(), "the misspelt block is not read");
+}
