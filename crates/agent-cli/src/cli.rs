@@ -604,8 +604,8 @@ pub struct CheckUrlArgs {
 #[derive(Debug, Subcommand)]
 pub enum HooksCommand {
     /// Run the hooks configured for one event and print the merged outcome as one JSON object:
-    /// {"decision","reason","updated_input","additional_context","system_message","continue",
-    /// "stop_reason","hooks":[...]}. Exit 0 whatever the hooks decided; 2 on bad input.
+    /// {"decision","reason","updatedInput","additionalContext","systemMessage","continue",
+    /// "stopReason","hooks":[...]}. Exit 0 whatever the hooks decided; 2 on bad input.
     Run(HooksRunArgs),
     /// Show, for each event, which hooks would run, from which file, and why some would not.
     List(HooksListArgs),

@@ -88,10 +88,10 @@ fn check_prints_decision_step_rule_and_reason() {
     );
     assert_eq!(v["decision"], "deny");
     assert_eq!(v["step"], "deny_rule");
-    assert_eq!(v["step_number"], 2);
+    assert_eq!(v["stepNumber"], 2);
     assert_eq!(v["rule"], "Bash(curl *)");
     assert!(
-        v["rule_source"]
+        v["ruleSource"]
             .as_str()
             .unwrap()
             .ends_with("settings.json#permissions.deny[1]")

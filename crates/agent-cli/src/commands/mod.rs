@@ -6,6 +6,7 @@ pub mod chat;
 pub mod demo;
 pub mod exec;
 pub mod hooks;
+pub mod json_keys;
 pub mod keys;
 pub mod live;
 pub mod permissions;

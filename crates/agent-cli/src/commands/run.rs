@@ -569,7 +569,7 @@ pub fn run(mut args: RunArgs) -> Result<Exit> {
                 "finalText": result.final_text,
                 "stopReason": result.stop_reason,
                 "turns": result.turns,
-                "usage": result.usage,
+                "usage": super::json_keys::camel_case(json!(result.usage)),
                 "error": result.error,
                 "real": root,
                 "shadow": shadow_root,
