@@ -643,8 +643,8 @@ pub struct CheckUrlArgs {
 #[derive(Debug, Subcommand)]
 pub enum HooksCommand {
     /// Run the hooks configured for one event and print the merged outcome as one JSON object:
-    /// {"decision","reason","updated_input","additional_context","system_message","continue",
-    /// "stop_reason","hooks":[...]}. Exit 0 whatever the hooks decided; 2 on bad input.
+    /// {"decision","reason","updatedInput","additionalContext","systemMessage","continue",
+    /// "stopReason","hooks":[...]}. Exit 0 whatever the hooks decided; 2 on bad input.
     Run(HooksRunArgs),
     /// Show, for each event, which hooks would run, from which file, and why some would not.
     List(HooksListArgs),
@@ -712,13 +712,12 @@ pub struct SettingsArgs {
     /// Treat the project as trusted for this run (its allow rules and hooks apply).
     #[arg(long)]
     pub trust: bool,
-    /// Which standard files load: a comma-separated list of user, project, local, claude.
-    #[arg(
-        long = "setting-sources",
-        value_name = "LIST",
-        default_value = "user,project,local"
-    )]
-    pub setting_sources: String,
+    /// Which standard files load: a comma-separated list of user, project, local, claude
+    /// (default: all four, or $AGENT_SETTING_SOURCES when set; leave `claude` out to ignore
+    /// Claude Code's ~/.claude/settings.json, .claude/settings.json and
+    /// .claude/settings.local.json, and CLAUDE.md files).
+    #[arg(long = "setting-sources", value_name = "LIST")]
+    pub setting_sources: Option<String>,
 }
 
 #[derive(Debug, Args)]

@@ -634,7 +634,7 @@ fn run_speaks_the_anthropic_wire_format_through_the_loop() {
     );
     let v = json_out(&out);
     assert_eq!(v["finalText"], "It says one.");
-    assert_eq!(v["usage"]["input_tokens"], 20);
+    assert_eq!(v["usage"]["inputTokens"], 20);
     let reqs = seen.lock().unwrap();
     assert_eq!(reqs[0]["model"], "claude-sonnet-4-5");
     let last = reqs[1]["messages"]

@@ -33,10 +33,16 @@ impl Env {
     }
 
     fn agent(&self, args: &[&str]) -> Output {
+        self.agent_with_env(args, &[])
+    }
+
+    fn agent_with_env(&self, args: &[&str], vars: &[(&str, &str)]) -> Output {
         Command::new(env!("CARGO_BIN_EXE_agent"))
             .args(args)
             .env("HOME", &self.home)
             .env_remove("AGENT_HOME")
+            .env_remove("AGENT_SETTING_SOURCES")
+            .envs(vars.iter().copied())
             .current_dir(&self.project)
             .output()
             .unwrap()
@@ -82,10 +88,10 @@ fn check_prints_decision_step_rule_and_reason() {
     );
     assert_eq!(v["decision"], "deny");
     assert_eq!(v["step"], "deny_rule");
-    assert_eq!(v["step_number"], 2);
+    assert_eq!(v["stepNumber"], 2);
     assert_eq!(v["rule"], "Bash(curl *)");
     assert!(
-        v["rule_source"]
+        v["ruleSource"]
             .as_str()
             .unwrap()
             .ends_with("settings.json#permissions.deny[1]")
@@ -182,20 +188,49 @@ fn user_project_and_local_settings_are_found() {
 }
 
 #[test]
-fn claude_settings_load_when_asked() {
+fn claude_settings_load_by_default_and_turn_off_with_setting_sources() {
     let env = Env::new();
     env.write(
         &env.home.join(".claude/settings.json"),
         json!({"permissions": {"deny": ["Bash(curl *)"]}}),
     );
-    let (v, _) = env.check(&[], "Bash", json!({"command": "curl x"}));
-    assert_eq!(v["decision"], "ask");
+    env.write(
+        &env.project.join(".claude/settings.json"),
+        json!({"permissions": {"deny": ["Bash(wget *)"], "allow": ["Bash(npm install)"]}}),
+    );
+    env.write(
+        &env.project.join(".claude/settings.local.json"),
+        json!({"permissions": {"deny": ["Bash(scp *)"]}}),
+    );
+    for command in ["curl x", "wget x", "scp x y"] {
+        let (v, _) = env.check(&[], "Bash", json!({"command": command}));
+        assert_eq!(v["decision"], "deny", "{command}: {v}");
+    }
+    // The untrusted project's allow rule does not grant.
+    let (v, stderr) = env.check(&[], "Bash", json!({"command": "npm install"}));
+    assert_eq!(v["decision"], "ask", "{v}");
+    assert!(stderr.contains("not trusted"), "{stderr}");
     let (v, _) = env.check(
-        &["--setting-sources", "user,project,local,claude"],
+        &["--setting-sources", "user,project,local"],
         "Bash",
         json!({"command": "curl x"}),
     );
-    assert_eq!(v["decision"], "deny");
+    assert_eq!(v["decision"], "ask");
+    let off = env
+        .agent_with_env(
+            &[
+                "permissions",
+                "check",
+                "--tool",
+                "Bash",
+                "--input",
+                r#"{"command": "curl x"}"#,
+            ],
+            &[("AGENT_SETTING_SOURCES", "user,project,local")],
+        )
+        .stdout;
+    let v: Value = serde_json::from_slice(&off).unwrap();
+    assert_eq!(v["decision"], "ask", "{v}");
 }
 
 #[test]
@@ -290,4 +325,22 @@ fn help_exits_0() {
     assert!(String::from_utf8_lossy(&out.stdout).contains("permissions"));
     let out = env.agent(&["permissions", "check", "--help"]);
     assert!(String::from_utf8_lossy(&out.stdout).contains("--project-dir"));
+}
+
+#[test]
+fn an_unknown_settings_key_is_warned_once_with_the_key_meant() {
+    let env = Env::new();
+    let file = env.project.join(".agent/settings.json");
+    env.write(&file, json!({"permisions": {"deny": ["Bash(curl *)"]}}));
+    let (v, stderr) = env.check(&[], "Bash", json!({"command": "curl x"}));
+    assert_eq!(v["decision"], "ask", "the misspelt block is not read: {v}");
+    let expected = format!(
+        "agent: warning: {}: unknown settings key ignored: `permisions` (did you mean `permissions`?)",
+        file.display()
+    );
+    assert_eq!(
+        stderr.lines().filter(|l| *l == expected).count(),
+        1,
+        "{stderr}"
+    );
 }

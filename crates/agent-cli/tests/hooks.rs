@@ -175,8 +175,8 @@ fn example_scripts_block_by_exit_code_and_by_json() {
             assert_eq!(out["reason"], r, "{input}");
         }
         assert_eq!(out["hooks"].as_array().unwrap().len(), 1, "{out}");
-        assert_eq!(out["hooks"][0]["exit_code"], json!(exit), "{out}");
-        assert_eq!(out["hooks"][0]["timed_out"], false);
+        assert_eq!(out["hooks"][0]["exitCode"], json!(exit), "{out}");
+        assert_eq!(out["hooks"][0]["timedOut"], false);
     }
     // The node script adds context when the prompt is clean, keyed on the session id.
     let out = env.run(
@@ -186,7 +186,7 @@ fn example_scripts_block_by_exit_code_and_by_json() {
     );
     assert_eq!(out["decision"], "none");
     assert_eq!(
-        out["additional_context"],
+        out["additionalContext"],
         json!(["prompt-guard: 5 characters checked, no credentials found (session abc)."])
     );
 }
@@ -216,26 +216,26 @@ fn run_prints_the_documented_shape() {
     for k in [
         "decision",
         "reason",
-        "updated_input",
-        "additional_context",
-        "system_message",
+        "updatedInput",
+        "additionalContext",
+        "systemMessage",
         "continue",
-        "stop_reason",
+        "stopReason",
         "hooks",
     ] {
         assert!(keys.contains(&k), "{k} missing: {out}");
     }
     assert_eq!(out["decision"], "block");
     assert_eq!(out["reason"], "tests are red");
-    assert_eq!(out["system_message"], "heads up");
+    assert_eq!(out["systemMessage"], "heads up");
     assert_eq!(out["continue"], true);
     let hooks = out["hooks"].as_array().unwrap();
-    assert_eq!(hooks[1]["exit_code"], 1);
+    assert_eq!(hooks[1]["exitCode"], 1);
     assert_eq!(hooks[1]["error"], "exit 1");
-    assert_eq!(hooks[2]["timed_out"], true);
-    assert_eq!(hooks[2]["exit_code"], Value::Null);
+    assert_eq!(hooks[2]["timedOut"], true);
+    assert_eq!(hooks[2]["exitCode"], Value::Null);
     for h in hooks {
-        assert!(h["command"].is_string() && h["duration_ms"].is_u64(), "{h}");
+        assert!(h["command"].is_string() && h["durationMs"].is_u64(), "{h}");
     }
 }
 
@@ -362,7 +362,7 @@ fn project_hooks_need_trust_and_list_explains() {
     assert!(out["hooks"].as_array().unwrap().is_empty());
     assert!(!marker.exists());
     let out = env.run(&["--trust"], "SessionStart", input);
-    assert_eq!(out["additional_context"], json!(["project context"]));
+    assert_eq!(out["additionalContext"], json!(["project context"]));
     assert!(marker.exists());
 
     let list = env.agent(&["hooks", "list", "--trust"]);

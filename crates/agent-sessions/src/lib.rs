@@ -20,11 +20,16 @@
 //!
 //! - [`agent`]: the agent loop: prompt → provider (agent-providers) → tool calls through hooks,
 //!   permissions and the sandbox → results, until the model stops; context compaction,
-//!   subagents, model-evaluated hooks; every step logged, every run resumable (docs/agent.md).
+//!   subagents, model-evaluated hooks; every step logged, every run resumable (docs/agent.md);
+//!   [`agent::SystemPrompt`] states what the model should know of where it works.
+//!
+//! - [`memory`]: project memory: the `AGENTS.md` / `CLAUDE.md` files of the user and of the
+//!   project, found as codex and Claude Code find them, for the system prompt (docs/agent.md).
 //!
 //! docs/sessions.md describes the layout, durability, locking, recovery and formats.
 
 pub mod agent;
+pub mod memory;
 pub mod recovery;
 pub mod store;
 pub mod tools;

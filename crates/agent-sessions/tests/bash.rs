@@ -377,3 +377,40 @@ fn host_commands_say_listed_domains_are_not_theirs() {
         "{notes}"
     );
 }
+
+/// The system prompt's Bash fact comes from the backend as configured: which shell, which
+/// sandbox, which network, and what happens without a sandbox.
+#[test]
+fn placement_says_where_scripts_run_as_configured() {
+    use agent_sessions::tools::{Choice, RoutedBackend};
+    let make = |rule| NativeBackend::new(backend_named("none").unwrap(), tree(), rule);
+    let placement = |rule, choice| {
+        #[cfg(feature = "wasi")]
+        let routed = RoutedBackend::new(None, make(rule), choice);
+        #[cfg(not(feature = "wasi"))]
+        let routed = RoutedBackend::new(make(rule), choice);
+        Bash::new(Arc::new(routed), SandboxSettings::default()).placement()
+    };
+    let allowed = placement(Unsandboxed::Allowed, Choice::Auto);
+    assert!(
+        allowed.starts_with("Every script runs in the host's bash WITHOUT an OS sandbox")
+            && allowed.contains("the user's files and network")
+            && allowed.contains("the WASI shell is not available"),
+        "{allowed}"
+    );
+    let asked = placement(Unsandboxed::AfterApproval, Choice::HostOnly);
+    assert!(
+        asked.contains("only after the user approves it") && asked.contains("\"native\""),
+        "{asked}"
+    );
+    let refused = placement(Unsandboxed::Refuse, Choice::WasiOnly);
+    assert!(refused.starts_with("Every script is refused"), "{refused}");
+    if backend_named("bwrap").is_ok_and(|b| b.probe().is_ok()) {
+        let sandboxed =
+            NativeBackend::new(backend_named("bwrap").unwrap(), tree(), Unsandboxed::Refuse);
+        assert_eq!(
+            sandboxed.placement(),
+            "the host's bash inside the OS sandbox (bwrap): no network, only the workspace writable"
+        );
+    }
+}

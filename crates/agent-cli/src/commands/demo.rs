@@ -301,7 +301,7 @@ pub fn run(args: DemoArgs) -> Result<Exit> {
         cwd: Some(project.clone()),
         project_dir: Some(project.clone()),
         trust: false,
-        setting_sources: String::new(),
+        setting_sources: Some(String::new()),
     })?;
     let (ws, imported) = workspace(&project, None)?;
     let shadow = ws.shadow().to_path_buf();

@@ -40,6 +40,7 @@ fn load(args: &HookSourcesArgs) -> Result<Loaded> {
         home,
         cwd,
         project_dir,
+        ..
     } = load_settings(&args.settings)?;
     let mut config = HooksConfig::from_settings(&settings)?;
     for p in &args.plugins {
@@ -96,11 +97,11 @@ fn run_event(args: HooksRunArgs) -> Result<Exit> {
     let out = json!({
         "decision": o.decision.as_str(),
         "reason": o.reason,
-        "updated_input": o.updated_input,
-        "additional_context": o.additional_context,
-        "system_message": o.system_message,
+        "updatedInput": o.updated_input,
+        "additionalContext": o.additional_context,
+        "systemMessage": o.system_message,
         "continue": o.continue_,
-        "stop_reason": o.stop_reason,
+        "stopReason": o.stop_reason,
         "notices": o.notices,
         "hooks": hooks,
     });
@@ -113,9 +114,9 @@ fn run_json(r: &HookRunResult) -> Value {
         "command": &*r.label,
         "kind": &*r.kind,
         "source": &*r.source,
-        "exit_code": r.exit_code,
-        "duration_ms": u64::try_from(r.duration.as_millis()).unwrap_or(u64::MAX),
-        "timed_out": r.timed_out,
+        "exitCode": r.exit_code,
+        "durationMs": u64::try_from(r.duration.as_millis()).unwrap_or(u64::MAX),
+        "timedOut": r.timed_out,
         "error": r.error,
         "decision": r.outcome.decision.as_str(),
         "async": r.is_async,
@@ -142,18 +143,18 @@ fn list(args: HooksListArgs) -> Result<Exit> {
                     "source": h.source,
                     "matcher": h.matcher,
                     "if": h.condition.as_ref().map(|c| &c.0),
-                    "if_parses": h.condition.as_ref().map(|c| c.1),
-                    "timeout_s": h.timeout.as_secs_f64(),
+                    "ifParses": h.condition.as_ref().map(|c| c.1),
+                    "timeoutSeconds": h.timeout.as_secs_f64(),
                     "async": h.is_async,
-                    "on_failure": if h.blocks_on_failure { "block" } else { "continue" },
-                    "status_message": h.status_message,
-                    "duplicate_of": h.duplicate_of.map(|d| d.0),
+                    "onFailure": if h.blocks_on_failure { "block" } else { "continue" },
+                    "statusMessage": h.status_message,
+                    "duplicateOf": h.duplicate_of.map(|d| d.0),
                     "runs": disabled.is_none() && h.duplicate_of.is_none(),
                 }));
             }
         }
         output::stdout_line(
-            &json!({"disabled_by": disabled, "hooks": items, "warnings": reg.warnings()})
+            &json!({"disabledBy": disabled, "hooks": items, "warnings": reg.warnings()})
                 .to_string(),
         );
         return Ok(Exit::Success);

@@ -7,6 +7,7 @@ pub mod demo;
 pub mod exec;
 pub mod headless;
 pub mod hooks;
+pub mod json_keys;
 pub mod keys;
 pub mod live;
 pub mod permissions;
@@ -14,6 +15,7 @@ pub mod run;
 pub mod sandbox;
 pub mod sessions;
 pub mod slash;
+pub mod system_prompt;
 pub mod tool;
 pub mod transcript;
 pub mod trust;
@@ -35,6 +37,8 @@ pub struct LoadedSettings {
     pub home: PathBuf,
     pub cwd: PathBuf,
     pub project_dir: PathBuf,
+    /// The sources the settings were read from (`--setting-sources`).
+    pub sources: SettingSources,
 }
 
 /// Loads settings as every verb does: user settings from `$AGENT_HOME`, project and local
@@ -50,7 +54,7 @@ pub fn load_settings(args: &SettingsArgs) -> Result<LoadedSettings> {
         Some(p) => absolute(p.clone())?,
         None => cwd.clone(),
     };
-    let sources: SettingSources = args.setting_sources.parse().map_err(anyhow::Error::msg)?;
+    let sources = setting_sources(args.setting_sources.as_deref())?;
     let mut loader = SettingsLoader::new(&home, &project_dir, &cwd)
         .agent_home(agent_home()?)
         .sources(sources);
@@ -69,7 +73,25 @@ pub fn load_settings(args: &SettingsArgs) -> Result<LoadedSettings> {
         home,
         cwd,
         project_dir,
+        sources,
     })
+}
+
+/// The environment variable that sets the default of `--setting-sources`.
+pub const SETTING_SOURCES_ENV: &str = "AGENT_SETTING_SOURCES";
+
+/// The sources settings load from: `flag` (`--setting-sources`), else
+/// `$AGENT_SETTING_SOURCES`, else all four (user, project, local, claude).
+fn setting_sources(flag: Option<&str>) -> Result<SettingSources> {
+    let (text, from) = match flag {
+        Some(f) => (f.to_owned(), "--setting-sources"),
+        None => match std::env::var(SETTING_SOURCES_ENV) {
+            Ok(v) => (v, SETTING_SOURCES_ENV),
+            Err(_) => return Ok(SettingSources::default()),
+        },
+    };
+    text.parse()
+        .map_err(|e: String| anyhow::anyhow!("{from}: {e}"))
 }
 
 /// `--workspace DIR` as the session's directory: DIR must be a directory; it becomes `--cwd`.

@@ -44,9 +44,9 @@ fn check(args: CheckArgs) -> Result<Exit> {
     let out = json!({
         "decision": d.behavior.as_str(),
         "step": d.step.as_str(),
-        "step_number": d.step.number(),
+        "stepNumber": d.step.number(),
         "rule": d.rule.as_ref().map(|r| r.text.clone()),
-        "rule_source": d.rule.as_ref().map(|r| r.origin.to_string()),
+        "ruleSource": d.rule.as_ref().map(|r| r.origin.to_string()),
         "reason": d.reason,
         "mode": mode.as_str(),
         "suggestions": d.suggestions,

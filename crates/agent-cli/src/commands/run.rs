@@ -44,6 +44,8 @@ fn default_model(kind: ProviderKind) -> Option<&'static str> {
 /// "openai-compatible", "baseUrl": "http://localhost:11434/v1", "apiKeyEnv": "MY_KEY"}` (or
 /// `"apiKey"` itself), and `"model"`; the last file that says wins. Only files that may grant
 /// capabilities count: an untrusted project must not send your key to a server of its choosing.
+/// Claude Code's files (`.claude/`) are not read for these: their `model` names a Claude model
+/// by Claude Code's aliases (`opus`), which no provider API knows.
 #[derive(Debug, Default)]
 struct ProviderSettings {
     name: Option<String>,
@@ -54,7 +56,7 @@ struct ProviderSettings {
 
 fn provider_settings(settings: &Settings) -> Result<ProviderSettings> {
     let mut out = ProviderSettings::default();
-    for file in &settings.files {
+    for file in settings.files.iter().filter(|f| !f.claude) {
         let where_ = file.path.display();
         if !file.trusted {
             if file.value.contains_key("provider") || file.value.contains_key("model") {
@@ -551,8 +553,18 @@ pub(crate) fn open_with(args: &mut SessionOptions, with: OpenWith<'_>) -> Result
     if args.resume_at.is_some() && !resuming {
         bail!("--resume-at needs --session, --continue or --fork to say which session");
     }
+    let prompt = super::system_prompt::session_prompt(
+        super::system_prompt::PromptText::default(),
+        &loaded,
+        &folder,
+        &root,
+        &ws,
+        imported.is_some(),
+        &bash,
+    )?;
     let mut builder = Agent::builder(Arc::clone(&provider), Arc::clone(&store), &shadow)
         .options(options)
+        .system_prompt(prompt)
         .permissions(permissions)
         .hooks(hooks)
         .tools(tools);
@@ -749,7 +761,7 @@ pub fn run(mut args: RunArgs) -> Result<Exit> {
                 "finalText": result.final_text,
                 "stopReason": result.stop_reason,
                 "turns": result.turns,
-                "usage": result.usage,
+                "usage": super::json_keys::camel_case(json!(result.usage)),
                 "error": result.error,
                 "real": root,
                 "shadow": shadow_root,

@@ -21,6 +21,20 @@ use serde_json::{Value, json};
 pub fn serve_with(
     reply: impl Fn(usize) -> Option<String> + Send + 'static,
 ) -> (String, Arc<Mutex<Vec<Instant>>>) {
+    let (url, sent, _) = serve_recording(reply);
+    (url, sent)
+}
+
+/// The bodies of the requests a server answered, in order.
+pub type Requests = Arc<Mutex<Vec<Value>>>;
+
+/// [`serve_with`], also keeping the body of each request it answered (JSON, or a string when
+/// the body is not JSON), in order.
+pub fn serve_recording(
+    reply: impl Fn(usize) -> Option<String> + Send + 'static,
+) -> (String, Arc<Mutex<Vec<Instant>>>, Requests) {
+    let requests = Arc::new(Mutex::new(Vec::new()));
+    let bodies = Arc::clone(&requests);
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
     let sent = Arc::new(Mutex::new(Vec::new()));
@@ -43,6 +57,10 @@ pub fn serve_with(
             }
             let mut req = vec![0; len];
             reader.read_exact(&mut req).unwrap();
+            bodies.lock().unwrap().push(
+                serde_json::from_slice(&req)
+                    .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&req).into_owned())),
+            );
             let response = match reply.strip_prefix("STATUS ") {
                 Some(code) => {
                     let body =
@@ -60,7 +78,7 @@ pub fn serve_with(
             let _ = stream.write_all(response.as_bytes());
         }
     });
-    (url, sent)
+    (url, sent, requests)
 }
 
 /// A loopback server answering each POST with the next of `replies`; returns its OpenAI base

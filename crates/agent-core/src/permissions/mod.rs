@@ -50,6 +50,7 @@ mod descriptors;
 mod engine;
 pub mod environment;
 mod grants;
+pub mod known_keys;
 mod links;
 mod policy;
 mod prompt;

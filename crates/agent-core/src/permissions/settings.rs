@@ -1,7 +1,8 @@
 //! Settings files: where they are, how they merge, and when a project's may grant anything.
 //!
-//! Files, lowest precedence first (Claude Code's `.claude/` twins load just below each `.agent/`
-//! file when the `claude` source is enabled):
+//! Files, lowest precedence first (Claude Code's `.claude/` twins, `~/.claude/settings.json`,
+//! `<project>/.claude/settings.json` and `<project>/.claude/settings.local.json`, load just below
+//! each `.agent/` file unless the `claude` source is turned off):
 //!
 //! | scope | file | `/path` rules anchor at |
 //! |---|---|---|
@@ -16,7 +17,9 @@
 //! A project's (and local file's) deny and ask rules apply at once; its allow rules, additional
 //! directories and default mode apply only when the folder is trusted ([`super::TrustStore`]).
 //! A file that is not valid JSON, has a key of the wrong type, or holds a malformed rule is
-//! refused whole: loading fails with the file, the key or rule index, and what is wrong.
+//! refused whole: loading fails with the file, the key or rule index, and what is wrong. A key
+//! that neither this runtime nor Claude Code reads is ignored with one warning per file, naming
+//! the nearest known key ([`super::known_keys`]).
 
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
@@ -43,13 +46,14 @@ pub struct SettingSources {
 }
 
 impl Default for SettingSources {
-    /// `user`, `project` and `local`; not `claude`.
+    /// All four: `user`, `project`, `local` and `claude` (the Claude Code settings a user
+    /// already has are read, under the same trust rules as ours).
     fn default() -> Self {
         Self {
             user: true,
             project: true,
             local: true,
-            claude: false,
+            claude: true,
         }
     }
 }
@@ -388,7 +392,8 @@ pub struct SettingsLoader {
 
 impl SettingsLoader {
     /// A loader for a session in `cwd` whose project is `project_dir`, with the home directory
-    /// `home` and `$AGENT_HOME` = `home/.agent`. Defaults: sources user, project and local;
+    /// `home` and `$AGENT_HOME` = `home/.agent`. Defaults: sources user, project, local and
+    /// claude;
     /// trust read from `$AGENT_HOME/trust.json`; no `--settings` files.
     pub fn new(
         home: impl Into<PathBuf>,
@@ -599,11 +604,24 @@ fn parse_file(
         parse_map(&path, &map, scope, &root, home)?;
     }
     let mut parsed = parse_map(&path, &restricted, scope, &root, home)?;
+    // A key nothing reads has no effect whether dropped or not: the unknown-key warning
+    // below covers a typo, and a key only Claude Code reads needs no word.
     parsed.warnings.extend(
         dropped
             .iter()
+            .filter(|d| super::settings_keys::spec(&d.path).is_some())
             .map(|d| format!("{}: {}", path.display(), d.message)),
     );
+    let unknown = super::known_keys::unknown_keys(&map);
+    if !unknown.is_empty() {
+        let listed: Vec<String> = unknown.iter().map(ToString::to_string).collect();
+        parsed.warnings.push(format!(
+            "{}: unknown settings key{} ignored: {}",
+            path.display(),
+            if unknown.len() == 1 { "" } else { "s" },
+            listed.join(", ")
+        ));
+    }
     let file = SettingsFile {
         path,
         scope,

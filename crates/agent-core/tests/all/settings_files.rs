@@ -250,7 +250,7 @@ fn ignored_rules_warn_instead_of_failing() {
 }
 
 #[test]
-fn claude_sources_load_below_agent_files() {
+fn claude_sources_load_by_default_below_agent_files() {
     let f = Fixture::new();
     f.write(
         "~/.claude/settings.json",
@@ -264,10 +264,13 @@ fn claude_sources_load_below_agent_files() {
         ".agent/settings.json",
         json!({"permissions": {"defaultMode": "acceptEdits"}}),
     );
+    let off: SettingSources = "user,project,local".parse().unwrap();
+    let s = f.loader().trusted(true).sources(off).load().unwrap();
+    assert!(
+        s.deny.is_empty(),
+        "claude files are off when the source is left out"
+    );
     let s = f.loader().trusted(true).load().unwrap();
-    assert!(s.deny.is_empty(), "claude files are off by default");
-    let sources: SettingSources = "user,project,local,claude".parse().unwrap();
-    let s = f.loader().trusted(true).sources(sources).load().unwrap();
     assert_eq!(s.deny.len(), 1);
     assert_eq!(s.allow.len(), 1);
     assert_eq!(
@@ -277,6 +280,10 @@ fn claude_sources_load_below_agent_files() {
     );
     assert!(s.files.iter().any(|f| f.claude));
     assert!("user,bogus".parse::<SettingSources>().is_err());
+    // An untrusted project's `.claude/` files may not grant, as its `.agent/` files.
+    let s = f.loader().trusted(false).load().unwrap();
+    assert!(s.allow.is_empty(), "{:?}", s.allow);
+    assert_eq!(s.deny.len(), 1, "the user's own ~/.claude deny holds");
 }
 
 #[test]
@@ -469,4 +476,42 @@ fn a_deny_rule_on_a_home_file_holds_with_repeated_slashes() {
         let (behavior, _) = bash(&e, cmd);
         assert_eq!(behavior, Behavior::Deny, "{cmd}");
     }
+}
+
+#[test]
+fn an_unknown_key_is_warned_once_per_file_naming_the_file_and_the_key_meant() {
+    let f = Fixture::new();
+    let user = f.write(
+        "~/.agent/settings.json",
+        json!({"permisions": {"deny": ["Bash(curl *)"]}, "sandbox": {"enabeld": true}}),
+    );
+    let project = f.write(
+        ".claude/settings.json",
+        json!({"permissions": {"alow": ["Read"]}, "statusLine": {"type": "command"}, "enabledPlugins": {}}),
+    );
+    let s = f.loader().load().unwrap();
+    let about = |path: &Path| -> Vec<&String> {
+        s.warnings
+            .iter()
+            .filter(|w| w.starts_with(&format!("{}:", path.display())))
+            .collect()
+    };
+    let user_warnings = about(&user);
+    assert_eq!(user_warnings.len(), 1, "{:?}", s.warnings);
+    assert_eq!(
+        user_warnings[0],
+        &format!(
+            "{}: unknown settings keys ignored: `permisions` (did you mean `permissions`?), `sandbox.enabeld` (did you mean `sandbox.enabled`?)",
+            user.display()
+        )
+    );
+    // The untrusted project's Claude Code-only keys draw no warning; its typo does.
+    let project_warnings = about(&project);
+    assert_eq!(project_warnings.len(), 1, "{:?}", s.warnings);
+    assert!(
+        project_warnings[0].contains("`permissions.alow` (did you mean `permissions.allow`?)"),
+        "{}",
+        project_warnings[0]
+    );
+    assert!(s.deny.is_empty(), "the misspelt block is not read");
 }

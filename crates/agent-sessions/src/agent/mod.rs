@@ -62,6 +62,7 @@ mod context;
 mod events;
 mod hook_extension;
 mod options;
+mod prompt;
 mod questions;
 mod run;
 mod subagent;
@@ -84,6 +85,7 @@ pub use context::{History, SUMMARY_PREFIX, estimate_tokens, output_text};
 pub use events::{AgentEvent, Interrupt};
 pub use hook_extension::ModelHooks;
 pub use options::{AgentOptions, COMPACT_AT, TOOL_RESULT_BUDGET};
+pub use prompt::SystemPrompt;
 pub use questions::PolicyPrompter;
 pub use run::{AgentError, CANCEL_GRACE, DEFAULT_SYSTEM_PROMPT, MAX_INJECTED_CHARS, RunResult};
 pub use subagent::SUBAGENT_TYPES;
@@ -111,6 +113,7 @@ pub struct AgentBuilder {
     prompter: Option<Arc<dyn Prompter>>,
     options: AgentOptions,
     subagents: bool,
+    system_prompt: Option<SystemPrompt>,
 }
 
 impl std::fmt::Debug for AgentBuilder {
@@ -180,6 +183,14 @@ impl AgentBuilder {
         self
     }
 
+    /// Renders `prompt` as the session's system prompt when it starts, stating the permission
+    /// mode the session actually starts in (the one given, the settings', or the one a resumed
+    /// session restores). Replaces [`AgentOptions::system_prompt`].
+    pub fn system_prompt(mut self, prompt: SystemPrompt) -> Self {
+        self.system_prompt = Some(prompt);
+        self
+    }
+
     /// Offers the `Task` tool, running subagents (default: on).
     pub fn subagents(mut self, enabled: bool) -> Self {
         self.subagents = enabled;
@@ -204,6 +215,7 @@ impl AgentBuilder {
             prompter,
             mut options,
             subagents,
+            system_prompt,
         } = self;
         // The session is the real folder's when the working directory is its shadow.
         let shown_cwd = options
@@ -314,6 +326,9 @@ impl AgentBuilder {
                 .build()
                 .map_err(|e| AgentError::Options(format!("permission engine: {e}")))?,
         );
+        if let Some(p) = system_prompt {
+            options.system_prompt = Some(p.permission_mode(engine.mode()).render());
+        }
         let core = Arc::new(Core {
             provider,
             store: Arc::clone(&store),
@@ -470,6 +485,7 @@ impl Agent {
             prompter: None,
             options: AgentOptions::default(),
             subagents: true,
+            system_prompt: None,
         }
     }
 

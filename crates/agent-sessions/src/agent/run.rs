@@ -29,9 +29,10 @@ use super::questions::SideEvents;
 use crate::store::{SessionBackend, SessionId, StoreError};
 use crate::tools::executor::{Execution, ToolExecutor};
 
-/// The system prompt when none is given.
-pub const DEFAULT_SYSTEM_PROMPT: &str = "You are a coding agent working in a copy of the user's project (a shadow workspace): \
-nothing you change reaches the user's real files until they review and commit your change set. \
+/// The instructions of a system prompt when none are given: what the agent is and how it
+/// works with the tools and the permission gate. It claims nothing about where the agent runs;
+/// [`super::SystemPrompt`] adds those facts (the folder, the shadow workspace, the mode, ...).
+pub const DEFAULT_SYSTEM_PROMPT: &str = "You are a coding agent working in the user's project. \
 Use the tools to read, search, edit and run commands in the working directory. Every tool call \
 is checked against the user's permission rules and may be refused; when one is refused, do not \
 retry it unchanged. Keep answers short and say what you changed.";

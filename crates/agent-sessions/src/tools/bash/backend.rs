@@ -95,6 +95,12 @@ pub trait BashBackend: Send + Sync {
         String::new()
     }
 
+    /// Where commands run, in a sentence or two for the system prompt (which scripts go where,
+    /// under which sandbox, with which network); empty when the backend does not say.
+    fn placement(&self) -> String {
+        String::new()
+    }
+
     /// Where `command` would run, in a few words for a person approving it (`None`: the
     /// backend has only one place).
     fn where_it_runs(&self, command: &str) -> Option<String> {

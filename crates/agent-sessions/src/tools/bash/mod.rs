@@ -166,6 +166,13 @@ impl Bash {
         self.backend.where_it_runs(command)
     }
 
+    /// Where commands run, in a sentence or two for the system prompt
+    /// ([`BashBackend::placement`]): which scripts go to the WASI shell, which to the host's
+    /// bash and under which sandbox, with which network.
+    pub fn placement(&self) -> String {
+        self.backend.placement()
+    }
+
     /// The backend's name.
     pub fn backend_name(&self) -> &'static str {
         self.backend.name()

@@ -183,6 +183,24 @@ impl BashBackend for NativeBackend {
         }
     }
 
+    fn placement(&self) -> String {
+        match (&self.uncontained, self.unsandboxed) {
+            (None, _) => format!(
+                "the host's bash inside the OS sandbox ({}): no network, only the workspace writable",
+                self.outer.name()
+            ),
+            (Some(why), Unsandboxed::Allowed) => format!(
+                "the host's bash WITHOUT an OS sandbox ({why}), with the user's files and network, as the user's settings allow"
+            ),
+            (Some(why), Unsandboxed::AfterApproval) => format!(
+                "the host's bash WITHOUT an OS sandbox ({why}), each command only after the user approves it"
+            ),
+            (Some(why), Unsandboxed::Refuse) => {
+                format!("nowhere: they are refused, as no OS sandbox can run here ({why})")
+            }
+        }
+    }
+
     fn run(&self, request: &BashRequest) -> Result<BashOutcome, ToolError> {
         let read_only = request
             .containment

@@ -172,6 +172,37 @@ impl BashBackend for RoutedBackend {
         }
     }
 
+    fn placement(&self) -> String {
+        let host = self.host.placement();
+        if self.choice == Choice::HostOnly {
+            return format!("Every script runs in {host} (bash.backend is \"native\").");
+        }
+        #[cfg(feature = "wasi")]
+        if let Some(w) = &self.wasi {
+            let wasi = w.placement();
+            return match self.choice {
+                Choice::WasiOnly => format!(
+                    "Scripts whose every program is a shell builtin or a bundle command run in {wasi}; any other script is refused (bash.backend is \"wasi\")."
+                ),
+                Choice::Auto | Choice::HostOnly => format!(
+                    "Scripts whose every program is a shell builtin or a bundle command run in {wasi}; any other script runs in {host}."
+                ),
+            };
+        }
+        #[cfg(feature = "wasi")]
+        let why = NO_BUNDLE;
+        #[cfg(not(feature = "wasi"))]
+        let why = "this build has no WASI shell";
+        match self.choice {
+            Choice::WasiOnly => {
+                format!("Every script is refused: {why}, and bash.backend is \"wasi\".")
+            }
+            Choice::Auto | Choice::HostOnly => {
+                format!("Every script runs in {host}; the WASI shell is not available: {why}.")
+            }
+        }
+    }
+
     fn describe(&self) -> String {
         let mut out = String::new();
         #[cfg(feature = "wasi")]

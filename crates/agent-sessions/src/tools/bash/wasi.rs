@@ -54,6 +54,18 @@ impl BashBackend for WasiBackend {
         )
     }
 
+    fn placement(&self) -> String {
+        let network = if self.toolbox.network().is_some() {
+            "its `fetch` reaches only the domains the settings allow (sandbox.network.allowedDomains)"
+        } else {
+            "no network"
+        };
+        format!(
+            "the in-process WASI shell ({} bundle commands, listed in the Bash tool's description; only the workspace is visible; {network})",
+            self.toolbox.commands().len()
+        )
+    }
+
     fn run(&self, request: &BashRequest) -> Result<BashOutcome, ToolError> {
         match self.compile(request) {
             Ok(plan) => self.run_plan(request, &plan),
