@@ -407,3 +407,49 @@ fn a_provider_that_is_not_configured_fails_initialize_with_the_reason() {
         "{messages:?}"
     );
 }
+
+/// The system prompt of the first request `agent run` sent with `extra` flags.
+fn system_prompt_sent(e: &Env, extra: &[&str]) -> String {
+    let (url, _, requests) = model::serve_recording(|k| (k == 0).then(|| text("ok")));
+    let out = agent(e)
+        .args(["run", "hi", "--provider", "openai-compatible", "--base-url"])
+        .arg(format!("{url}/v1"))
+        .args(["--model", "m", "--output-format", "json"])
+        .args(extra)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let requests = requests.lock().unwrap();
+    let first = &requests[0]["messages"][0];
+    assert_eq!(first["role"], "system");
+    first["content"].as_str().unwrap().to_owned()
+}
+
+#[test]
+fn system_prompt_replaces_the_instructions_and_keeps_the_facts() {
+    let e = env();
+    let own = system_prompt_sent(&e, &[]);
+    assert!(own.contains("You are a coding agent"), "{own}");
+    // The SDK passes an empty --system-prompt when its caller set none: the agent's own.
+    assert_eq!(system_prompt_sent(&e, &["--system-prompt", ""]), own);
+    let custom = system_prompt_sent(
+        &e,
+        &[
+            "--system-prompt",
+            "You are terse.",
+            "--append-system-prompt",
+            "End with OK.",
+        ],
+    );
+    assert!(custom.starts_with("You are terse."), "{custom}");
+    assert!(!custom.contains("You are a coding agent"), "{custom}");
+    assert!(custom.trim_end().ends_with("End with OK."), "{custom}");
+    assert!(
+        custom.contains(&e.folder.display().to_string()),
+        "the facts stay: {custom}"
+    );
+}

@@ -535,7 +535,6 @@ pub(crate) fn open_with(args: &mut SessionOptions, with: OpenWith<'_>) -> Result
     }
     let mut options = AgentOptions::new(model).max_turns(args.max_turns);
     options.session_id = with.session_id.clone();
-    options.system_prompt = system_prompt(args);
     options.view = Some(view.clone());
     options.transcript_dir = Some(super::agent_home()?.join("transcripts"));
     options.resume = ResumeOptions {
@@ -553,8 +552,14 @@ pub(crate) fn open_with(args: &mut SessionOptions, with: OpenWith<'_>) -> Result
     if args.resume_at.is_some() && !resuming {
         bail!("--resume-at needs --session, --continue or --fork to say which session");
     }
+    // `--system-prompt` replaces the instructions (an empty value keeps them: the Claude
+    // Agent SDK passes `""` when its caller set none); the facts and the memory stay.
+    let nonempty = |s: &Option<String>| s.clone().filter(|t| !t.trim().is_empty());
     let prompt = super::system_prompt::session_prompt(
-        super::system_prompt::PromptText::default(),
+        super::system_prompt::PromptText {
+            base: nonempty(&args.system_prompt),
+            append: nonempty(&args.append_system_prompt),
+        },
         &loaded,
         &folder,
         &root,
@@ -793,33 +798,6 @@ pub(crate) fn run_exit(result: &RunResult, refused: bool) -> Exit {
         "max_turns" => Exit::Denied,
         _ if result.is_error || refused => Exit::Denied,
         _ => Exit::Success,
-    }
-}
-
-/// The system prompt the session options ask for: `--system-prompt` replaces the agent's own
-/// instructions (an empty value keeps them: the Claude Agent SDK passes `""` when its caller
-/// set none), `--append-system-prompt` is added at the end. `None`: the agent's own.
-pub(crate) fn system_prompt(args: &SessionOptions) -> Option<String> {
-    let base = args
-        .system_prompt
-        .as_deref()
-        .filter(|s| !s.trim().is_empty());
-    let append = args
-        .append_system_prompt
-        .as_deref()
-        .filter(|s| !s.trim().is_empty());
-    match (base, append) {
-        (None, None) => None,
-        (b, a) => {
-            let mut text = b
-                .unwrap_or(agent_sessions::agent::DEFAULT_SYSTEM_PROMPT)
-                .to_owned();
-            if let Some(a) = a {
-                text.push_str("\n\n");
-                text.push_str(a);
-            }
-            Some(text)
-        }
     }
 }
 

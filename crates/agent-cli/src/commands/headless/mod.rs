@@ -129,10 +129,7 @@ impl Inputs {
                 cwd: None,
                 project_dir: None,
                 trust: false,
-                setting_sources: cli
-                    .setting_sources
-                    .clone()
-                    .unwrap_or_else(|| "user,project,local".into()),
+                setting_sources: cli.setting_sources.clone(),
             },
             session: cli.resume.clone(),
             continue_recent: cli.continue_recent && cli.resume.is_none(),
