@@ -52,7 +52,7 @@ pub enum Command {
     /// the end. Needs an API key (ANTHROPIC_API_KEY or OPENAI_API_KEY); `agent demo` runs
     /// offline.
     #[command(
-        after_help = "Examples:\n  agent run \"fix the failing test in src/calc.py\" --workspace ~/src/app\n  agent run \"explain this repo\" --provider openai --model gpt-4.1 --mode plan\n  agent run \"go on\" --continue\n  agent run \"try another way\" --fork 0190c2d4-... --resume-at 0190c2d5-...\n  agent run \"hi\" --provider openai-compatible --base-url http://localhost:11434/v1 --model llama3.1\n\nExit codes: 0 the model finished (or stopped at max turns); 1 the run ended in an error (the\nprovider failed; the session is logged and can be resumed) or the commit was refused; 2 bad\narguments, settings or provider configuration; 130 interrupted (Ctrl-C)."
+        after_help = "Examples:\n  agent run \"fix the failing test in src/calc.py\" --workspace ~/src/app\n  agent run \"explain this repo\" --provider openai --model gpt-4.1 --mode plan\n  agent run \"go on\" --continue\n  agent run \"try another way\" --fork 0190c2d4-... --resume-at 0190c2d5-...\n  agent run \"hi\" --provider openai-compatible --base-url http://localhost:11434/v1 --model llama3.1\n  agent run \"fix the tests\" --output-format stream-json --allow Edit --allow \"Bash(cargo test *)\"\n\nExit codes: 0 the model finished; 1 the run ended in an error (the provider failed; the session\nis logged and can be resumed), reached --max-turns, or the commit was refused; 2 bad\narguments, settings or provider configuration; 130 interrupted (Ctrl-C)."
     )]
     Run(RunArgs),
     #[command(
