@@ -453,3 +453,60 @@ fn system_prompt_replaces_the_instructions_and_keeps_the_facts() {
         "the facts stay: {custom}"
     );
 }
+
+#[test]
+fn resume_in_the_sdks_equals_form_continues_the_same_session() {
+    let e = env();
+    let (url, _, requests) = model::serve_recording(|k| Some(text(&format!("answer {k}"))));
+    settings(&e, &format!("{url}/v1"));
+    let init = json!({"type": "control_request", "request_id": "req_1", "request": {"subtype": "initialize", "hooks": null}});
+    let user = |t: &str| json!({"type": "user", "message": {"role": "user", "content": t}, "parent_tool_use_id": null, "session_id": ""});
+    let (_, first) = sdk_by_hand(
+        &e,
+        &[],
+        &[init.clone(), user("remember the word tangerine")],
+    );
+    let id = first.last().unwrap()["session_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let (out, second) = sdk_by_hand(
+        &e,
+        &[&format!("--resume={id}")],
+        &[init, user("which word?")],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(second.last().unwrap()["session_id"], id.as_str());
+    let sent = requests.lock().unwrap()[1].to_string();
+    assert!(
+        sent.contains("tangerine"),
+        "the resumed history reached the model: {sent}"
+    );
+}
+
+#[test]
+fn tools_and_the_mode_are_set_as_the_sdk_asks() {
+    let e = env();
+    settings(&e, &serve(vec![text("ok")]));
+    let (out, messages) = sdk_by_hand(
+        &e,
+        &["--tools", "Read,Grep"],
+        &[
+            json!({"type": "control_request", "request_id": "req_1", "request": {"subtype": "initialize", "hooks": null}}),
+            json!({"type": "control_request", "request_id": "req_2", "request": {"subtype": "set_permission_mode", "mode": "plan"}}),
+            json!({"type": "user", "message": {"role": "user", "content": "look"}, "parent_tool_use_id": null, "session_id": ""}),
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let init = messages.iter().find(|m| m["subtype"] == "init").unwrap();
+    assert_eq!(init["tools"], json!(["Read", "Grep"]));
+    assert_eq!(init["permissionMode"], "plan");
+}
