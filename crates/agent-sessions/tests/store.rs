@@ -41,7 +41,7 @@ fn assistant(text: &str) -> Event {
     Event::new(
         0,
         None,
-        EventPayload::AssistantMessage(AssistantMessage { text: text.into() }),
+        EventPayload::AssistantMessage(AssistantMessage::text(text)),
     )
 }
 
@@ -53,6 +53,7 @@ fn tool_use(n: u32) -> Event {
             tool_use_id: format!("t{n}"),
             name: "Bash".into(),
             input: json!({"command": "ls"}),
+            ..ToolUse::default()
         }),
     )
 }

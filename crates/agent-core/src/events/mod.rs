@@ -36,6 +36,6 @@ pub use envelope::{EVENT_FORMAT_VERSION, Event, EventId, now_rfc3339, parse_rfc3
 pub use payload::{
     AssistantDelta, AssistantMessage, Compaction, ErrorEvent, EventPayload, HookRun,
     PermissionDecisionEvent, PermissionQuestion, ResultEvent, SessionFork, SessionTag,
-    SessionTitle, SubagentStart, SubagentStop, SystemInit, ToolResultEvent, ToolUse, UserMessage,
-    WorkspaceCommit, WorkspaceDiff, WorkspaceImport,
+    SessionTitle, SubagentStart, SubagentStop, SystemInit, TokenUsage, ToolResultEvent, ToolUse,
+    UserMessage, WorkspaceCommit, WorkspaceDiff, WorkspaceImport,
 };

@@ -255,11 +255,12 @@ mod tests {
     fn log() -> Vec<Event> {
         let payloads = vec![
             EventPayload::UserMessage(UserMessage { text: "u1".into() }),
-            EventPayload::AssistantMessage(AssistantMessage { text: "a1".into() }),
+            EventPayload::AssistantMessage(AssistantMessage::text("a1")),
             EventPayload::ToolUse(ToolUse {
                 tool_use_id: "t".into(),
                 name: "Bash".into(),
                 input: json!({}),
+                ..ToolUse::default()
             }),
             EventPayload::ToolResult(ToolResultEvent {
                 tool_use_id: "t".into(),
@@ -274,7 +275,7 @@ mod tests {
                 from_seq: 1,
                 to_seq: 4,
             }),
-            EventPayload::AssistantMessage(AssistantMessage { text: "a2".into() }),
+            EventPayload::AssistantMessage(AssistantMessage::text("a2")),
         ];
         payloads
             .into_iter()
