@@ -75,6 +75,15 @@ pub struct Message {
     pub content: Content,
 }
 
+/// A tool result as the text the model is sent (and a Claude Code transcript holds): a string
+/// output as it is, any other JSON as its compact text.
+pub(crate) fn output_text(output: &Value) -> String {
+    match output {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
 /// The message of one conversation event (`None` for other events).
 fn message_of(event: &Event, index: u64) -> Option<Message> {
     let (role, content) = match &event.payload {
