@@ -3,6 +3,7 @@
 pub mod approve;
 pub mod bundles;
 pub mod chat;
+mod cost;
 pub mod demo;
 pub mod exec;
 pub mod hooks;

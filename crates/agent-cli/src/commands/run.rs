@@ -8,7 +8,7 @@ use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use agent_core::events::{Event, EventPayload};
+use agent_core::events::{Event, EventPayload, TokenUsage};
 use agent_core::hooks::HooksConfig;
 use agent_core::permissions::{PermissionEngine, PermissionMode, PermissionPolicy, Settings};
 use agent_core::tools::Tool;
@@ -490,17 +490,21 @@ pub fn run(mut args: RunArgs) -> Result<Exit> {
         mut live,
         ..
     } = open(&mut args.session, args.json)?;
-    let (result, agent_session) = runtime.block_on(async {
+    let (result, agent_session, model) = runtime.block_on(async {
         let (result, _) =
             drive(&mut agent, &args.prompt, (!args.json).then_some(&mut live)).await?;
         // Background commands finish before the review, so the change set is the whole of
         // what the run did.
         join_background(&bash, args.json).await?;
         let id = agent.session_id().clone();
+        let model = agent.model().to_owned();
         agent.close().await?;
         servers.shutdown().await;
-        anyhow::Ok((result, id))
+        anyhow::Ok((result, id, model))
     })?;
+    if !args.json {
+        super::cost::print_summary(&result.usage, &model);
+    }
 
     // The review: the change set is pinned down (paths, kinds, hashes) before it is shown, and
     // the commit applies exactly that review.
@@ -557,7 +561,8 @@ pub fn run(mut args: RunArgs) -> Result<Exit> {
                 "finalText": result.final_text,
                 "stopReason": result.stop_reason,
                 "turns": result.turns,
-                "usage": result.usage,
+                "usage": TokenUsage::from(result.usage),
+                "costUsd": super::cost::cost_usd(&result.usage, &model),
                 "error": result.error,
                 "real": root,
                 "shadow": shadow_root,
