@@ -100,8 +100,17 @@ async fn every_event_of_one_model_answer_carries_its_message_id_request_id_model
     agent.prompt("look").await.unwrap();
     let id = agent.session_id().clone();
     agent.close().await.unwrap();
-    let answers: Vec<_> = events(&f.store, &id)
-        .await
+    let log = events(&f.store, &id).await;
+    let Some(EventPayload::Result(result)) = log.last().map(|e| &e.payload) else {
+        panic!("the log ends with its result")
+    };
+    assert_eq!(
+        result.usage,
+        Some(json!({"inputTokens": 14, "outputTokens": 14,
+                    "cacheCreationInputTokens": 200, "cacheReadInputTokens": 500})),
+        "the run's total, named as every usage of the log"
+    );
+    let answers: Vec<_> = log
         .into_iter()
         .filter_map(|e| match e.payload {
             EventPayload::AssistantMessage(m) => {

@@ -866,7 +866,7 @@ impl Runner {
             EventPayload::Result(ResultEvent {
                 final_text: final_text.clone(),
                 stop_reason: Some(stop_reason.to_owned()),
-                usage: serde_json::to_value(state.usage).ok(),
+                usage: serde_json::to_value(TokenUsage::from(state.usage)).ok(),
             }),
         );
         e.extra.insert("turns".into(), json!(state.turns));
