@@ -7,6 +7,8 @@ use std::path::Path;
 use anyhow::{Context, Result};
 use serde_json::Value;
 
+use crate::bench_tokens;
+
 /// What an issue asks of a figure.
 #[derive(Clone, Copy)]
 enum Target {
@@ -558,10 +560,12 @@ pub fn run(args: &[String]) -> Result<()> {
         .map(String::as_str);
     if let Some(name) = only
         && !GROUPS.iter().any(|g| g.name == name)
+        && name != bench_tokens::NAME
     {
         anyhow::bail!(
-            "no bench group `{name}`; groups: {}",
-            GROUPS.iter().map(|g| g.name).collect::<Vec<_>>().join(", ")
+            "no bench group `{name}`; groups: {}, {}",
+            GROUPS.iter().map(|g| g.name).collect::<Vec<_>>().join(", "),
+            bench_tokens::NAME
         );
     }
     let root = workspace_root()?;
@@ -575,6 +579,16 @@ pub fn run(args: &[String]) -> Result<()> {
             bench_args.extend(["--warm-up-time", "1", "--measurement-time", "2"]);
         }
         crate::cargo(&bench_args)?;
+    }
+    let tokens = only.is_none_or(|n| n == bench_tokens::NAME);
+    if tokens {
+        crate::cargo(&[
+            "bench",
+            "-p",
+            bench_tokens::PACKAGE,
+            "--bench",
+            bench_tokens::BENCH,
+        ])?;
     }
     let mut out = String::new();
     writeln!(out, "# Benchmarks\n")?;
@@ -661,6 +675,11 @@ pub fn run(args: &[String]) -> Result<()> {
             writeln!(out, "\n{peaks}")?;
         }
         writeln!(out, "\n{}\n", g.footer)?;
+    }
+    if tokens {
+        out.push_str(&bench_tokens::section(&root)?);
+    } else if let Some(section) = section(&previous, bench_tokens::HEADING) {
+        writeln!(out, "{}\n", section.trim_end())?;
     }
     if let Some(sizes) = bundle_sizes(&root) {
         out.push_str(&sizes);

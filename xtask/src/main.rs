@@ -19,6 +19,7 @@
 )]
 
 mod bench;
+mod bench_tokens;
 mod bundles;
 mod demo;
 mod layering;

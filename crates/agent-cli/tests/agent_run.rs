@@ -635,6 +635,12 @@ fn run_speaks_the_anthropic_wire_format_through_the_loop() {
     let v = json_out(&out);
     assert_eq!(v["finalText"], "It says one.");
     assert_eq!(v["usage"]["inputTokens"], 20);
+    assert_eq!(v["usage"]["outputTokens"], 16);
+    // claude-sonnet-4-5 at $3 in / $15 out per million tokens.
+    assert!(
+        (v["costUsd"].as_f64().unwrap() - 0.000_3).abs() < 1e-12,
+        "{v}"
+    );
     let reqs = seen.lock().unwrap();
     assert_eq!(reqs[0]["model"], "claude-sonnet-4-5");
     let last = reqs[1]["messages"]

@@ -4,7 +4,10 @@
 //! assistant turns to alternate), with a user turn's `tool_result` blocks first, as the API
 //! requires; empty text blocks and messages are dropped (the API rejects them); a tool call
 //! whose input is not an object is sent with `{}`; `tools` and `tool_choice` are left out when
-//! no tool is offered.
+//! no tool is offered; the system prompt is a list of one text block. Prompt caching (on unless
+//! [`ProviderConfig::prompt_caching`] is off): `cache_control: {"type": "ephemeral"}` on the
+//! last tool, the system block and the last block of each of the last two user messages, as
+//! Claude Code marks them (docs/agent.md, Prompt caching).
 //!
 //! The stream: `message_start`, then per content block `content_block_start`,
 //! `content_block_delta`s and `content_block_stop`, then `message_delta` and `message_stop`,
@@ -40,6 +43,7 @@ pub struct AnthropicProvider {
     url: String,
     headers: HeaderMap,
     context_window: Option<u64>,
+    prompt_caching: bool,
 }
 
 impl AnthropicProvider {
@@ -85,6 +89,7 @@ impl AnthropicProvider {
             url,
             headers,
             context_window: config.context_window,
+            prompt_caching: config.prompt_caching,
         })
     }
 }
@@ -95,6 +100,7 @@ impl fmt::Debug for AnthropicProvider {
             .field("url", &self.url)
             .field("api_key", &"ApiKey(****)")
             .field("context_window", &self.context_window)
+            .field("prompt_caching", &self.prompt_caching)
             .finish_non_exhaustive()
     }
 }
@@ -114,7 +120,7 @@ impl Provider for AnthropicProvider {
             .call(
                 &self.url,
                 &self.headers,
-                &request_body(request),
+                &request_body(request, self.prompt_caching),
                 &request.model,
                 AnthropicDecoder::default(),
             )
@@ -124,12 +130,18 @@ impl Provider for AnthropicProvider {
 
 // ---- The request ----
 
+/// The most `cache_control` breakpoints one request may carry (the API rejects more).
+const MAX_CACHE_BREAKPOINTS: usize = 4;
+
+/// How many of the last user turns get a breakpoint.
+const CACHED_USER_TURNS: usize = 2;
+
 #[derive(Serialize)]
 struct WireRequest<'a> {
     model: &'a str,
     max_tokens: u32,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    system: Option<&'a str>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    system: Vec<WireSystemBlock<'a>>,
     messages: Vec<WireMessage<'a>>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     tools: Vec<WireTool<'a>>,
@@ -138,6 +150,25 @@ struct WireRequest<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     temperature: Option<f32>,
     stream: bool,
+}
+
+/// `{"type": "ephemeral"}`: the prefix up to and including the block that carries it is
+/// cached (written on a miss, read on a hit).
+#[derive(Clone, Copy, Serialize)]
+struct CacheControl {
+    #[serde(rename = "type")]
+    kind: &'static str,
+}
+
+const EPHEMERAL: CacheControl = CacheControl { kind: "ephemeral" };
+
+#[derive(Serialize)]
+struct WireSystemBlock<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    text: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cache_control: Option<CacheControl>,
 }
 
 #[derive(Serialize)]
@@ -151,17 +182,32 @@ struct WireMessage<'a> {
 enum WireBlock<'a> {
     Text {
         text: &'a str,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cache_control: Option<CacheControl>,
     },
     ToolUse {
         id: &'a str,
         name: &'a str,
         input: &'a Value,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cache_control: Option<CacheControl>,
     },
     ToolResult {
         tool_use_id: &'a str,
         content: &'a str,
         is_error: bool,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cache_control: Option<CacheControl>,
     },
+}
+
+impl WireBlock<'_> {
+    fn mark(&mut self) {
+        let (Self::Text { cache_control, .. }
+        | Self::ToolUse { cache_control, .. }
+        | Self::ToolResult { cache_control, .. }) = self;
+        *cache_control = Some(EPHEMERAL);
+    }
 }
 
 #[derive(Serialize)]
@@ -169,6 +215,8 @@ struct WireTool<'a> {
     name: &'a str,
     description: &'a str,
     input_schema: &'a Value,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cache_control: Option<CacheControl>,
 }
 
 #[derive(Serialize)]
@@ -183,7 +231,10 @@ static EMPTY_OBJECT: std::sync::LazyLock<Value> =
 fn wire_block(block: &ContentBlock) -> Option<WireBlock<'_>> {
     Some(match block {
         ContentBlock::Text { text } if text.is_empty() => return None,
-        ContentBlock::Text { text } => WireBlock::Text { text },
+        ContentBlock::Text { text } => WireBlock::Text {
+            text,
+            cache_control: None,
+        },
         ContentBlock::ToolUse { id, name, input } => WireBlock::ToolUse {
             id,
             name,
@@ -192,6 +243,7 @@ fn wire_block(block: &ContentBlock) -> Option<WireBlock<'_>> {
             } else {
                 &EMPTY_OBJECT
             },
+            cache_control: None,
         },
         ContentBlock::ToolResult {
             tool_use_id,
@@ -201,6 +253,7 @@ fn wire_block(block: &ContentBlock) -> Option<WireBlock<'_>> {
             tool_use_id,
             content,
             is_error: *is_error,
+            cache_control: None,
         },
     })
 }
@@ -235,12 +288,28 @@ fn wire_messages(messages: &[Message]) -> Vec<WireMessage<'_>> {
     out
 }
 
-fn request_body(request: &ModelRequest) -> WireRequest<'_> {
+/// The request body. With `caching`, prompt-cache breakpoints go where Claude Code puts them
+/// (the API caches the prefix tools → system → messages up to each one): the last tool
+/// definition, the system prompt, and the last block of each of the last
+/// [`CACHED_USER_TURNS`] user messages, at most [`MAX_CACHE_BREAKPOINTS`] in all. A request
+/// then reads the prefix the previous one wrote (its last user turn is this one's second to
+/// last) and writes its own. Without `caching`, no block carries `cache_control`.
+fn request_body(request: &ModelRequest, caching: bool) -> WireRequest<'_> {
     let has_tools = !request.tools.is_empty();
-    WireRequest {
+    let mut body = WireRequest {
         model: &request.model,
         max_tokens: request.max_tokens,
-        system: request.system.as_deref().filter(|s| !s.is_empty()),
+        system: request
+            .system
+            .as_deref()
+            .filter(|s| !s.is_empty())
+            .map(|text| WireSystemBlock {
+                kind: "text",
+                text,
+                cache_control: None,
+            })
+            .into_iter()
+            .collect(),
         messages: wire_messages(&request.messages),
         tools: request
             .tools
@@ -249,6 +318,7 @@ fn request_body(request: &ModelRequest) -> WireRequest<'_> {
                 name: &t.name,
                 description: &t.description,
                 input_schema: &t.input_schema,
+                cache_control: None,
             })
             .collect(),
         tool_choice: has_tools.then_some(WireToolChoice {
@@ -259,7 +329,30 @@ fn request_body(request: &ModelRequest) -> WireRequest<'_> {
         }),
         temperature: request.temperature,
         stream: true,
+    };
+    if caching {
+        let mut left = MAX_CACHE_BREAKPOINTS;
+        if let Some(tool) = body.tools.last_mut() {
+            tool.cache_control = Some(EPHEMERAL);
+            left -= 1;
+        }
+        if let Some(system) = body.system.last_mut() {
+            system.cache_control = Some(EPHEMERAL);
+            left -= 1;
+        }
+        let user_turns = body
+            .messages
+            .iter_mut()
+            .rev()
+            .filter(|m| m.role == "user")
+            .take(CACHED_USER_TURNS.min(left));
+        for message in user_turns {
+            if let Some(block) = message.content.last_mut() {
+                block.mark();
+            }
+        }
     }
+    body
 }
 
 // ---- The stream ----
@@ -646,7 +739,7 @@ mod tests {
             ],
         );
         request.system = Some(String::new());
-        let body = serde_json::to_value(request_body(&request)).unwrap();
+        let body = serde_json::to_value(request_body(&request, false)).unwrap();
         assert_eq!(
             body,
             json!({
@@ -672,10 +765,78 @@ mod tests {
         }]
         .into();
         request.temperature = Some(0.5);
-        let body = serde_json::to_value(request_body(&request)).unwrap();
+        let body = serde_json::to_value(request_body(&request, false)).unwrap();
         assert_eq!(body["tool_choice"], json!({"type": "auto"}));
         assert_eq!(body["tools"][0]["input_schema"], json!({"type": "object"}));
         assert_eq!(body["temperature"], json!(0.5));
+    }
+
+    #[test]
+    fn cache_breakpoints_go_on_the_last_tool_the_system_and_the_last_two_user_turns() {
+        let tool = |name: &str| ToolSpec {
+            name: name.into(),
+            description: "d".into(),
+            input_schema: json!({"type": "object"}),
+        };
+        let call = |id: &str| Message {
+            role: Role::Assistant,
+            content: vec![ContentBlock::ToolUse {
+                id: id.into(),
+                name: "Read".into(),
+                input: json!({}),
+            }],
+        };
+        let result = |id: &str| Message {
+            role: Role::User,
+            content: vec![ContentBlock::ToolResult {
+                tool_use_id: id.into(),
+                content: "ok".into(),
+                is_error: false,
+            }],
+        };
+        let mut request = ModelRequest::new(
+            "claude-x",
+            vec![
+                Message::user("q1"),
+                call("t1"),
+                result("t1"),
+                call("t2"),
+                result("t2"),
+                Message::user("note"),
+            ],
+        );
+        request.system = Some("sys".into());
+        request.tools = vec![tool("Read"), tool("Glob")].into();
+        let body = serde_json::to_value(request_body(&request, true)).unwrap();
+        let ephemeral = json!({"type": "ephemeral"});
+        assert_eq!(body["tools"][0].get("cache_control"), None);
+        assert_eq!(body["tools"][1]["cache_control"], ephemeral);
+        assert_eq!(
+            body["system"],
+            json!([{"type": "text", "text": "sys", "cache_control": {"type": "ephemeral"}}])
+        );
+        let messages = body["messages"].as_array().unwrap();
+        assert_eq!(messages.len(), 5, "the last tool result and the note merge");
+        assert_eq!(messages[0]["content"][0].get("cache_control"), None);
+        assert_eq!(messages[2]["content"][0]["cache_control"], ephemeral);
+        assert_eq!(messages[4]["content"][0].get("cache_control"), None);
+        assert_eq!(
+            messages[4]["content"][1],
+            json!({"type": "text", "text": "note", "cache_control": {"type": "ephemeral"}})
+        );
+        let marks = |body: &Value| body.to_string().matches("cache_control").count();
+        assert_eq!(marks(&body), MAX_CACHE_BREAKPOINTS);
+
+        // Turned off: no breakpoint anywhere; the system prompt is still a block list.
+        let body = serde_json::to_value(request_body(&request, false)).unwrap();
+        assert_eq!(marks(&body), 0);
+        assert_eq!(body["system"], json!([{"type": "text", "text": "sys"}]));
+
+        // Without tools or a system prompt, only the user turns are marked.
+        let bare = ModelRequest::new("claude-x", vec![Message::user("only")]);
+        let body = serde_json::to_value(request_body(&bare, true)).unwrap();
+        assert_eq!(marks(&body), 1);
+        assert_eq!(body.get("system"), None);
     }
 
     #[test]

@@ -12,6 +12,9 @@ use crate::openai::{MaxTokensField, OpenAiProvider};
 use crate::provider::Provider;
 use crate::retry::RetryPolicy;
 
+/// The environment variable that turns Anthropic prompt caching off (Claude Code's name).
+const DISABLE_PROMPT_CACHING_ENV: &str = "DISABLE_PROMPT_CACHING";
+
 /// Which API a provider speaks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ProviderKind {
@@ -165,6 +168,11 @@ pub struct ProviderConfig {
     /// usage chunk (default on; turn it off for a compatible server that rejects the field,
     /// at the cost of usage being reported as zero).
     pub include_usage: bool,
+    /// Anthropic only: mark prompt-cache breakpoints (`cache_control`) where Claude Code puts
+    /// them: the last tool, the system prompt and the last two user turns (default on; off
+    /// with `DISABLE_PROMPT_CACHING=1`, as in Claude Code). OpenAI caches prompt prefixes by
+    /// itself and needs no marks.
+    pub prompt_caching: bool,
 }
 
 impl ProviderConfig {
@@ -182,6 +190,7 @@ impl ProviderConfig {
             context_window: None,
             max_tokens_field: None,
             include_usage: true,
+            prompt_caching: true,
         }
     }
 
@@ -189,7 +198,8 @@ impl ProviderConfig {
     /// `ANTHROPIC_API_KEY` / `ANTHROPIC_BASE_URL` for `anthropic`, `OPENAI_API_KEY` /
     /// `OPENAI_BASE_URL` for `openai`, `OPENAI_COMPATIBLE_API_KEY` / `OPENAI_COMPATIBLE_BASE_URL` for
     /// `openai-compatible` (its own variables, so an OpenAI key is never sent to another server).
-    /// Empty variables count as unset.
+    /// `DISABLE_PROMPT_CACHING` set to anything but `0` or `false` turns
+    /// [`ProviderConfig::prompt_caching`] off. Empty variables count as unset.
     pub fn from_env(kind: ProviderKind) -> Self {
         Self::from_lookup(kind, |name| std::env::var(name).ok())
     }
@@ -200,6 +210,8 @@ impl ProviderConfig {
         let mut config = Self::new(kind);
         config.api_key = get(kind.api_key_env()).map(ApiKey::from);
         config.base_url = get(kind.base_url_env());
+        config.prompt_caching = get(DISABLE_PROMPT_CACHING_ENV)
+            .is_none_or(|v| matches!(v.trim().to_ascii_lowercase().as_str(), "0" | "false"));
         config
     }
 
@@ -344,6 +356,23 @@ mod tests {
         assert_eq!(o.resolved_base_url().unwrap(), "http://localhost:11434/v1");
         let none = ProviderConfig::from_lookup(ProviderKind::OpenAi, |_| None);
         assert_eq!(none, ProviderConfig::new(ProviderKind::OpenAi));
+    }
+
+    #[test]
+    fn disable_prompt_caching_turns_the_breakpoints_off() {
+        let with = |value: &str| {
+            let value = value.to_owned();
+            ProviderConfig::from_lookup(ProviderKind::Anthropic, move |name| {
+                (name == "DISABLE_PROMPT_CACHING").then(|| value.clone())
+            })
+            .prompt_caching
+        };
+        assert!(ProviderConfig::new(ProviderKind::Anthropic).prompt_caching);
+        assert!(!with("1"));
+        assert!(!with("true"));
+        assert!(with("0"));
+        assert!(with("false"));
+        assert!(with(""), "empty counts as unset");
     }
 
     #[test]

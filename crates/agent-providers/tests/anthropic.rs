@@ -13,7 +13,7 @@ use agent_providers::{
 };
 use pretty_assertions::assert_eq;
 use serde_json::json;
-use support::{Part, Reply, TestServer, collect, config, fixture, streamed_text};
+use support::{Part, Reply, TestServer, collect, config, fixture, prompt_cache, streamed_text};
 
 async fn provider(server: &TestServer) -> AnthropicProvider {
     AnthropicProvider::new(&config(ProviderKind::Anthropic, server.url(""))).unwrap()
@@ -175,6 +175,102 @@ async fn usage_with_cache_tokens() {
     );
     assert_eq!(response.usage.context_tokens(), 31_545);
     assert_eq!(response.stop_reason, StopReason::StopSequence);
+}
+
+/// The first two requests of a session with a long system prompt and a tool: the first
+/// answer is a tool call, the second request adds it and its result.
+async fn two_turns(caching: bool) -> (Vec<serde_json::Value>, TestServer) {
+    let server = TestServer::start(vec![
+        Reply::sse(&fixture("anthropic/tools.sse")),
+        Reply::sse(&fixture("anthropic/text.sse")),
+    ])
+    .await;
+    let mut config = config(ProviderKind::Anthropic, server.url(""));
+    config.prompt_caching = caching;
+    let p = AnthropicProvider::new(&config).unwrap();
+    let mut request = ModelRequest::new("claude-sonnet-4-5", vec![Message::user("weather?")]);
+    request.system = Some("You are a careful agent. ".repeat(400));
+    request.tools = vec![ToolSpec {
+        name: "get_weather".into(),
+        description: "The weather of a city.".into(),
+        input_schema: json!({"type": "object", "properties": {"city": {"type": "string"}}}),
+    }]
+    .into();
+    let first = p.complete(&request).await.unwrap();
+    request.messages.push(Message {
+        role: Role::Assistant,
+        content: first.tool_uses().cloned().collect(),
+    });
+    for call in first.tool_uses() {
+        let ContentBlock::ToolUse { id, .. } = call else {
+            unreachable!()
+        };
+        request.messages.push(Message {
+            role: Role::User,
+            content: vec![ContentBlock::ToolResult {
+                tool_use_id: id.clone(),
+                content: "sunny".into(),
+                is_error: false,
+            }],
+        });
+    }
+    p.complete(&request).await.unwrap();
+    let bodies = server.requests().into_iter().map(|r| r.body).collect();
+    (bodies, server)
+}
+
+#[tokio::test]
+async fn a_second_turn_carries_cache_breakpoints_and_reads_the_prefix_the_first_wrote() {
+    let (bodies, _server) = two_turns(true).await;
+    let second = &bodies[1];
+    let ephemeral = json!({"type": "ephemeral"});
+    assert_eq!(second["tools"][0]["cache_control"], ephemeral);
+    assert_eq!(second["system"][0]["cache_control"], ephemeral);
+    let marked: Vec<&str> = second["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["content"].as_array().unwrap().last().unwrap()["cache_control"] == ephemeral)
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(marked, ["user", "user"], "the last two user turns");
+    // As the API counts them: the second request reads all that the first wrote.
+    let mut cache = prompt_cache::PromptCache::new();
+    let (a, b) = (cache.usage(&bodies[0]), cache.usage(&bodies[1]));
+    assert_eq!(a.cache_read_input_tokens, 0);
+    assert!(
+        a.cache_creation_input_tokens >= prompt_cache::MIN_CACHEABLE_TOKENS,
+        "{a:?}"
+    );
+    assert_eq!(
+        b.cache_read_input_tokens, a.cache_creation_input_tokens,
+        "{b:?}"
+    );
+    assert!(
+        b.cache_creation_input_tokens > 0,
+        "the new turn is written: {b:?}"
+    );
+    assert!(
+        b.billed_equivalent() < 0.5 * b.prompt_tokens() as f64,
+        "{b:?}"
+    );
+}
+
+#[tokio::test]
+async fn with_prompt_caching_off_no_block_is_marked_and_every_token_is_billed_in_full() {
+    let (bodies, _server) = two_turns(false).await;
+    for body in &bodies {
+        assert!(!body.to_string().contains("cache_control"), "{body}");
+        assert!(
+            body["system"].is_array(),
+            "the system prompt is still a block list"
+        );
+    }
+    let mut cache = prompt_cache::PromptCache::new();
+    for body in &bodies {
+        let u = cache.usage(body);
+        assert_eq!(u.input_tokens, u.prompt_tokens(), "{u:?}");
+    }
 }
 
 #[tokio::test]
@@ -434,11 +530,11 @@ async fn the_request_body_and_headers() {
         json!({
             "model": "claude-sonnet-4-5",
             "max_tokens": 1024,
-            "system": "You are terse.",
+            "system": [{"type": "text", "text": "You are terse.", "cache_control": {"type": "ephemeral"}}],
             "messages": [
                 {"role": "user", "content": [
                     {"type": "text", "text": "List the files."},
-                    {"type": "text", "text": "Then read main.rs."},
+                    {"type": "text", "text": "Then read main.rs.", "cache_control": {"type": "ephemeral"}},
                 ]},
                 {"role": "assistant", "content": [
                     {"type": "text", "text": "Listing."},
@@ -447,13 +543,14 @@ async fn the_request_body_and_headers() {
                 ]},
                 {"role": "user", "content": [
                     {"type": "tool_result", "tool_use_id": "toolu_1", "content": "main.rs", "is_error": false},
-                    {"type": "tool_result", "tool_use_id": "toolu_2", "content": "the tool input is not valid JSON", "is_error": true},
+                    {"type": "tool_result", "tool_use_id": "toolu_2", "content": "the tool input is not valid JSON", "is_error": true, "cache_control": {"type": "ephemeral"}},
                 ]},
             ],
             "tools": [{
                 "name": "ls",
                 "description": "Lists files.",
                 "input_schema": {"type": "object", "properties": {"path": {"type": "string"}}},
+                "cache_control": {"type": "ephemeral"},
             }],
             "tool_choice": {"type": "none"},
             "temperature": 0.25,

@@ -45,11 +45,12 @@ fn text(i: usize) -> String {
 fn event(i: usize, parent: Option<EventId>) -> Event {
     let payload = match i % 4 {
         1 => EventPayload::UserMessage(UserMessage { text: text(i) }),
-        2 => EventPayload::AssistantMessage(AssistantMessage { text: text(i) }),
+        2 => EventPayload::AssistantMessage(AssistantMessage::text(text(i))),
         3 => EventPayload::ToolUse(ToolUse {
             tool_use_id: format!("toolu_{i}"),
             name: "Read".into(),
             input: json!({"file_path": "/work/project/src/lib.rs"}),
+            ..ToolUse::default()
         }),
         _ => EventPayload::ToolResult(ToolResultEvent {
             tool_use_id: format!("toolu_{}", i - 1),

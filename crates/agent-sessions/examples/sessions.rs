@@ -15,7 +15,7 @@ fn say(user: bool, text: &str) -> Event {
     let payload = if user {
         EventPayload::UserMessage(UserMessage { text: text.into() })
     } else {
-        EventPayload::AssistantMessage(AssistantMessage { text: text.into() })
+        EventPayload::AssistantMessage(AssistantMessage::text(text))
     };
     // seq and parent are filled in by the store.
     Event::new(0, None, payload)

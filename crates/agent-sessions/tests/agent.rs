@@ -65,6 +65,89 @@ fn types(events: &[Event]) -> Vec<String> {
 }
 
 #[tokio::test]
+async fn every_event_of_one_model_answer_carries_its_message_id_request_id_model_and_usage() {
+    let f = fixture().await;
+    let usage = |input, cache_read| Usage {
+        input_tokens: input,
+        output_tokens: 7,
+        cache_creation_input_tokens: 100,
+        cache_read_input_tokens: cache_read,
+    };
+    let mut calls = ScriptedTurn::tools(
+        None,
+        vec![
+            ("t1", "Read", json!({"file_path": "src/calc.py"})),
+            ("t2", "Glob", json!({"pattern": "**/*.py"})),
+        ],
+    )
+    .with_usage(usage(11, 0));
+    if let ScriptedTurn::Respond(r) = &mut calls {
+        r.id = Some("msg_provider_1".into());
+        r.model = Some("claude-x-20260101".into());
+    }
+    let provider = Arc::new(ScriptedProvider::new(vec![
+        calls,
+        ScriptedTurn::text("Done.").with_usage(usage(3, 500)),
+    ]));
+    let state = ToolState::new();
+    let mut agent = Agent::builder(provider, f.store.clone(), f.project.path())
+        .options(AgentOptions::new("m"))
+        .permissions(engine(&f, &["Read", "Glob"]))
+        .tools(builtin_tools(&state))
+        .start()
+        .await
+        .unwrap();
+    agent.prompt("look").await.unwrap();
+    let id = agent.session_id().clone();
+    agent.close().await.unwrap();
+    let log = events(&f.store, &id).await;
+    let Some(EventPayload::Result(result)) = log.last().map(|e| &e.payload) else {
+        panic!("the log ends with its result")
+    };
+    assert_eq!(
+        result.usage,
+        Some(json!({"inputTokens": 14, "outputTokens": 14,
+                    "cacheCreationInputTokens": 200, "cacheReadInputTokens": 500})),
+        "the run's total, named as every usage of the log"
+    );
+    let answers: Vec<_> = log
+        .into_iter()
+        .filter_map(|e| match e.payload {
+            EventPayload::AssistantMessage(m) => {
+                Some((m.message_id, m.request_id, m.model, m.usage))
+            }
+            EventPayload::ToolUse(t) => Some((t.message_id, t.request_id, t.model, t.usage)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        answers.len(),
+        3,
+        "two calls without text, then a text: {answers:?}"
+    );
+    // The answer made of tool calls alone: both calls carry the same fields.
+    assert_eq!(answers[0], answers[1]);
+    let (message_id, request_id, model, used) = answers[0].clone();
+    assert_eq!(message_id.as_deref(), Some("msg_provider_1"));
+    assert!(
+        request_id.as_deref().unwrap().starts_with("req_"),
+        "{request_id:?}"
+    );
+    assert_eq!(model.as_deref(), Some("claude-x-20260101"));
+    assert_eq!(used, Some(usage(11, 0).into()));
+    // The next answer: a generated message id (the provider gave none), its own request id.
+    let (message_id, next_request, model, used) = answers[2].clone();
+    assert!(
+        message_id.as_deref().unwrap().starts_with("msg_"),
+        "{message_id:?}"
+    );
+    assert_ne!(message_id.as_deref(), Some("msg_provider_1"));
+    assert_ne!(next_request, request_id);
+    assert_eq!(model.as_deref(), Some("scripted"));
+    assert_eq!(used, Some(usage(3, 500).into()));
+}
+
+#[tokio::test]
 async fn a_multi_tool_turn_runs_through_the_gate_and_leaves_a_whole_log() {
     let f = fixture().await;
     let provider = Arc::new(ScriptedProvider::new(vec![
@@ -381,6 +464,7 @@ async fn a_dangling_tool_use_is_answered_on_resume() {
                     tool_use_id: "t9".into(),
                     name: "Bash".into(),
                     input: json!({"command": "ls"}),
+                    ..agent_core::events::ToolUse::default()
                 }),
             )],
         )

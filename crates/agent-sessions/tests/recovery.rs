@@ -30,7 +30,7 @@ fn assistant(text: &str) -> Event {
     Event::new(
         0,
         None,
-        EventPayload::AssistantMessage(AssistantMessage { text: text.into() }),
+        EventPayload::AssistantMessage(AssistantMessage::text(text)),
     )
 }
 

@@ -10,8 +10,8 @@
 use std::path::Path;
 
 use agent_core::events::{
-    AssistantMessage, Compaction, Event, EventId, EventPayload, ToolResultEvent, ToolUse,
-    UserMessage, decode_line, encode_line,
+    AssistantMessage, Compaction, Event, EventId, EventPayload, TokenUsage, ToolResultEvent,
+    ToolUse, UserMessage, decode_line, encode_line,
 };
 use agent_sessions::store::{
     CORRUPT_FILE, Content, Durability, ExportFormat, ForkAt, ForkOptions, INDEX_DIR, INDEX_FILE,
@@ -41,7 +41,7 @@ fn assistant(text: &str) -> Event {
     Event::new(
         0,
         None,
-        EventPayload::AssistantMessage(AssistantMessage { text: text.into() }),
+        EventPayload::AssistantMessage(AssistantMessage::text(text)),
     )
 }
 
@@ -53,6 +53,7 @@ fn tool_use(n: u32) -> Event {
             tool_use_id: format!("t{n}"),
             name: "Bash".into(),
             input: json!({"command": "ls"}),
+            ..ToolUse::default()
         }),
     )
 }
@@ -1215,6 +1216,124 @@ fn claude_export_is_a_linked_transcript() {
     // The title, anchored at the last message.
     assert_eq!(summary["summary"], "Greeting");
     assert_eq!(summary["leafUuid"], lines[3]["uuid"]);
+}
+
+#[test]
+fn claude_export_gives_each_model_answer_one_message_id_request_id_and_its_usage() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(dir.path());
+    let s = store.create(new("s", "/work/real")).unwrap().id;
+    let usage = TokenUsage {
+        input_tokens: 12,
+        output_tokens: 34,
+        cache_creation_input_tokens: 2048,
+        cache_read_input_tokens: 4096,
+    };
+    let answer = |text: Option<&str>, call: Option<u32>| -> Event {
+        let (message_id, request_id, model) = (
+            Some("msg_A".to_owned()),
+            Some("req_A".to_owned()),
+            Some("claude-x-20260101".to_owned()),
+        );
+        let payload = match (text, call) {
+            (Some(text), _) => EventPayload::AssistantMessage(AssistantMessage {
+                text: text.into(),
+                message_id,
+                request_id,
+                model,
+                usage: Some(usage),
+            }),
+            (None, Some(n)) => EventPayload::ToolUse(ToolUse {
+                tool_use_id: format!("t{n}"),
+                name: "Read".into(),
+                input: json!({"file_path": "a.txt"}),
+                message_id,
+                request_id,
+                model,
+                usage: Some(usage),
+            }),
+            (None, None) => unreachable!(),
+        };
+        Event::new(0, None, payload)
+    };
+    let mut hook_context = user("<system-reminder>\nfrom a hook\n</system-reminder>");
+    hook_context.extra.insert("isMeta".into(), json!(true));
+    let mut structured = tool_result(1);
+    if let EventPayload::ToolResult(r) = &mut structured.payload {
+        r.output = json!({"stdout": "one\n", "exitCode": 0});
+    }
+    let mut old = assistant("written by an older version");
+    old.ts = "2026-11-26T21:45:01.123456Z".into();
+    store
+        .append(
+            &s,
+            vec![
+                user("read it"),
+                hook_context,
+                answer(Some("Reading."), None),
+                answer(None, Some(1)),
+                structured,
+                old,
+            ],
+        )
+        .unwrap();
+    let text = store.export(&s, ExportFormat::Claude).unwrap();
+    let lines: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 6);
+    let (text_line, call_line) = (&lines[2], &lines[3]);
+    for line in [text_line, call_line] {
+        assert_eq!(line["type"], "assistant");
+        assert_eq!(line["message"]["id"], "msg_A");
+        assert_eq!(line["requestId"], "req_A");
+        assert_eq!(line["message"]["model"], "claude-x-20260101");
+        assert_eq!(
+            line["message"]["usage"],
+            json!({"input_tokens": 12, "output_tokens": 34,
+                   "cache_creation_input_tokens": 2048, "cache_read_input_tokens": 4096})
+        );
+    }
+    for line in &lines {
+        assert_eq!(line["version"], env!("CARGO_PKG_VERSION"));
+        assert_eq!(line["cwd"], "/work/real");
+        let ts = line["timestamp"].as_str().unwrap();
+        assert!(
+            ts.len() == "2026-11-26T21:45:01.123Z".len() && ts.ends_with('Z'),
+            "milliseconds in UTC: {ts}"
+        );
+    }
+    assert_eq!(lines[1]["isMeta"], true);
+    assert_eq!(lines[0].get("isMeta"), None);
+    // A tool result holds the text the model was sent; the structured output stays beside it.
+    assert_eq!(
+        lines[4]["message"]["content"][0]["content"],
+        r#"{"stdout":"one\n","exitCode":0}"#
+    );
+    assert_eq!(
+        lines[4]["toolUseResult"],
+        json!({"stdout": "one\n", "exitCode": 0})
+    );
+    // An event logged before answers had ids: its own message id, the session's model, no
+    // usage and no request id (never `null`, which readers reject).
+    assert_eq!(lines[5]["timestamp"], "2026-11-26T21:45:01.123Z");
+    assert!(
+        lines[5]["message"]["id"]
+            .as_str()
+            .unwrap()
+            .starts_with("msg_")
+    );
+    assert_ne!(lines[5]["message"]["id"], "msg_A");
+    assert_eq!(lines[5]["message"]["model"], "m1");
+    assert_eq!(lines[5]["message"].get("usage"), None);
+    assert_eq!(lines[5].get("requestId"), None);
+    for field in ["id", "model", "cwd", "version", "sessionId", "requestId"] {
+        assert!(
+            !text.contains(&format!("\"{field}\":null")),
+            "{field}: {text}"
+        );
+    }
 }
 
 #[test]

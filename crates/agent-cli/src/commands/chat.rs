@@ -14,7 +14,7 @@ use std::path::PathBuf;
 
 use agent_core::events::{Event, EventPayload};
 use agent_core::permissions::PermissionMode;
-use agent_providers::{Usage, pricing};
+use agent_providers::Usage;
 use agent_sessions::workspace::{CommitOptions, CommitReport, WorkspaceError};
 use anyhow::{Context as _, Result};
 use rustyline::DefaultEditor;
@@ -205,7 +205,7 @@ impl Chat {
             }
             Slash::Cost => {
                 let model = self.session()?.agent.model().to_owned();
-                output::stdout_line(&cost(&self.usage, &model));
+                output::stdout_line(&super::cost::summary(&self.usage, &model));
             }
             Slash::Clear => {
                 self.reopen(None)?;
@@ -440,41 +440,4 @@ fn finish(opened: Opened) -> Result<()> {
         servers.shutdown().await;
         anyhow::Ok(())
     })
-}
-
-/// `/cost`: tokens of the session and what they cost at the model's price.
-fn cost(usage: &Usage, model: &str) -> String {
-    let tokens = format!(
-        "tokens: {} in, {} out, {} cache written, {} cache read",
-        usage.input_tokens,
-        usage.output_tokens,
-        usage.cache_creation_input_tokens,
-        usage.cache_read_input_tokens
-    );
-    match pricing::price(model) {
-        Some(p) => format!(
-            "{tokens}; about ${:.4} at {model}'s list price",
-            p.cost(usage)
-        ),
-        None => format!("{tokens}; no price is known for {model} (agent_providers::pricing)"),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn cost_names_the_tokens_and_a_price_when_one_is_known() {
-        let usage = Usage {
-            input_tokens: 2_000_000,
-            output_tokens: 0,
-            ..Usage::default()
-        };
-        assert_eq!(
-            cost(&usage, "gpt-4.1"),
-            "tokens: 2000000 in, 0 out, 0 cache written, 0 cache read; about $4.0000 at gpt-4.1's list price"
-        );
-        assert!(cost(&usage, "local-model").contains("no price is known for local-model"));
-    }
 }

@@ -3,11 +3,11 @@
 pub mod approve;
 pub mod bundles;
 pub mod chat;
+mod cost;
 pub mod demo;
 pub mod exec;
 pub mod headless;
 pub mod hooks;
-pub mod json_keys;
 pub mod keys;
 pub mod live;
 pub mod permissions;

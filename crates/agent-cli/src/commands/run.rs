@@ -8,7 +8,7 @@ use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use agent_core::events::{Event, EventPayload};
+use agent_core::events::{Event, EventPayload, TokenUsage};
 use agent_core::hooks::HooksConfig;
 use agent_core::permissions::{
     PermissionEngine, PermissionMode, PermissionPolicy, RuleList, Settings,
@@ -673,8 +673,7 @@ pub fn run(mut args: RunArgs) -> Result<Exit> {
         let facts = super::headless::init_facts(&agent, &root, &servers);
         output::stdout_line(&super::headless::stream::init_message(&facts).to_string());
     }
-    let model = agent.model().to_owned();
-    let (result, agent_session) = runtime.block_on(async {
+    let (result, agent_session, model) = runtime.block_on(async {
         let quiet = args.json || format.is_some();
         // The encoder sees every event (the result sums usage and denials); stream-json
         // writes its messages as they come.
@@ -696,10 +695,14 @@ pub fn run(mut args: RunArgs) -> Result<Exit> {
         // what the run did.
         join_background(&bash, args.json).await?;
         let id = agent.session_id().clone();
+        let model = agent.model().to_owned();
         agent.close().await?;
         servers.shutdown().await;
-        anyhow::Ok((result, id))
+        anyhow::Ok((result, id, model))
     })?;
+    if !args.json {
+        super::cost::print_summary(&result.usage, &model);
+    }
 
     // The review: the change set is pinned down (paths, kinds, hashes) before it is shown, and
     // the commit applies exactly that review.
@@ -766,7 +769,8 @@ pub fn run(mut args: RunArgs) -> Result<Exit> {
                 "finalText": result.final_text,
                 "stopReason": result.stop_reason,
                 "turns": result.turns,
-                "usage": super::json_keys::camel_case(json!(result.usage)),
+                "usage": TokenUsage::from(result.usage),
+                "costUsd": super::cost::cost_usd(&result.usage, &model),
                 "error": result.error,
                 "real": root,
                 "shadow": shadow_root,

@@ -33,6 +33,7 @@ fn use_(id: &str, name: &str, input: Value) -> AgentEvent {
         tool_use_id: id.into(),
         name: name.into(),
         input,
+        ..ToolUse::default()
     }))
 }
 

@@ -15,14 +15,18 @@ use std::time::Instant;
 
 use serde_json::{Value, json};
 
+#[path = "../../../agent-providers/tests/support/prompt_cache.rs"]
+pub mod prompt_cache;
+
+use prompt_cache::{CacheUsage, PromptCache};
+
 /// A loopback server answering the `k`-th POST with `reply(k)` (`None`: it stops): an SSE
 /// body, or `STATUS nnn` for that HTTP status (with `retry-after: 0` and a JSON error body).
 /// Returns its base URL (no path) and the instants at which each reply was written.
 pub fn serve_with(
     reply: impl Fn(usize) -> Option<String> + Send + 'static,
 ) -> (String, Arc<Mutex<Vec<Instant>>>) {
-    let (url, sent, _) = serve_recording(reply);
-    (url, sent)
+    serve_requests(move |k, _| reply(k))
 }
 
 /// The bodies of the requests a server answered, in order.
@@ -33,15 +37,25 @@ pub type Requests = Arc<Mutex<Vec<Value>>>;
 pub fn serve_recording(
     reply: impl Fn(usize) -> Option<String> + Send + 'static,
 ) -> (String, Arc<Mutex<Vec<Instant>>>, Requests) {
-    let requests = Arc::new(Mutex::new(Vec::new()));
+    let requests: Requests = Arc::new(Mutex::new(Vec::new()));
     let bodies = Arc::clone(&requests);
+    let (url, sent) = serve_requests(move |k, body| {
+        bodies.lock().unwrap().push(body.clone());
+        reply(k)
+    });
+    (url, sent, requests)
+}
+
+/// [`serve_with`], the reply also seeing the request's body (as JSON; `Null` when it is not).
+pub fn serve_requests(
+    mut reply: impl FnMut(usize, &Value) -> Option<String> + Send + 'static,
+) -> (String, Arc<Mutex<Vec<Instant>>>) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
     let sent = Arc::new(Mutex::new(Vec::new()));
     let record = Arc::clone(&sent);
     std::thread::spawn(move || {
         for (k, stream) in listener.incoming().enumerate() {
-            let Some(reply) = reply(k) else { break };
             let mut stream = stream.unwrap();
             let mut reader = BufReader::new(stream.try_clone().unwrap());
             let mut len = 0usize;
@@ -57,10 +71,8 @@ pub fn serve_recording(
             }
             let mut req = vec![0; len];
             reader.read_exact(&mut req).unwrap();
-            bodies.lock().unwrap().push(
-                serde_json::from_slice(&req)
-                    .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&req).into_owned())),
-            );
+            let body: Value = serde_json::from_slice(&req).unwrap_or(Value::Null);
+            let Some(reply) = reply(k, &body) else { break };
             let response = match reply.strip_prefix("STATUS ") {
                 Some(code) => {
                     let body =
@@ -78,7 +90,7 @@ pub fn serve_recording(
             let _ = stream.write_all(response.as_bytes());
         }
     });
-    (url, sent, requests)
+    (url, sent)
 }
 
 /// A loopback server answering each POST with the next of `replies`; returns its OpenAI base
@@ -141,12 +153,32 @@ pub fn openai(turn: &Turn) -> String {
 
 /// `turn` in the Anthropic wire format.
 pub fn anthropic(turn: &Turn) -> String {
+    let usage = CacheUsage {
+        input_tokens: 10,
+        ..CacheUsage::default()
+    };
+    anthropic_reply(turn, "msg", "claude-x", usage, 5)
+}
+
+/// `turn` in the Anthropic wire format as message `id` of `model`, reporting `usage` and
+/// `output_tokens` as the API does (the prompt's tokens in `message_start`, the answer's in
+/// `message_delta`).
+pub fn anthropic_reply(
+    turn: &Turn,
+    id: &str,
+    model: &str,
+    usage: CacheUsage,
+    output_tokens: u64,
+) -> String {
     let ev = |name: &str, data: Value| format!("event: {name}\ndata: {data}\n\n");
     let start = ev(
         "message_start",
-        json!({"type": "message_start", "message": {"id": "msg", "type": "message",
-        "role": "assistant", "model": "claude-x", "content": [], "stop_reason": null,
-        "usage": {"input_tokens": 10, "output_tokens": 1}}}),
+        json!({"type": "message_start", "message": {"id": id, "type": "message",
+        "role": "assistant", "model": model, "content": [], "stop_reason": null,
+        "usage": {"input_tokens": usage.input_tokens,
+                  "cache_creation_input_tokens": usage.cache_creation_input_tokens,
+                  "cache_read_input_tokens": usage.cache_read_input_tokens,
+                  "output_tokens": 1}}}),
     );
     let (block, delta, stop) = match turn {
         Turn::Call(id, name, args) => (
@@ -176,9 +208,55 @@ pub fn anthropic(turn: &Turn) -> String {
         + &ev(
             "message_delta",
             json!({"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": null},
-                   "usage": {"output_tokens": 5}}),
+                   "usage": {"output_tokens": output_tokens}}),
         )
         + &ev("message_stop", json!({"type": "message_stop"}))
+}
+
+/// What the Anthropic server of [`serve_anthropic`] reported for one request.
+#[derive(Clone, Debug)]
+pub struct Reported {
+    /// The request body.
+    pub request: Value,
+    /// The message id of the answer.
+    pub message_id: String,
+    /// The model named in the answer (the request's).
+    pub model: String,
+    /// The prompt's tokens, as the API's prompt cache splits them.
+    pub usage: CacheUsage,
+    /// The answer's tokens.
+    pub output_tokens: u64,
+}
+
+/// A loopback server speaking the Anthropic Messages API that reports usage as the real API
+/// would: each request's prompt tokens split into uncached input, cache writes and cache
+/// reads by a model of the API's prompt caching ([`prompt_cache`]), the answer's tokens
+/// counted from its text or tool input. It answers the `k`-th request with `turns[k]`.
+/// Returns its base URL (no path) and what it reported, request by request.
+pub fn serve_anthropic(turns: Vec<Turn>) -> (String, Arc<Mutex<Vec<Reported>>>) {
+    let reported = Arc::new(Mutex::new(Vec::new()));
+    let log = Arc::clone(&reported);
+    let mut cache = PromptCache::new();
+    let (url, _) = serve_requests(move |k, request| {
+        let turn = turns.get(k)?;
+        let usage = cache.usage(request);
+        let output_tokens = prompt_cache::tokens(&match turn {
+            Turn::Call(_, _, args) => args.to_string(),
+            Turn::Text(t) => t.clone(),
+        });
+        let model = request["model"].as_str().unwrap_or("claude-x").to_owned();
+        let message_id = format!("msg_loopback_{k}");
+        let reply = anthropic_reply(turn, &message_id, &model, usage, output_tokens);
+        log.lock().unwrap().push(Reported {
+            request: request.clone(),
+            message_id,
+            model,
+            usage,
+            output_tokens,
+        });
+        Some(reply)
+    });
+    (url, reported)
 }
 
 /// Whether `program` is on `PATH`.

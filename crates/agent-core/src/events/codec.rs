@@ -263,7 +263,8 @@ mod tests {
             EventPayload::ToolUse(ToolUse {
                 tool_use_id: "t1".into(),
                 name: "Bash".into(),
-                input: json!({"command":"ls"})
+                input: json!({"command":"ls"}),
+                ..ToolUse::default()
             })
         );
         assert!(e.extra.is_empty());

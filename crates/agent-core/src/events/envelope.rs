@@ -129,7 +129,33 @@ pub fn parse_rfc3339(ts: &str) -> Result<SystemTime, humantime::TimestampError> 
     shifted.ok_or(humantime::TimestampError::OutOfRange)
 }
 
+/// `ts` (RFC 3339, as [`parse_rfc3339`] reads it) in UTC with millisecond precision
+/// (`2026-11-26T21:45:01.123Z`), the form Claude Code writes in its transcripts; `None` when
+/// `ts` is not RFC 3339.
+pub fn rfc3339_millis(ts: &str) -> Option<String> {
+    parse_rfc3339(ts)
+        .ok()
+        .map(|t| humantime::format_rfc3339_millis(t).to_string())
+}
+
 /// The current time as an RFC 3339 string with microsecond precision, in UTC.
 pub fn now_rfc3339() -> String {
     humantime::format_rfc3339_micros(SystemTime::now()).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timestamps_are_rewritten_in_utc_milliseconds() {
+        for (ts, want) in [
+            ("2026-11-26T21:45:01.123456Z", "2026-11-26T21:45:01.123Z"),
+            ("2026-11-26T21:45:01Z", "2026-11-26T21:45:01.000Z"),
+            ("2026-11-26T22:45:01.5+01:00", "2026-11-26T21:45:01.500Z"),
+        ] {
+            assert_eq!(rfc3339_millis(ts).as_deref(), Some(want), "{ts}");
+        }
+        assert_eq!(rfc3339_millis("yesterday"), None);
+    }
 }

@@ -32,10 +32,12 @@ mod envelope;
 mod payload;
 
 pub use codec::{EventError, JsonlReader, decode_line, encode_line};
-pub use envelope::{EVENT_FORMAT_VERSION, Event, EventId, now_rfc3339, parse_rfc3339};
+pub use envelope::{
+    EVENT_FORMAT_VERSION, Event, EventId, now_rfc3339, parse_rfc3339, rfc3339_millis,
+};
 pub use payload::{
     AssistantDelta, AssistantMessage, Compaction, ErrorEvent, EventPayload, HookRun,
     PermissionDecisionEvent, PermissionQuestion, ResultEvent, SessionFork, SessionTag,
-    SessionTitle, SubagentStart, SubagentStop, SystemInit, ToolResultEvent, ToolUse, UserMessage,
-    WorkspaceCommit, WorkspaceDiff, WorkspaceImport,
+    SessionTitle, SubagentStart, SubagentStop, SystemInit, TokenUsage, ToolResultEvent, ToolUse,
+    UserMessage, WorkspaceCommit, WorkspaceDiff, WorkspaceImport,
 };

@@ -45,16 +45,66 @@ pub struct AssistantDelta {
     pub text_delta: String,
 }
 
+/// Tokens one model answer used, as the provider reported them (the log's `usage` of
+/// `assistant.message` and `tool.use`). Names are camelCase as everywhere in the log; the
+/// Claude transcript export writes them in the Anthropic API's snake_case.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TokenUsage {
+    /// Prompt tokens billed at the full rate (not read from or written to the cache).
+    #[serde(default)]
+    pub input_tokens: u64,
+    /// Answer tokens.
+    #[serde(default)]
+    pub output_tokens: u64,
+    /// Prompt tokens written to the provider's prompt cache.
+    #[serde(default)]
+    pub cache_creation_input_tokens: u64,
+    /// Prompt tokens read from the provider's prompt cache.
+    #[serde(default)]
+    pub cache_read_input_tokens: u64,
+}
+
 /// `assistant.message`: a complete assistant message.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+///
+/// The answer fields (`messageId`, `requestId`, `model`, `usage`) are the same on every event
+/// of one model answer (its `assistant.message` and its `tool.use`s); count an answer's usage
+/// once per `messageId`. Logs written before they existed lack them.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AssistantMessage {
     /// The message text.
     pub text: String,
+    /// The model answer this text belongs to: the provider's message id, else a generated
+    /// `msg_…`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message_id: Option<String>,
+    /// The provider call that produced the answer (`req_…`, one per call).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_id: Option<String>,
+    /// The model that answered, as the provider named it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// Tokens the answer used.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<TokenUsage>,
+}
+
+impl AssistantMessage {
+    /// A message of `text` with no answer fields.
+    pub fn text(text: impl Into<String>) -> Self {
+        Self {
+            text: text.into(),
+            ..Self::default()
+        }
+    }
 }
 
 /// `tool.use`: the model asked for a tool call.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+///
+/// Carries the answer fields of [`AssistantMessage`] (the same values on every event of one
+/// answer), so an answer made of tool calls alone still records its usage.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolUse {
     /// Id pairing this call with its `tool.result`.
@@ -63,6 +113,18 @@ pub struct ToolUse {
     pub name: String,
     /// The tool input as the model produced it.
     pub input: Value,
+    /// The model answer this call belongs to (see [`AssistantMessage::message_id`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message_id: Option<String>,
+    /// The provider call that produced the answer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_id: Option<String>,
+    /// The model that answered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// Tokens the answer used.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<TokenUsage>,
 }
 
 /// `tool.result`: the outcome of a tool call.

@@ -40,11 +40,21 @@ fn every_known_type_round_trips() {
         }),
         EventPayload::AssistantMessage(AssistantMessage {
             text: "hello".into(),
+            message_id: Some("msg_1".into()),
+            request_id: Some("req_1".into()),
+            model: Some("claude-x".into()),
+            usage: Some(TokenUsage {
+                input_tokens: 1,
+                output_tokens: 2,
+                cache_creation_input_tokens: 3,
+                cache_read_input_tokens: 4,
+            }),
         }),
         EventPayload::ToolUse(ToolUse {
             tool_use_id: "t".into(),
             name: "Bash".into(),
             input: json!({"command": "ls"}),
+            ..ToolUse::default()
         }),
         EventPayload::ToolResult(ToolResultEvent {
             tool_use_id: "t".into(),
@@ -129,4 +139,48 @@ fn every_known_type_round_trips() {
         assert_eq!(back, e);
         assert!(back.extra.is_empty(), "{}: {:?}", e.type_name(), back.extra);
     }
+}
+
+#[test]
+fn answer_fields_are_camel_case_on_the_wire_and_absent_in_older_logs() {
+    use agent_core::events::*;
+    use serde_json::{Value, json};
+    let usage = TokenUsage {
+        input_tokens: 10,
+        output_tokens: 5,
+        cache_creation_input_tokens: 2000,
+        cache_read_input_tokens: 300,
+    };
+    let call = Event::new(
+        1,
+        None,
+        EventPayload::ToolUse(ToolUse {
+            tool_use_id: "t".into(),
+            name: "Read".into(),
+            input: json!({}),
+            message_id: Some("msg_1".into()),
+            request_id: Some("req_1".into()),
+            model: Some("claude-x".into()),
+            usage: Some(usage),
+        }),
+    );
+    let line: Value = serde_json::from_str(&encode_line(&call).unwrap()).unwrap();
+    assert_eq!(line["messageId"], "msg_1");
+    assert_eq!(line["requestId"], "req_1");
+    assert_eq!(line["model"], "claude-x");
+    assert_eq!(
+        line["usage"],
+        json!({"inputTokens": 10, "outputTokens": 5, "cacheCreationInputTokens": 2000, "cacheReadInputTokens": 300})
+    );
+    // A line written before these fields existed still loads, without them.
+    let old = r#"{"v":1,"seq":2,"id":"e2","parent":null,"ts":"2026-01-01T00:00:00Z","type":"assistant.message","text":"hi"}"#;
+    let EventPayload::AssistantMessage(m) = decode_line(old).unwrap().payload else {
+        panic!("not an assistant.message")
+    };
+    assert_eq!(m, AssistantMessage::text("hi"));
+    assert_eq!(
+        encode_line(&decode_line(old).unwrap()).unwrap(),
+        old,
+        "written back unchanged"
+    );
 }

@@ -19,6 +19,8 @@ use serde_json::Value;
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::{TcpListener, TcpStream};
 
+pub mod prompt_cache;
+
 /// One piece of a response body.
 #[derive(Clone, Debug)]
 pub enum Part {

@@ -7,7 +7,6 @@
 //! code; it errs on the large side for dense text, which only makes compaction come earlier).
 
 use agent_providers::{ContentBlock, Message as ProviderMessage, Role as ProviderRole, ToolSpec};
-use serde_json::Value;
 
 use crate::store::{Content, Message, Role};
 
@@ -20,13 +19,7 @@ pub fn estimate_tokens(text: &str) -> u64 {
     (text.len() as u64).div_ceil(4)
 }
 
-/// A tool result as the text the model reads.
-pub fn output_text(output: &Value) -> String {
-    match output {
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
-    }
-}
+pub use crate::store::output_text;
 
 /// Wraps runtime-injected context (hook output, the max-turns notice) the way the model
 /// recognises it as not typed by the user.

@@ -12,6 +12,10 @@ use super::run::RunResult;
 
 /// One thing the caller of [`super::Agent::query`] sees, in the order it happened.
 #[derive(Clone, Debug)]
+#[expect(
+    clippy::large_enum_variant,
+    reason = "each event is moved once through the caller's channel; boxing `Logged` would change the pattern every caller matches"
+)]
 pub enum AgentEvent {
     /// An event appended to the session log (`user.message`, `tool.use`, `tool.result`,
     /// `permission.decision`, `hook.run`, `compaction`, `error`, `result`, ...), with its `seq`.

@@ -6,7 +6,8 @@ use std::time::Instant;
 
 use agent_core::events::{
     AssistantDelta, AssistantMessage, Compaction, ErrorEvent, Event, EventPayload,
-    PermissionDecisionEvent, ResultEvent, SystemInit, ToolResultEvent, ToolUse, UserMessage,
+    PermissionDecisionEvent, ResultEvent, SystemInit, TokenUsage, ToolResultEvent, ToolUse,
+    UserMessage,
 };
 use agent_core::hooks::{
     CompactInput, Decision, EventFields, HookContext, HookEvent, HookExecution, HookRegistry,
@@ -444,9 +445,7 @@ impl Runner {
         let mut e = Event::new(
             0,
             None,
-            EventPayload::AssistantMessage(AssistantMessage {
-                text: partial.to_owned(),
-            }),
+            EventPayload::AssistantMessage(AssistantMessage::text(partial)),
         );
         e.extra.insert("partial".into(), Value::Bool(true));
         self.log_events(sink, vec![e]).await?;
@@ -551,18 +550,24 @@ impl Runner {
         })
     }
 
-    /// Logs an answer: its text as `assistant.message`, each call as `tool.use`.
+    /// Logs an answer: its text as `assistant.message`, each call as `tool.use`, every one of
+    /// them carrying the answer's fields (see [`Answer`]).
     async fn log_response(
         &mut self,
         sink: &Sink,
         response: &ModelResponse,
         calls: &[ContentBlock],
     ) -> Result<(), AgentError> {
+        let answer = Answer::of(response);
         let text = response.text();
         let mut payloads = Vec::new();
         if !text.is_empty() {
             payloads.push(EventPayload::AssistantMessage(AssistantMessage {
                 text: text.clone(),
+                message_id: Some(answer.message_id.clone()),
+                request_id: Some(answer.request_id.clone()),
+                model: answer.model.clone(),
+                usage: Some(answer.usage),
             }));
             self.history
                 .push(ProviderRole::Assistant, ContentBlock::text(text));
@@ -573,6 +578,10 @@ impl Runner {
                     tool_use_id: id.clone(),
                     name: name.clone(),
                     input: input.clone(),
+                    message_id: Some(answer.message_id.clone()),
+                    request_id: Some(answer.request_id.clone()),
+                    model: answer.model.clone(),
+                    usage: Some(answer.usage),
                 }));
                 self.history.push(ProviderRole::Assistant, c.clone());
             }
@@ -863,7 +872,7 @@ impl Runner {
             EventPayload::Result(ResultEvent {
                 final_text: final_text.clone(),
                 stop_reason: Some(stop_reason.to_owned()),
-                usage: serde_json::to_value(state.usage).ok(),
+                usage: serde_json::to_value(TokenUsage::from(state.usage)).ok(),
             }),
         );
         e.extra.insert("turns".into(), json!(state.turns));
@@ -894,6 +903,37 @@ impl Runner {
             permission_mode: Some(self.executor.engine().mode().as_str().to_owned()),
             git_branch: None,
         })
+    }
+}
+
+/// What every logged event of one model answer carries: the same message id, request id,
+/// model and usage on its `assistant.message` and each of its `tool.use`s, so a reader counts
+/// the answer's tokens once per `messageId` (as readers of Claude Code transcripts do).
+struct Answer {
+    /// The provider's message id, else a generated `msg_…`.
+    message_id: String,
+    /// `req_…`, generated once per provider call (the providers' own request ids are HTTP
+    /// headers the adapters do not read).
+    request_id: String,
+    /// The model that answered, as the provider named it.
+    model: Option<String>,
+    /// The tokens of the call.
+    usage: TokenUsage,
+}
+
+impl Answer {
+    fn of(response: &ModelResponse) -> Self {
+        let generated = |prefix: &str| format!("{prefix}_{}", uuid::Uuid::now_v7().simple());
+        Self {
+            message_id: response
+                .id
+                .clone()
+                .filter(|id| !id.is_empty())
+                .unwrap_or_else(|| generated("msg")),
+            request_id: generated("req"),
+            model: response.model.clone().filter(|m| !m.is_empty()),
+            usage: response.usage.into(),
+        }
     }
 }
 

@@ -75,6 +75,15 @@ pub struct Message {
     pub content: Content,
 }
 
+/// A tool result as the text the model is sent (and a Claude Code transcript holds): a string
+/// output as it is, any other JSON as its compact text.
+pub fn output_text(output: &Value) -> String {
+    match output {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
 /// The message of one conversation event (`None` for other events).
 fn message_of(event: &Event, index: u64) -> Option<Message> {
     let (role, content) = match &event.payload {
@@ -255,11 +264,12 @@ mod tests {
     fn log() -> Vec<Event> {
         let payloads = vec![
             EventPayload::UserMessage(UserMessage { text: "u1".into() }),
-            EventPayload::AssistantMessage(AssistantMessage { text: "a1".into() }),
+            EventPayload::AssistantMessage(AssistantMessage::text("a1")),
             EventPayload::ToolUse(ToolUse {
                 tool_use_id: "t".into(),
                 name: "Bash".into(),
                 input: json!({}),
+                ..ToolUse::default()
             }),
             EventPayload::ToolResult(ToolResultEvent {
                 tool_use_id: "t".into(),
@@ -274,7 +284,7 @@ mod tests {
                 from_seq: 1,
                 to_seq: 4,
             }),
-            EventPayload::AssistantMessage(AssistantMessage { text: "a2".into() }),
+            EventPayload::AssistantMessage(AssistantMessage::text("a2")),
         ];
         payloads
             .into_iter()
