@@ -510,3 +510,105 @@ fn tools_and_the_mode_are_set_as_the_sdk_asks() {
     assert_eq!(init["tools"], json!(["Read", "Grep"]));
     assert_eq!(init["permissionMode"], "plan");
 }
+
+#[test]
+fn max_budget_usd_stops_the_prompt_once_its_cost_reaches_the_limit() {
+    let e = env();
+    // An Anthropic server that reports usage as the API does; a priced model.
+    let (url, reported) = model::serve_anthropic(vec![
+        model::Turn::Call("call_1", "Read", json!({"file_path": "README.md"})),
+        model::Turn::Call("call_2", "Read", json!({"file_path": "README.md"})),
+        model::Turn::Text("never reached".into()),
+    ]);
+    let out = agent(&e)
+        .args([
+            "-p",
+            "read it",
+            "--output-format",
+            "json",
+            "--max-budget-usd",
+            "0.000001",
+        ])
+        .args([
+            "--provider",
+            "anthropic",
+            "--base-url",
+            &url,
+            "--model",
+            "claude-sonnet-4-5",
+        ])
+        .env("ANTHROPIC_API_KEY", "test-key")
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let result = &lines(&out)[0];
+    assert_eq!(result["subtype"], "error_max_budget_usd", "{result}");
+    assert_eq!(result["is_error"], true);
+    assert!(
+        result["total_cost_usd"].as_f64().unwrap() >= 0.000001,
+        "{result}"
+    );
+    assert_eq!(
+        reported.lock().unwrap().len(),
+        1,
+        "no call after the budget was reached"
+    );
+}
+
+#[test]
+fn stream_json_assistant_messages_carry_the_answers_id_and_usage() {
+    let e = env();
+    let (url, _) = model::serve_anthropic(vec![
+        model::Turn::Call("call_1", "Read", json!({"file_path": "README.md"})),
+        model::Turn::Text("done".into()),
+    ]);
+    let out = agent(&e)
+        .args(["run", "read it", "--output-format", "stream-json"])
+        .args([
+            "--provider",
+            "anthropic",
+            "--base-url",
+            &url,
+            "--model",
+            "claude-sonnet-4-5",
+        ])
+        .env("ANTHROPIC_API_KEY", "test-key")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let messages = lines(&out);
+    let answers: Vec<&Value> = messages
+        .iter()
+        .filter(|m| m["type"] == "assistant")
+        .collect();
+    assert_eq!(answers.len(), 2);
+    for a in &answers {
+        let u = &a["message"]["usage"];
+        let prompt: u64 = [
+            "input_tokens",
+            "cache_creation_input_tokens",
+            "cache_read_input_tokens",
+        ]
+        .iter()
+        .map(|k| u[k].as_u64().unwrap())
+        .sum();
+        assert!(prompt > 0, "{a}");
+    }
+    assert_ne!(answers[0]["message"]["id"], answers[1]["message"]["id"]);
+    let result = messages.last().unwrap();
+    let sum: u64 = answers
+        .iter()
+        .map(|a| a["message"]["usage"]["output_tokens"].as_u64().unwrap())
+        .sum();
+    assert_eq!(result["usage"]["output_tokens"], sum, "{result}");
+    assert!(result["total_cost_usd"].as_f64().unwrap() > 0.0, "{result}");
+}

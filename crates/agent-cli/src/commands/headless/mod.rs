@@ -63,6 +63,39 @@ pub(crate) fn init_facts(
     }
 }
 
+/// `--max-budget-usd`: a prompt is interrupted once the estimated cost of its answers reaches
+/// the limit (a model without a listed price has no cost and is never stopped).
+struct Budget {
+    limit: Option<f64>,
+    price: Option<agent_providers::pricing::Price>,
+    exceeded: bool,
+}
+
+impl Budget {
+    fn new(limit: Option<f64>, model: &str) -> Self {
+        Self {
+            limit,
+            price: agent_providers::pricing::price(model),
+            exceeded: false,
+        }
+    }
+
+    /// Interrupts the run the first time `usage` costs the limit or more.
+    fn check(
+        &mut self,
+        usage: &agent_providers::Usage,
+        interrupt: &agent_sessions::agent::Interrupt,
+    ) {
+        if let (Some(limit), Some(p)) = (self.limit, self.price)
+            && !self.exceeded
+            && p.cost(usage) >= limit
+        {
+            self.exceeded = true;
+            interrupt.interrupt();
+        }
+    }
+}
+
 /// `agent -p …` / `agent --output-format stream-json --input-format stream-json …`.
 pub fn run(cli: SdkCli) -> Result<Exit> {
     let given = cli.unhonoured.given();
@@ -267,6 +300,8 @@ fn print_mode(cli: SdkCli, mut inputs: Inputs) -> Result<Exit> {
         cli.include_partial_messages,
     );
     let model = agent.model().to_owned();
+    let mut budget = Budget::new(cli.max_budget_usd, &model);
+    let interrupt = agent.interrupter();
     let result = runtime.block_on(async {
         let mut show = |e: &AgentEvent| {
             for m in encoder.encode(e) {
@@ -274,6 +309,7 @@ fn print_mode(cli: SdkCli, mut inputs: Inputs) -> Result<Exit> {
                     channel.send(&m);
                 }
             }
+            budget.check(encoder.usage(), &interrupt);
         };
         let (result, _) =
             super::run::drive_observed(&mut agent, &prompt, None, Some(&mut show)).await?;
@@ -297,10 +333,17 @@ fn print_mode(cli: SdkCli, mut inputs: Inputs) -> Result<Exit> {
         }
         anyhow::Ok(result)
     })?;
-    let message = encoder.result(&result, &model, false);
+    let message = encoder.result(&result, &model, budget.exceeded);
     match format.as_str() {
         "text" => output::stdout_line(&result.final_text),
         _ => channel.send(&message),
+    }
+    if budget.exceeded {
+        output::warning(&format!(
+            "the prompt was stopped at --max-budget-usd {}",
+            cli.max_budget_usd.unwrap_or_default()
+        ));
+        return Ok(Exit::Denied);
     }
     Ok(super::run::run_exit(&result, false))
 }
@@ -563,11 +606,10 @@ impl SdkSession {
         );
         self.channel.send(&stream::init_message(&facts));
         let model = self.opened.agent.model().to_owned();
-        let price = agent_providers::pricing::price(&model);
+        let mut budget = Budget::new(self.budget, &model);
         let mut encoder = TurnEncoder::new(&facts.session_id, &model, self.partial);
         let interrupt = self.opened.agent.interrupter();
         let mut result = None;
-        let mut over_budget = false;
         {
             let agent = &mut self.opened.agent;
             let mut stream = std::pin::pin!(agent.query(text).fuse());
@@ -582,13 +624,7 @@ impl SdkSession {
                         if let AgentEvent::Finished(r) = event {
                             result = Some(r);
                         }
-                        if let (Some(limit), Some(p)) = (self.budget, price)
-                            && !over_budget
-                            && p.cost(encoder.usage()) >= limit
-                        {
-                            over_budget = true;
-                            interrupt.interrupt();
-                        }
+                        budget.check(encoder.usage(), &interrupt);
                     }
                     msg = inbox.recv(), if !self.closed => match msg {
                         Some(Inbound::User(t)) => self.queue.push_back(t),
@@ -603,7 +639,7 @@ impl SdkSession {
             }
         }
         let result = result.context("the run ended without a result")?;
-        if result.stop_reason == "interrupted" && !over_budget {
+        if result.stop_reason == "interrupted" && !budget.exceeded {
             self.channel.send(&json!({
                 "type": "user",
                 "message": {"role": "user", "content": [{"type": "text", "text": "[Request interrupted by user]"}]},
@@ -615,7 +651,7 @@ impl SdkSession {
         self.land().await?;
         self.report_timings();
         self.channel
-            .send(&encoder.result(&result, &model, over_budget));
+            .send(&encoder.result(&result, &model, budget.exceeded));
         Ok(())
     }
 
