@@ -1177,6 +1177,10 @@ pub struct SdkCli {
     /// servers (`"type": "sdk"`) are not supported and are skipped with a warning.
     #[arg(long = "mcp-config", value_name = "FILE_OR_JSON")]
     pub mcp_config: Vec<String>,
+    /// Accepted (the TypeScript SDK passes it): `agent` always reads `initialize` before the
+    /// session starts.
+    #[arg(long = "await-initialize")]
+    pub await_initialize: bool,
     /// Use only the --mcp-config servers, not those of the settings or `.mcp.json`.
     #[arg(long = "strict-mcp-config")]
     pub strict_mcp_config: bool,
@@ -1232,6 +1236,33 @@ pub struct Unhonoured {
     pub replay_user_messages: bool,
     #[arg(long = "dangerously-skip-permissions", hide = true)]
     pub dangerously_skip_permissions: bool,
+    // Passed by the TypeScript SDK (`@anthropic-ai/claude-agent-sdk`).
+    #[arg(long = "allow-dangerously-skip-permissions", hide = true)]
+    pub allow_dangerously_skip_permissions: bool,
+    #[arg(long, hide = true)]
+    pub agent: Option<String>,
+    #[arg(long, hide = true)]
+    pub channels: Vec<String>,
+    #[arg(long, hide = true)]
+    pub debug: bool,
+    #[arg(long = "debug-file", hide = true)]
+    pub debug_file: Option<String>,
+    #[arg(long = "debug-to-stderr", hide = true)]
+    pub debug_to_stderr: bool,
+    #[arg(long = "plugin-dir-no-mcp", hide = true)]
+    pub plugin_dir_no_mcp: Vec<String>,
+    #[arg(long = "initialize-fields", hide = true)]
+    pub initialize_fields: Option<String>,
+    #[arg(long = "managed-settings", hide = true)]
+    pub managed_settings: Option<String>,
+    #[arg(long = "managed-settings-in-initialize", hide = true)]
+    pub managed_settings_in_initialize: bool,
+    #[arg(long = "no-session-persistence", hide = true)]
+    pub no_session_persistence: bool,
+    #[arg(long = "permission-prompts", hide = true)]
+    pub permission_prompts: Option<String>,
+    #[arg(long = "project-config-root", hide = true)]
+    pub project_config_root: Option<String>,
 }
 
 impl Unhonoured {
@@ -1260,6 +1291,25 @@ impl Unhonoured {
             self.dangerously_skip_permissions,
             "--dangerously-skip-permissions",
         );
+        note(
+            self.allow_dangerously_skip_permissions,
+            "--allow-dangerously-skip-permissions",
+        );
+        note(self.agent.is_some(), "--agent");
+        note(!self.channels.is_empty(), "--channels");
+        note(self.debug, "--debug");
+        note(self.debug_file.is_some(), "--debug-file");
+        note(self.debug_to_stderr, "--debug-to-stderr");
+        note(!self.plugin_dir_no_mcp.is_empty(), "--plugin-dir-no-mcp");
+        note(self.initialize_fields.is_some(), "--initialize-fields");
+        note(self.managed_settings.is_some(), "--managed-settings");
+        note(
+            self.managed_settings_in_initialize,
+            "--managed-settings-in-initialize",
+        );
+        note(self.no_session_persistence, "--no-session-persistence");
+        note(self.permission_prompts.is_some(), "--permission-prompts");
+        note(self.project_config_root.is_some(), "--project-config-root");
         out
     }
 }

@@ -612,3 +612,56 @@ fn stream_json_assistant_messages_carry_the_answers_id_and_usage() {
     assert_eq!(result["usage"]["output_tokens"], sum, "{result}");
     assert!(result["total_cost_usd"].as_f64().unwrap() > 0.0, "{result}");
 }
+
+#[test]
+fn the_typescript_sdks_flags_and_initialize_fields_are_taken() {
+    let e = env();
+    let (url, _, requests) = model::serve_recording(|k| (k == 0).then(|| text("ok")));
+    settings(&e, &format!("{url}/v1"));
+    // The argv @anthropic-ai/claude-agent-sdk builds (its flags use the equals form).
+    let mut child = agent(&e)
+        .args([
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            "--input-format",
+            "stream-json",
+            "--thinking=adaptive",
+            "--max-turns=5",
+            "--permission-prompt-tool=stdio",
+            "--setting-sources=",
+            "--await-initialize",
+            "--allow-dangerously-skip-permissions",
+            "--no-session-persistence",
+            "--permission-mode=default",
+        ])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    {
+        let mut stdin = child.stdin.take().unwrap();
+        let init = json!({"type": "control_request", "request_id": "req_1", "request": {
+            "subtype": "initialize", "hooks": null,
+            "systemPrompt": ["You answer in haiku."], "appendSystemPrompt": "Sign with -A."}});
+        let user = json!({"type": "user", "message": {"role": "user", "content": "hi"}, "parent_tool_use_id": null, "session_id": ""});
+        writeln!(stdin, "{init}").unwrap();
+        writeln!(stdin, "{user}").unwrap();
+    }
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert_eq!(lines(&out).last().unwrap()["result"], "ok");
+    assert_eq!(err.matches("not honoured").count(), 1, "{err}");
+    assert!(
+        err.contains("--thinking") && err.contains("--no-session-persistence"),
+        "{err}"
+    );
+    let system = requests.lock().unwrap()[0]["messages"][0]["content"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(system.starts_with("You answer in haiku."), "{system}");
+    assert!(system.trim_end().ends_with("Sign with -A."), "{system}");
+}

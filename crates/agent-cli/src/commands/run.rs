@@ -54,9 +54,27 @@ struct ProviderSettings {
     model: Option<String>,
 }
 
-fn provider_settings(settings: &Settings) -> Result<ProviderSettings> {
+/// `own`: `$AGENT_HOME/settings.json` when `--setting-sources` left the user source out. The
+/// provider and model are `agent`'s own configuration, which the SDK knows nothing of, so an
+/// SDK caller's `setting_sources=[]` (about Claude Code's files) does not unset them; they are
+/// read first, and any file that is loaded overrides them.
+fn provider_settings(
+    settings: &Settings,
+    own: Option<(PathBuf, serde_json::Map<String, Value>)>,
+) -> Result<ProviderSettings> {
     let mut out = ProviderSettings::default();
-    for file in settings.files.iter().filter(|f| !f.claude) {
+    let own_file = own.as_ref().map(|(p, v)| (p.as_path(), true, v));
+    let files = settings
+        .files
+        .iter()
+        .filter(|f| !f.claude)
+        .map(|f| (f.path.as_path(), f.trusted, &f.value));
+    for (path, trusted, value) in own_file.into_iter().chain(files) {
+        let file = ProviderFile {
+            path,
+            trusted,
+            value,
+        };
         let where_ = file.path.display();
         if !file.trusted {
             if file.value.contains_key("provider") || file.value.contains_key("model") {
@@ -109,9 +127,38 @@ fn provider_settings(settings: &Settings) -> Result<ProviderSettings> {
     Ok(out)
 }
 
+/// One settings file as [`provider_settings`] reads it.
+struct ProviderFile<'a> {
+    path: &'a Path,
+    trusted: bool,
+    value: &'a serde_json::Map<String, Value>,
+}
+
+/// `$AGENT_HOME/settings.json`, read for its provider and model alone, when the settings'
+/// sources leave the user's file out.
+fn own_settings(
+    loaded: &super::LoadedSettings,
+) -> Result<Option<(PathBuf, serde_json::Map<String, Value>)>> {
+    if loaded.sources.user {
+        return Ok(None);
+    }
+    let path = super::agent_home()?.join("settings.json");
+    let Ok(text) = std::fs::read_to_string(&path) else {
+        return Ok(None);
+    };
+    match serde_json::from_str::<Value>(&text) {
+        Ok(Value::Object(map)) => Ok(Some((path, map))),
+        _ => bail!("{}: not a JSON object; fix or remove it", path.display()),
+    }
+}
+
 /// The provider `agent run` uses, and the model.
-fn provider(args: &SessionOptions, settings: &Settings) -> Result<(Arc<dyn Provider>, String)> {
-    let set = provider_settings(settings)?;
+fn provider(
+    args: &SessionOptions,
+    settings: &Settings,
+    own: Option<(PathBuf, serde_json::Map<String, Value>)>,
+) -> Result<(Arc<dyn Provider>, String)> {
+    let set = provider_settings(settings, own)?;
     let name = match args.provider.clone().or(set.name) {
         Some(n) => n,
         None if std::env::var_os("ANTHROPIC_API_KEY").is_some_and(|k| !k.is_empty()) => {
@@ -443,7 +490,7 @@ pub(crate) fn open_with(args: &mut SessionOptions, with: OpenWith<'_>) -> Result
     let loaded = load_settings(&args.settings)?;
     let folder = std::fs::canonicalize(&loaded.cwd)
         .with_context(|| format!("cannot open the folder {}", loaded.cwd.display()))?;
-    let (provider, model) = provider(args, &loaded.settings)?;
+    let (provider, model) = provider(args, &loaded.settings, own_settings(&loaded)?)?;
     let requested = args
         .mode
         .as_deref()

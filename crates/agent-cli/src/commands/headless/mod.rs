@@ -387,6 +387,27 @@ fn sdk_session(cli: SdkCli, mut inputs: Inputs) -> Result<Exit> {
         .and_then(|(_, r)| r.get("hooks"))
         .filter(|h| h.is_object())
         .cloned();
+    // The TypeScript SDK sends the system prompt in `initialize` (a string or a list of
+    // strings), not as a flag; it means what --system-prompt / --append-system-prompt mean.
+    if let Some((_, request)) = &initialize {
+        let text = |key: &str| match request.get(key) {
+            Some(Value::String(s)) => Some(s.clone()),
+            Some(Value::Array(parts)) => Some(
+                parts
+                    .iter()
+                    .filter_map(Value::as_str)
+                    .collect::<Vec<_>>()
+                    .join("\n\n"),
+            ),
+            _ => None,
+        };
+        if let Some(base) = text("systemPrompt").filter(|t| !t.trim().is_empty()) {
+            inputs.options.system_prompt = Some(base);
+        }
+        if let Some(append) = text("appendSystemPrompt").filter(|t| !t.trim().is_empty()) {
+            inputs.options.append_system_prompt = Some(append);
+        }
+    }
     let registered = std::sync::atomic::AtomicUsize::new(0);
     let register = |registry: &mut agent_core::hooks::HookRegistry,
                     view: &agent_core::view::PathView|
