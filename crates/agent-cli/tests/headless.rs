@@ -665,3 +665,16 @@ fn the_typescript_sdks_flags_and_initialize_fields_are_taken() {
     assert!(system.starts_with("You answer in haiku."), "{system}");
     assert!(system.trim_end().ends_with("Sign with -A."), "{system}");
 }
+
+#[test]
+fn the_transcript_counts_the_turns_max_turns_counts() {
+    let e = env();
+    let replies = vec![
+        call("call_1", "Read", &json!({"file_path": "README.md"})),
+        text("Summary: read it once."),
+    ];
+    let out = run(&e, replies, &["--max-turns", "1"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("max_turns · 1 turn(s)"), "{err}");
+}

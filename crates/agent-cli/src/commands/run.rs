@@ -569,7 +569,12 @@ pub(crate) fn open_with(args: &mut SessionOptions, with: OpenWith<'_>) -> Result
     }
     let mut tools = tools;
     if let Some(only) = &with.only_tools {
-        let known: Vec<String> = tools.iter().map(|t| t.name().to_owned()).collect();
+        // `Task` (subagents) is added when the agent starts.
+        let known: Vec<String> = tools
+            .iter()
+            .map(|t| t.name().to_owned())
+            .chain(std::iter::once("Task".to_owned()))
+            .collect();
         for name in only {
             if !known.iter().any(|k| k == name) {
                 output::warning(&format!(

@@ -134,7 +134,7 @@ fn answer(asked: Result<Value, String>, original: &Value) -> PromptAnswer {
 /// Inputs reach the SDK with the real folder's paths (`view`), as the model sees them.
 ///
 /// # Errors
-/// An unknown event name, a malformed entry, or a matcher that does not compile.
+/// A malformed entry, or a matcher that does not compile.
 pub(crate) fn register_hooks(
     registry: &mut HookRegistry,
     hooks: &Value,
@@ -146,9 +146,14 @@ pub(crate) fn register_hooks(
     };
     let mut count = 0;
     for (name, matchers) in events {
-        let event: HookEvent = name
-            .parse()
-            .map_err(|_| anyhow::anyhow!("initialize: unknown hook event {name}"))?;
+        // An event this runtime does not have is skipped, not fatal: the SDK may know newer
+        // events than this runtime.
+        let Ok(event) = name.parse::<HookEvent>() else {
+            crate::output::warning(&format!(
+                "initialize: the SDK registered hooks for {name}, an event agent does not have; they never run"
+            ));
+            continue;
+        };
         let Some(matchers) = matchers.as_array() else {
             bail!("initialize: hooks.{name} must be a list of matchers");
         };
@@ -289,6 +294,28 @@ mod tests {
     fn a_failed_callback_denies() {
         let got = answer(Err("boom".into()), &json!({}));
         assert!(matches!(got, PromptAnswer::Deny { message, .. } if message.contains("boom")));
+    }
+
+    #[test]
+    fn hooks_of_an_unknown_event_are_skipped_and_the_others_registered() {
+        let mut registry = HookRegistry::new();
+        let hooks = json!({
+            "PreToolUse": [{"matcher": "Bash", "hookCallbackIds": ["hook_0", "hook_1"], "timeout": 5}],
+            "SomeFutureEvent": [{"matcher": null, "hookCallbackIds": ["hook_2"]}],
+            "Stop": [{"matcher": null, "hookCallbackIds": ["hook_3"], "onFailure": "block"}],
+        });
+        let n = register_hooks(&mut registry, &hooks, &Channel::default(), None).unwrap();
+        assert_eq!(n, 3);
+        assert_eq!(registry.hooks(HookEvent::PreToolUse).len(), 2);
+        assert_eq!(registry.hooks(HookEvent::Stop).len(), 1);
+    }
+
+    #[test]
+    fn a_malformed_hook_entry_is_an_error() {
+        let mut registry = HookRegistry::new();
+        let hooks = json!({"PreToolUse": [{"matcher": "Bash"}]});
+        let err = register_hooks(&mut registry, &hooks, &Channel::default(), None).unwrap_err();
+        assert!(err.to_string().contains("hookCallbackIds"), "{err}");
     }
 
     #[test]
