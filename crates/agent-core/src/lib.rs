@@ -35,5 +35,6 @@ pub mod process;
 pub mod programs;
 pub mod secrets;
 pub mod shell;
+pub mod spelling;
 pub mod tools;
 pub mod view;

@@ -177,7 +177,7 @@ fn closest(name: &str) -> Option<&'static str> {
                 if n.starts_with(name) {
                     0
                 } else {
-                    distance(n, name)
+                    agent_core::spelling::edit_distance(n, name)
                 },
                 *n,
             )
@@ -185,24 +185,6 @@ fn closest(name: &str) -> Option<&'static str> {
         .filter(|(d, _)| *d <= 2)
         .min_by_key(|(d, _)| *d)
         .map(|(_, n)| n)
-}
-
-/// Levenshtein distance between two short names.
-fn distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut prev = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let here = row[j + 1];
-            row[j + 1] = (prev + usize::from(ca != *cb))
-                .min(row[j] + 1)
-                .min(here + 1);
-            prev = here;
-        }
-    }
-    row[b.len()]
 }
 
 #[cfg(test)]

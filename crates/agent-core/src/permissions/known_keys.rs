@@ -323,29 +323,13 @@ fn nearest(prefix: &str, name: &str) -> Option<String> {
         let d = if member.to_lowercase() == lower {
             0
         } else {
-            distance(&lower, &member.to_lowercase())
+            crate::spelling::edit_distance(&lower, &member.to_lowercase())
         };
         if d <= limit && best.is_none_or(|(bd, _)| d < bd) {
             best = Some((d, k));
         }
     }
     best.map(|(_, k)| k.to_owned())
-}
-
-/// The Levenshtein distance of `a` and `b`, in characters.
-fn distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut prev = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let cur = row[j + 1];
-            row[j + 1] = (prev + usize::from(ca != *cb)).min(row[j] + 1).min(cur + 1);
-            prev = cur;
-        }
-    }
-    row[b.len()]
 }
 
 #[cfg(test)]
@@ -422,12 +406,5 @@ mod tests {
         for k in KEYS {
             assert!(is_known(k.path), "{}", k.path);
         }
-    }
-
-    #[test]
-    fn distances_count_edits() {
-        assert_eq!(distance("permisions", "permissions"), 1);
-        assert_eq!(distance("kitten", "sitting"), 3);
-        assert_eq!(distance("", "abc"), 3);
     }
 }
