@@ -663,6 +663,10 @@ fn the_typescript_sdks_flags_and_initialize_fields_are_taken() {
         .unwrap()
         .to_owned();
     assert!(system.starts_with("You answer in haiku."), "{system}");
+    assert!(
+        system.contains("applied to the user's folder at the end of each prompt"),
+        "the prompt says where edits land under the SDK: {system}"
+    );
     assert!(system.trim_end().ends_with("Sign with -A."), "{system}");
 }
 

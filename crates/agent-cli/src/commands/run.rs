@@ -448,6 +448,8 @@ pub(crate) struct OpenWith<'a> {
     pub(crate) session_id: Option<SessionId>,
     /// More MCP servers (`--mcp-config`), and whether they are the only ones.
     pub(crate) mcp: Option<(agent_mcp::McpConfig, bool)>,
+    /// The host applies the change set at the end of each prompt (the system prompt says so).
+    pub(crate) applied_each_prompt: bool,
 }
 
 /// Rules given on the command line: each value may hold several, separated by commas or
@@ -611,6 +613,7 @@ pub(crate) fn open_with(args: &mut SessionOptions, with: OpenWith<'_>) -> Result
         super::system_prompt::PromptText {
             base: nonempty(&args.system_prompt),
             append: nonempty(&args.append_system_prompt),
+            applied_each_prompt: with.applied_each_prompt,
         },
         &loaded,
         &folder,

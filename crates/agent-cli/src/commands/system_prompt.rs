@@ -20,6 +20,8 @@ use crate::output;
 pub(crate) struct PromptText {
     pub(crate) base: Option<String>,
     pub(crate) append: Option<String>,
+    /// The change set is applied at the end of each prompt (the SDK transport).
+    pub(crate) applied_each_prompt: bool,
 }
 
 /// The session's prompt: `folder` is the real folder the session starts in, `root` the real
@@ -53,6 +55,7 @@ pub(crate) fn session_prompt(
         .append_opt(text.append)
         .folder(folder)
         .shadow_workspace(true)
+        .applied_each_prompt(text.applied_each_prompt)
         .pending(pending)
         .bash(bash.placement())
         .memory(memory);

@@ -53,6 +53,10 @@ pub struct SystemPrompt {
     pub folder: Option<PathBuf>,
     /// Whether the agent works in a shadow copy of [`Self::folder`].
     pub shadow_workspace: bool,
+    /// Whether the copy's changes reach the folder at the end of each prompt without a review
+    /// (a headless host such as the Claude Agent SDK, whose calls were approved one by one),
+    /// rather than after the user reviews and commits them.
+    pub applied_each_prompt: bool,
     /// The operating system (`linux`, `macos`, ...).
     pub os: Option<String>,
     /// Today's date, `YYYY-MM-DD`.
@@ -107,6 +111,13 @@ impl SystemPrompt {
     /// Says the agent works in a shadow copy of the folder.
     pub fn shadow_workspace(mut self, shadow: bool) -> Self {
         self.shadow_workspace = shadow;
+        self
+    }
+
+    /// Says the shadow copy's changes are applied to the folder at the end of each prompt
+    /// (no review), as a headless host does.
+    pub fn applied_each_prompt(mut self, applied: bool) -> Self {
+        self.applied_each_prompt = applied;
         self
     }
 
@@ -189,7 +200,12 @@ impl SystemPrompt {
                 f.display()
             ));
         }
-        if self.shadow_workspace {
+        if self.shadow_workspace && self.applied_each_prompt {
+            facts.push(
+                "You work in a shadow copy of that folder: your edits and commands change the copy, and what changed is applied to the user's folder at the end of each prompt."
+                    .to_owned(),
+            );
+        } else if self.shadow_workspace {
             facts.push(
                 "You work in a shadow copy of that folder: your edits and commands change the copy, and reach the user's folder only after the user reviews and commits the change set."
                     .to_owned(),
@@ -333,6 +349,21 @@ mod tests {
         assert_eq!(civil_date(11_016), "2000-02-29");
         assert_eq!(civil_date(20_686), "2026-08-21");
         assert_eq!(civil_date(20_513), "2026-03-01");
+    }
+
+    #[test]
+    fn a_headless_host_that_applies_each_prompt_says_so() {
+        let reviewed = SystemPrompt::default().shadow_workspace(true).render();
+        assert!(
+            reviewed.contains("after the user reviews and commits"),
+            "{reviewed}"
+        );
+        let applied = SystemPrompt::default()
+            .shadow_workspace(true)
+            .applied_each_prompt(true)
+            .render();
+        assert!(applied.contains("at the end of each prompt"), "{applied}");
+        assert!(!applied.contains("reviews and commits"), "{applied}");
     }
 
     #[test]

@@ -442,6 +442,7 @@ fn sdk_session(cli: SdkCli, mut inputs: Inputs) -> Result<Exit> {
             only_tools: inputs.only_tools.clone(),
             session_id: inputs.session_id.clone(),
             mcp: inputs.mcp.take(),
+            applied_each_prompt: !cli.keep_shadow,
         },
     );
     let opened = match opened {
