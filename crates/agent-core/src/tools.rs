@@ -244,9 +244,6 @@ pub enum ToolError {
     /// Occurs when the input does not match the tool's schema or meaning.
     #[error("invalid input: {0}")]
     InvalidInput(String),
-    /// Occurs when the permission gate refused the call.
-    #[error("permission denied: {0}")]
-    PermissionDenied(String),
     /// Occurs when the sandbox refused an operation inside the call.
     #[error("blocked by the sandbox: {0}")]
     Sandbox(String),
@@ -271,7 +268,6 @@ impl ToolError {
     pub fn map_text(self, f: impl Fn(&str) -> String) -> Self {
         match self {
             Self::InvalidInput(m) => Self::InvalidInput(f(&m)),
-            Self::PermissionDenied(m) => Self::PermissionDenied(f(&m)),
             Self::Sandbox(m) => Self::Sandbox(f(&m)),
             Self::NotSupported(m) => Self::NotSupported(f(&m)),
             Self::Execution(m) => Self::Execution(f(&m)),
@@ -289,7 +285,6 @@ impl ToolError {
     pub fn error_type(&self) -> &'static str {
         match self {
             Self::InvalidInput(_) => "invalid_input",
-            Self::PermissionDenied(_) => "permission_denied",
             Self::Sandbox(_) => "sandbox_denied",
             Self::Cancelled => "cancelled",
             Self::Timeout(_) => "timeout",
@@ -354,9 +349,10 @@ mod tests {
     #[test]
     fn error_types_are_stable() {
         assert_eq!(ToolError::Cancelled.error_type(), "cancelled");
+        assert_eq!(ToolError::Timeout(5).error_type(), "timeout");
         assert_eq!(
-            ToolError::PermissionDenied("x".into()).to_string(),
-            "permission denied: x"
+            ToolError::Sandbox("x".into()).to_string(),
+            "blocked by the sandbox: x"
         );
     }
 }

@@ -65,7 +65,7 @@ fn edit_file(
     file: &str,
     edits: &[Replace<'_>],
 ) -> Result<ToolOutput, ToolError> {
-    let fs = Confined::for_call(ctx, &[])?;
+    let fs = Confined::for_call(ctx)?;
     let path = fs.path(file);
     if !path.exists() && edits.len() == 1 && edits[0].old.is_empty() {
         fs.write(&path, edits[0].new.as_bytes())?;

@@ -17,11 +17,12 @@ pub struct Confined {
 }
 
 impl Confined {
-    /// The view for one call: `ctx.cwd` and `ctx.additional_dirs`, read-write, minus `denied`.
+    /// The view for one call: `ctx.cwd` and `ctx.additional_dirs`, read-write (the permission
+    /// engine's deny rules were applied before the call was let through).
     ///
     /// # Errors
     /// [`ToolError::Sandbox`] when a root cannot be opened.
-    pub fn for_call(ctx: &ToolContext, denied: &[PathBuf]) -> Result<Self, ToolError> {
+    pub fn for_call(ctx: &ToolContext) -> Result<Self, ToolError> {
         let mut roots = vec![ctx.cwd.clone()];
         roots.extend(ctx.additional_dirs.iter().cloned());
         let settings = SandboxSettings {
@@ -29,7 +30,6 @@ impl Confined {
             read_write_dirs: roots.clone(),
             allowed_read_paths: Some(roots.clone()),
             allowed_write_paths: Some(roots),
-            denied_paths: denied.to_vec(),
             ..SandboxSettings::default()
         };
         let fs = SandboxedFs::new(&settings)

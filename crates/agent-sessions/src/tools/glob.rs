@@ -46,7 +46,7 @@ impl Tool for Glob {
     async fn call(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         object(&input)?;
         let pattern = str_field(&input, "pattern")?;
-        let fs = Confined::for_call(ctx, &[])?;
+        let fs = Confined::for_call(ctx)?;
         let base = base(&fs, opt_str(&input, "path")?)?;
         let glob = GlobBuilder::new(pattern.trim_start_matches("./"))
             .literal_separator(true)

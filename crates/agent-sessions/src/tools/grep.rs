@@ -98,7 +98,7 @@ impl Tool for Grep {
             ),
             None => None,
         };
-        let fs = Confined::for_call(ctx, &[])?;
+        let fs = Confined::for_call(ctx)?;
         let base = base(&fs, opt_str(&input, "path")?)?;
         let mut hits = if base.is_file() {
             let name = base

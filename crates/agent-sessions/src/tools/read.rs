@@ -84,7 +84,7 @@ impl Tool for Read {
         if limit == Some(0) {
             return Err(ToolError::invalid_input("`limit` must be at least 1"));
         }
-        let fs = Confined::for_call(ctx, &[])?;
+        let fs = Confined::for_call(ctx)?;
         let path = fs.path(file);
         let bytes = fs.read(&path)?;
         self.state.saw(&ctx.session_id, &path);

@@ -75,7 +75,7 @@ impl Tool for Write {
         object(&input)?;
         let file = str_field(&input, "file_path")?;
         let content = str_field(&input, "content")?;
-        let fs = Confined::for_call(ctx, &[])?;
+        let fs = Confined::for_call(ctx)?;
         let path = fs.path(file);
         fs.check_write(&path)?;
         if path.is_dir() {
