@@ -15,6 +15,7 @@ use std::path::PathBuf;
 use agent_core::events::{Event, EventPayload};
 use agent_core::permissions::PermissionMode;
 use agent_providers::Usage;
+use agent_sessions::agent::RunStopReason;
 use agent_sessions::workspace::{CommitOptions, CommitReport, WorkspaceError};
 use anyhow::{Context as _, Result};
 use rustyline::DefaultEditor;
@@ -153,7 +154,7 @@ impl Chat {
             .runtime
             .block_on(drive(&mut o.agent, text, Some(&mut o.live)))?;
         self.usage.add(&result.usage);
-        if result.stop_reason == "interrupted" {
+        if result.stop_reason == RunStopReason::Interrupted {
             output::stdout_line("(interrupted; the prompt is yours)");
         }
         Ok(())

@@ -15,7 +15,9 @@ use agent_core::permissions::{
 };
 use agent_core::tools::Tool;
 use agent_providers::{Provider, ProviderConfig, ProviderKind};
-use agent_sessions::agent::{Agent, AgentEvent, AgentOptions, ModelHooks, RunResult};
+use agent_sessions::agent::{
+    Agent, AgentEvent, AgentOptions, ModelHooks, RunResult, RunStopReason,
+};
 use agent_sessions::recovery::ResumeOptions;
 use agent_sessions::store::{SessionBackend, SessionId, SessionStore, StoreOptions};
 use agent_sessions::tools::{Bash, ToolState, WebFetch, builtin_tools};
@@ -852,9 +854,9 @@ pub fn run(mut args: RunArgs) -> Result<Exit> {
 /// The exit status of a run: 130 interrupted; 1 an error, the turn limit reached, or the
 /// commit refused; 0 otherwise.
 pub(crate) fn run_exit(result: &RunResult, refused: bool) -> Exit {
-    match result.stop_reason.as_str() {
-        "interrupted" => Exit::Code(130),
-        "max_turns" => Exit::Denied,
+    match result.stop_reason {
+        RunStopReason::Interrupted => Exit::Code(130),
+        RunStopReason::MaxTurns => Exit::Denied,
         _ if result.is_error || refused => Exit::Denied,
         _ => Exit::Success,
     }

@@ -7,7 +7,7 @@ use agent_core::events::{
     ErrorEvent, Event, EventPayload, PermissionDecisionEvent, ToolResultEvent, ToolUse,
 };
 use agent_core::view::PathView;
-use agent_sessions::agent::{AgentEvent, RunResult};
+use agent_sessions::agent::{AgentEvent, RunResult, RunStopReason};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
@@ -51,7 +51,11 @@ fn finished(error: Option<&str>) -> AgentEvent {
     AgentEvent::Finished(RunResult {
         session_id: "s1".into(),
         final_text: String::new(),
-        stop_reason: if error.is_some() { "error" } else { "end_turn" }.into(),
+        stop_reason: if error.is_some() {
+            RunStopReason::Error
+        } else {
+            RunStopReason::EndTurn
+        },
         turns: 1,
         usage: agent_providers::Usage::default(),
         is_error: error.is_some(),

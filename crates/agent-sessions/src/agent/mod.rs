@@ -87,7 +87,9 @@ pub use hook_extension::ModelHooks;
 pub use options::{AgentOptions, COMPACT_AT, TOOL_RESULT_BUDGET};
 pub use prompt::SystemPrompt;
 pub use questions::PolicyPrompter;
-pub use run::{AgentError, CANCEL_GRACE, DEFAULT_SYSTEM_PROMPT, MAX_INJECTED_CHARS, RunResult};
+pub use run::{
+    AgentError, CANCEL_GRACE, DEFAULT_SYSTEM_PROMPT, MAX_INJECTED_CHARS, RunResult, RunStopReason,
+};
 pub use subagent::SUBAGENT_TYPES;
 
 use self::context::History as Hist;

@@ -54,9 +54,8 @@ pub struct RunResult {
     pub session_id: String,
     /// The final assistant text.
     pub final_text: String,
-    /// Why it stopped: `end_turn`, `max_turns`, `max_tokens`, `refusal`, `stop_sequence`,
-    /// `interrupted`, `prompt_blocked`, `hook_stopped`, `error`.
-    pub stop_reason: String,
+    /// Why it stopped (written as `end_turn`, `max_turns`, ... in the log and JSON).
+    pub stop_reason: RunStopReason,
     /// Turns used: provider calls that could end in tool calls, as `max_turns` counts them
     /// (the summary call made when the limit is reached is not one).
     pub turns: u32,
@@ -66,6 +65,61 @@ pub struct RunResult {
     pub is_error: bool,
     /// The error, when there was one.
     pub error: Option<String>,
+}
+
+/// Why a run stopped. Not the model's own stop reason ([`agent_providers::StopReason`]): a
+/// run also stops at the turn limit, on an interrupt, a hook or an error. Serialised, and
+/// compared with text, as its `snake_case` name (`"end_turn"`), the name the log records.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunStopReason {
+    /// The model finished its answer.
+    EndTurn,
+    /// The model stopped at one of its stop sequences.
+    StopSequence,
+    /// `max_turns` was used up; the last call asked for a summary.
+    MaxTurns,
+    /// The answer hit the output token limit.
+    MaxTokens,
+    /// The model refused.
+    Refusal,
+    /// The run was interrupted (Ctrl-C, an SDK's `interrupt`).
+    Interrupted,
+    /// A UserPromptSubmit hook blocked the prompt.
+    PromptBlocked,
+    /// A hook stopped the run (`continue: false`).
+    HookStopped,
+    /// The provider failed.
+    Error,
+}
+
+impl RunStopReason {
+    /// The name the log and the JSON outputs use.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::EndTurn => "end_turn",
+            Self::StopSequence => "stop_sequence",
+            Self::MaxTurns => "max_turns",
+            Self::MaxTokens => "max_tokens",
+            Self::Refusal => "refusal",
+            Self::Interrupted => "interrupted",
+            Self::PromptBlocked => "prompt_blocked",
+            Self::HookStopped => "hook_stopped",
+            Self::Error => "error",
+        }
+    }
+}
+
+impl std::fmt::Display for RunStopReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl PartialEq<&str> for RunStopReason {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
 }
 
 /// Why the agent could not start or run.
@@ -314,7 +368,7 @@ impl Runner {
                 .or(run.outcome.stop_reason.clone())
                 .unwrap_or_else(|| "a UserPromptSubmit hook blocked the prompt".into());
             return self
-                .finish(sink, state, "prompt_blocked", Some(reason))
+                .finish(sink, state, RunStopReason::PromptBlocked, Some(reason))
                 .await;
         }
         self.log(
@@ -333,7 +387,9 @@ impl Runner {
         let mut stop_hook_active = false;
         loop {
             if self.interrupt.is_set() {
-                return self.finish(sink, state, "interrupted", None).await;
+                return self
+                    .finish(sink, state, RunStopReason::Interrupted, None)
+                    .await;
             }
             let forced = state.turns >= self.core.options.max_turns;
             if forced {
@@ -353,7 +409,9 @@ impl Runner {
                 CallOutcome::Response(r) => r,
                 CallOutcome::Interrupted(partial) => {
                     self.log_partial(sink, &partial).await?;
-                    return self.finish(sink, state, "interrupted", None).await;
+                    return self
+                        .finish(sink, state, RunStopReason::Interrupted, None)
+                        .await;
                 }
                 CallOutcome::Failed(e, partial) => {
                     self.log_partial(sink, &partial).await?;
@@ -366,7 +424,9 @@ impl Runner {
                     )
                     .await?;
                     state.final_text = partial;
-                    return self.finish(sink, state, "error", Some(e.to_string())).await;
+                    return self
+                        .finish(sink, state, RunStopReason::Error, Some(e.to_string()))
+                        .await;
                 }
             };
             let calls: Vec<ContentBlock> = if forced {
@@ -380,20 +440,32 @@ impl Runner {
                 match self.run_tools(sink, &calls, &cancel).await? {
                     ToolsOutcome::Continue => continue,
                     ToolsOutcome::Stop(reason) => {
-                        return self.finish(sink, state, "hook_stopped", Some(reason)).await;
+                        return self
+                            .finish(sink, state, RunStopReason::HookStopped, Some(reason))
+                            .await;
                     }
                     ToolsOutcome::Interrupted => {
-                        return self.finish(sink, state, "interrupted", None).await;
+                        return self
+                            .finish(sink, state, RunStopReason::Interrupted, None)
+                            .await;
                     }
                 }
             }
             if forced {
-                return self.finish(sink, state, "max_turns", None).await;
+                return self
+                    .finish(sink, state, RunStopReason::MaxTurns, None)
+                    .await;
             }
             match response.stop_reason {
                 StopReason::PauseTurn => continue,
-                StopReason::MaxTokens => return self.finish(sink, state, "max_tokens", None).await,
-                StopReason::Refusal => return self.finish(sink, state, "refusal", None).await,
+                StopReason::MaxTokens => {
+                    return self
+                        .finish(sink, state, RunStopReason::MaxTokens, None)
+                        .await;
+                }
+                StopReason::Refusal => {
+                    return self.finish(sink, state, RunStopReason::Refusal, None).await;
+                }
                 _ => {}
             }
             // The model is done: Stop (or SubagentStop) hooks may send it back to work.
@@ -416,7 +488,9 @@ impl Runner {
                 .await?;
             if !run.outcome.continue_ {
                 let reason = run.outcome.stop_reason.clone().unwrap_or_default();
-                return self.finish(sink, state, "hook_stopped", Some(reason)).await;
+                return self
+                    .finish(sink, state, RunStopReason::HookStopped, Some(reason))
+                    .await;
             }
             if blocks(run.outcome.decision) && !stop_hook_active {
                 let reason = run
@@ -430,8 +504,8 @@ impl Runner {
                 continue;
             }
             let reason = match response.stop_reason {
-                StopReason::StopSequence => "stop_sequence",
-                _ => "end_turn",
+                StopReason::StopSequence => RunStopReason::StopSequence,
+                _ => RunStopReason::EndTurn,
             };
             return self.finish(sink, state, reason, None).await;
         }
@@ -858,10 +932,10 @@ impl Runner {
         &mut self,
         sink: &Sink,
         state: RunState,
-        stop_reason: &str,
+        stop_reason: RunStopReason,
         error: Option<String>,
     ) -> Result<RunResult, AgentError> {
-        let is_error = stop_reason == "error";
+        let is_error = stop_reason == RunStopReason::Error;
         let final_text = match (&error, state.final_text.is_empty()) {
             (Some(e), true) if !is_error => e.clone(),
             _ => state.final_text.clone(),
@@ -871,7 +945,7 @@ impl Runner {
             None,
             EventPayload::Result(ResultEvent {
                 final_text: final_text.clone(),
-                stop_reason: Some(stop_reason.to_owned()),
+                stop_reason: Some(stop_reason.as_str().to_owned()),
                 usage: serde_json::to_value(TokenUsage::from(state.usage)).ok(),
             }),
         );
@@ -883,7 +957,7 @@ impl Runner {
         let result = RunResult {
             session_id: state.session_id,
             final_text,
-            stop_reason: stop_reason.to_owned(),
+            stop_reason,
             turns: state.turns,
             usage: state.usage,
             is_error,

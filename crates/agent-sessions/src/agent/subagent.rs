@@ -14,7 +14,7 @@ use agent_core::tools::{Tool, ToolContext, ToolError};
 
 use super::context::History;
 use super::events::{Interrupt, Sink};
-use super::run::{Core, Runner};
+use super::run::{Core, RunStopReason, Runner};
 use super::specs;
 use crate::store::{NewSession, SessionId};
 use crate::tools::executor::ToolExecutor;
@@ -138,12 +138,12 @@ impl SubagentRunner for Subagents {
                 final_text: Some(result.final_text.clone()),
             }),
         );
-        match result.stop_reason.as_str() {
-            "error" => Err(ToolError::Execution(format!(
+        match result.stop_reason {
+            RunStopReason::Error => Err(ToolError::Execution(format!(
                 "the subagent stopped on an error: {}",
                 result.error.unwrap_or_default()
             ))),
-            "interrupted" => Err(ToolError::Cancelled),
+            RunStopReason::Interrupted => Err(ToolError::Cancelled),
             _ => Ok(result.final_text),
         }
     }

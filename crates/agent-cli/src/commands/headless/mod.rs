@@ -22,7 +22,7 @@ use std::sync::Arc;
 
 use agent_core::events::{Event, EventPayload};
 use agent_core::permissions::PermissionMode;
-use agent_sessions::agent::{Agent, AgentEvent};
+use agent_sessions::agent::{Agent, AgentEvent, RunStopReason};
 use agent_sessions::workspace::{CommitOptions, Workspace, WorkspaceError};
 use anyhow::{Context, Result, bail};
 use futures_util::StreamExt as _;
@@ -661,7 +661,7 @@ impl SdkSession {
             }
         }
         let result = result.context("the run ended without a result")?;
-        if result.stop_reason == "interrupted" && !budget.exceeded {
+        if result.stop_reason == RunStopReason::Interrupted && !budget.exceeded {
             self.channel.send(&json!({
                 "type": "user",
                 "message": {"role": "user", "content": [{"type": "text", "text": "[Request interrupted by user]"}]},

@@ -11,7 +11,7 @@ use std::time::Instant;
 
 use agent_core::events::{Event, EventPayload};
 use agent_providers::Usage;
-use agent_sessions::agent::{AgentEvent, RunResult};
+use agent_sessions::agent::{AgentEvent, RunResult, RunStopReason};
 use serde_json::{Value, json};
 
 /// What `system`/`init` reports about the session.
@@ -261,10 +261,10 @@ impl TurnEncoder {
     /// The `result` message of the run: subtype from the stop reason, usage and cost summed
     /// over the run's answers; `budget_exceeded` turns it into `error_max_budget_usd`.
     pub(crate) fn result(&self, r: &RunResult, model: &str, budget_exceeded: bool) -> Value {
-        let (subtype, is_error) = match r.stop_reason.as_str() {
+        let (subtype, is_error) = match r.stop_reason {
             _ if budget_exceeded => ("error_max_budget_usd", true),
-            "max_turns" => ("error_max_turns", true),
-            "error" | "interrupted" => ("error_during_execution", true),
+            RunStopReason::MaxTurns => ("error_max_turns", true),
+            RunStopReason::Error | RunStopReason::Interrupted => ("error_during_execution", true),
             _ => ("success", r.is_error),
         };
         // The loop's own sum when the events carried none (an older provider adapter).
@@ -307,7 +307,7 @@ impl TurnEncoder {
             if let Some(e) = &r.error {
                 obj.insert("errors".into(), json!([e]));
             }
-            if r.stop_reason == "interrupted" {
+            if r.stop_reason == RunStopReason::Interrupted {
                 obj.insert("terminal_reason".into(), json!("aborted_tools"));
             }
         }
