@@ -686,6 +686,10 @@ pub fn run(args: &[String]) -> Result<()> {
     } else if let Some(section) = section(&previous, BUNDLE_SIZES) {
         writeln!(out, "{}\n", section.trim_end())?;
     }
+    // Measured by hand (two whole release builds), kept as written.
+    if let Some(section) = section(&previous, RELEASE_BINARY) {
+        writeln!(out, "{}\n", section.trim_end())?;
+    }
     let path = root.join("docs/benchmarks.md");
     std::fs::write(&path, out.trim_end().to_owned() + "\n")
         .with_context(|| format!("cannot write {}", path.display()))?;
@@ -694,6 +698,10 @@ pub fn run(args: &[String]) -> Result<()> {
 }
 
 const BUNDLE_SIZES: &str = "Bundle sizes (`target/bundles/registry`, `cargo xtask bundles`)";
+
+/// The section on the release binary's size and build time, which `cargo xtask bench` keeps as
+/// it is (measuring it takes two whole release builds).
+const RELEASE_BINARY: &str = "Release binary (`cargo build --release -p agent-cli`)";
 
 /// The size of each module of the built core-utils bundle and of each command (the module it
 /// runs, shared by every command of that module), read from the registry's manifest; `None`
