@@ -682,3 +682,42 @@ fn the_transcript_counts_the_turns_max_turns_counts() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("max_turns · 1 turn(s)"), "{err}");
 }
+
+#[test]
+fn a_mode_switched_while_a_prompt_runs_applies_to_its_next_call() {
+    let e = env();
+    settings(
+        &e,
+        &serve(vec![
+            call(
+                "call_1",
+                "Write",
+                &json!({"file_path": "notes.txt", "content": "hi\n"}),
+            ),
+            text("done"),
+        ]),
+    );
+    // The switch arrives while the prompt runs (it is read after the user message); nobody
+    // can be asked, so only acceptEdits lets the Write through.
+    let (out, messages) = sdk_by_hand(
+        &e,
+        &["--keep-shadow"],
+        &[
+            json!({"type": "control_request", "request_id": "req_1", "request": {"subtype": "initialize", "hooks": null}}),
+            json!({"type": "user", "message": {"role": "user", "content": "write"}, "parent_tool_use_id": null, "session_id": ""}),
+            json!({"type": "control_request", "request_id": "req_2", "request": {"subtype": "set_permission_mode", "mode": "acceptEdits"}}),
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let result = messages.iter().find(|m| m["type"] == "result").unwrap();
+    assert_eq!(result["permission_denials"], json!([]), "{result}");
+    let changes = messages
+        .iter()
+        .find(|m| m["subtype"] == "workspace_changes")
+        .unwrap();
+    assert_eq!(changes["changes"][0]["path"], "notes.txt", "{changes}");
+}

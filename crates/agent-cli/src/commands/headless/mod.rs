@@ -631,6 +631,7 @@ impl SdkSession {
         let mut budget = Budget::new(self.budget, &model);
         let mut encoder = TurnEncoder::new(&facts.session_id, &model, self.partial);
         let interrupt = self.opened.agent.interrupter();
+        let engine = self.opened.agent.permissions();
         let mut result = None;
         {
             let agent = &mut self.opened.agent;
@@ -653,7 +654,7 @@ impl SdkSession {
                         Some(Inbound::Control { id, request }) => {
                             // `control` needs `&self` while the stream borrows the agent:
                             // answer through a view of what it needs.
-                            Self::control_running(&self.channel, &id, &request, &interrupt, pending);
+                            Self::control_running(&self.channel, &id, &request, &interrupt, &engine, pending);
                         }
                         Some(Inbound::Closed) | None => self.closed = true,
                     },
@@ -699,13 +700,15 @@ impl SdkSession {
         let _ = std::io::Write::write_all(&mut std::io::stderr(), line.as_bytes());
     }
 
-    /// [`SdkSession::control`] while a prompt runs (the agent is busy: mode and model switches
-    /// are recorded after it, status requests answered from what is known).
+    /// [`SdkSession::control`] while a prompt runs (the agent is busy): a mode switch takes
+    /// effect at once for the calls that follow and is recorded after the prompt; a model switch
+    /// waits for the next prompt.
     fn control_running(
         channel: &Channel,
         id: &str,
         request: &Value,
         interrupt: &agent_sessions::agent::Interrupt,
+        engine: &agent_core::permissions::PermissionEngine,
         pending: &mut Pending,
     ) {
         match request.get("subtype").and_then(Value::as_str).unwrap_or("") {
@@ -718,6 +721,7 @@ impl SdkSession {
                 let mode = request.get("mode").and_then(Value::as_str).unwrap_or("");
                 match mode.parse::<PermissionMode>() {
                     Ok(m) => {
+                        engine.set_mode(m);
                         pending.mode = Some(m);
                         channel.respond(id, json!({}));
                     }
