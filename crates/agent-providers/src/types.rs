@@ -214,6 +214,17 @@ impl Usage {
     }
 }
 
+impl From<agent_core::events::TokenUsage> for Usage {
+    fn from(u: agent_core::events::TokenUsage) -> Self {
+        Self {
+            input_tokens: u.input_tokens,
+            output_tokens: u.output_tokens,
+            cache_creation_input_tokens: u.cache_creation_input_tokens,
+            cache_read_input_tokens: u.cache_read_input_tokens,
+        }
+    }
+}
+
 impl From<Usage> for agent_core::events::TokenUsage {
     fn from(u: Usage) -> Self {
         Self {

@@ -42,25 +42,29 @@ pub(crate) fn init_facts(
     folder: &Path,
     servers: &agent_mcp::McpServers,
 ) -> InitFacts {
-    let mut mcp: Vec<(String, String)> = servers
-        .servers()
-        .iter()
-        .map(|s| (s.name().to_owned(), "connected".to_owned()))
-        .collect();
-    mcp.extend(
-        servers
-            .failures()
-            .iter()
-            .map(|f| (f.server.clone(), "failed".to_owned())),
-    );
     InitFacts {
         session_id: agent.session_id().to_string(),
         cwd: folder.display().to_string(),
         model: agent.model().to_owned(),
         tools: agent.tool_names(),
         permission_mode: agent.mode().as_str().to_owned(),
-        mcp_servers: mcp,
+        mcp_servers: mcp_servers(servers),
     }
+}
+
+/// The MCP servers and how each is: `connected` or `failed`.
+fn mcp_servers(servers: &agent_mcp::McpServers) -> Vec<(String, String)> {
+    servers
+        .servers()
+        .iter()
+        .map(|s| (s.name().to_owned(), "connected".to_owned()))
+        .chain(
+            servers
+                .failures()
+                .iter()
+                .map(|f| (f.server.clone(), "failed".to_owned())),
+        )
+        .collect()
 }
 
 /// `--max-budget-usd`: a prompt is interrupted once the estimated cost of its answers reaches
@@ -529,7 +533,15 @@ impl SdkSession {
                 None => match inbox.recv().await {
                     Some(Inbound::User(t)) => t,
                     Some(Inbound::Control { id, request }) => {
-                        self.control(&id, &request, None, &mut pending);
+                        answer_control(
+                            &self.channel,
+                            &id,
+                            &request,
+                            None,
+                            &self.opened.agent.permissions(),
+                            &self.opened.servers,
+                            &mut pending,
+                        );
                         continue;
                     }
                     Some(Inbound::Closed) | None => return Ok(()),
@@ -548,69 +560,6 @@ impl SdkSession {
             self.opened.agent.set_model(&m).await?;
         }
         Ok(())
-    }
-
-    /// Answers one control request. `running`: the interrupt handle of the prompt that runs.
-    fn control(
-        &self,
-        id: &str,
-        request: &Value,
-        running: Option<&agent_sessions::agent::Interrupt>,
-        pending: &mut Pending,
-    ) {
-        let subtype = request.get("subtype").and_then(Value::as_str).unwrap_or("");
-        match subtype {
-            "interrupt" => {
-                if let Some(i) = running {
-                    i.interrupt();
-                    // A question the SDK is still answering is moot now.
-                    self.channel.cancel_pending("interrupted");
-                }
-                self.channel.respond(id, json!({}));
-            }
-            "set_permission_mode" => {
-                let mode = request.get("mode").and_then(Value::as_str).unwrap_or("");
-                match mode.parse::<PermissionMode>() {
-                    Ok(m) => {
-                        // At once for the calls that follow; recorded in the log after.
-                        self.opened.agent.permissions().set_mode(m);
-                        pending.mode = Some(m);
-                        self.channel.respond(id, json!({}));
-                    }
-                    Err(e) => self.channel.respond_error(id, &e.to_string()),
-                }
-            }
-            "set_model" => {
-                match request.get("model").and_then(Value::as_str) {
-                    Some(m) if !m.trim().is_empty() => {
-                        pending.model = Some(m.to_owned());
-                        self.channel.respond(id, json!({}));
-                    }
-                    // null: the default model, which is the one this session started with.
-                    _ => self.channel.respond(id, json!({})),
-                }
-            }
-            "mcp_status" => {
-                let f = init_facts(
-                    &self.opened.agent,
-                    &self.opened.folder,
-                    &self.opened.servers,
-                );
-                self.channel.respond(
-                    id,
-                    json!({"mcpServers": f.mcp_servers.iter().map(|(n, s)| json!({"name": n, "status": s})).collect::<Vec<_>>()}),
-                );
-            }
-            "initialize" => self
-                .channel
-                .respond_error(id, "the session is already initialized"),
-            other => self.channel.respond_error(
-                id,
-                &format!(
-                    "agent does not support the control request `{other}` (supported: initialize, interrupt, set_permission_mode, set_model, mcp_status)"
-                ),
-            ),
-        }
     }
 
     /// One prompt: `system`/`init`, the conversation as it happens, the change set applied,
@@ -654,7 +603,7 @@ impl SdkSession {
                         Some(Inbound::Control { id, request }) => {
                             // `control` needs `&self` while the stream borrows the agent:
                             // answer through a view of what it needs.
-                            Self::control_running(&self.channel, &id, &request, &interrupt, &engine, pending);
+                            answer_control(&self.channel, &id, &request, Some(&interrupt), &engine, &self.opened.servers, pending);
                         }
                         Some(Inbound::Closed) | None => self.closed = true,
                     },
@@ -698,51 +647,6 @@ impl SdkSession {
         }
         let line = format!("agent-sdk-timings {}\n", Value::Object(by));
         let _ = std::io::Write::write_all(&mut std::io::stderr(), line.as_bytes());
-    }
-
-    /// [`SdkSession::control`] while a prompt runs (the agent is busy): a mode switch takes
-    /// effect at once for the calls that follow and is recorded after the prompt; a model switch
-    /// waits for the next prompt.
-    fn control_running(
-        channel: &Channel,
-        id: &str,
-        request: &Value,
-        interrupt: &agent_sessions::agent::Interrupt,
-        engine: &agent_core::permissions::PermissionEngine,
-        pending: &mut Pending,
-    ) {
-        match request.get("subtype").and_then(Value::as_str).unwrap_or("") {
-            "interrupt" => {
-                interrupt.interrupt();
-                channel.cancel_pending("interrupted");
-                channel.respond(id, json!({}));
-            }
-            "set_permission_mode" => {
-                let mode = request.get("mode").and_then(Value::as_str).unwrap_or("");
-                match mode.parse::<PermissionMode>() {
-                    Ok(m) => {
-                        engine.set_mode(m);
-                        pending.mode = Some(m);
-                        channel.respond(id, json!({}));
-                    }
-                    Err(e) => channel.respond_error(id, &e.to_string()),
-                }
-            }
-            "set_model" => {
-                if let Some(m) = request.get("model").and_then(Value::as_str)
-                    && !m.trim().is_empty()
-                {
-                    pending.model = Some(m.to_owned());
-                }
-                channel.respond(id, json!({}));
-            }
-            other => channel.respond_error(
-                id,
-                &format!(
-                    "agent cannot answer `{other}` while a prompt runs; ask again after its result"
-                ),
-            ),
-        }
     }
 
     /// The end of a prompt: background commands finish, then the change set, every edit of
@@ -803,5 +707,63 @@ impl SdkSession {
             "refused": refused,
         }));
         Ok(())
+    }
+}
+
+/// Answers one control request of the SDK, between prompts or while one runs (`running`: its
+/// interrupt handle). A mode switch takes effect at once for the calls that follow and is
+/// recorded in the log after the prompt; a model switch applies from the next prompt.
+fn answer_control(
+    channel: &Channel,
+    id: &str,
+    request: &Value,
+    running: Option<&agent_sessions::agent::Interrupt>,
+    engine: &agent_core::permissions::PermissionEngine,
+    servers: &agent_mcp::McpServers,
+    pending: &mut Pending,
+) {
+    match request.get("subtype").and_then(Value::as_str).unwrap_or("") {
+        "interrupt" => {
+            if let Some(i) = running {
+                i.interrupt();
+                // A question the SDK is still answering is moot now.
+                channel.cancel_pending("interrupted");
+            }
+            channel.respond(id, json!({}));
+        }
+        "set_permission_mode" => {
+            let mode = request.get("mode").and_then(Value::as_str).unwrap_or("");
+            match mode.parse::<PermissionMode>() {
+                Ok(m) => {
+                    engine.set_mode(m);
+                    pending.mode = Some(m);
+                    channel.respond(id, json!({}));
+                }
+                Err(e) => channel.respond_error(id, &e.to_string()),
+            }
+        }
+        "set_model" => {
+            // null: the default model, which is the one this session started with.
+            if let Some(m) = request.get("model").and_then(Value::as_str)
+                && !m.trim().is_empty()
+            {
+                pending.model = Some(m.to_owned());
+            }
+            channel.respond(id, json!({}));
+        }
+        "mcp_status" => channel.respond(
+            id,
+            json!({"mcpServers": mcp_servers(servers)
+                .iter()
+                .map(|(n, s)| json!({"name": n, "status": s}))
+                .collect::<Vec<_>>()}),
+        ),
+        "initialize" => channel.respond_error(id, "the session is already initialized"),
+        other => channel.respond_error(
+            id,
+            &format!(
+                "agent does not support the control request `{other}` (supported: initialize, interrupt, set_permission_mode, set_model, mcp_status)"
+            ),
+        ),
     }
 }

@@ -147,44 +147,27 @@ impl TurnEncoder {
     }
 
     /// The fields of one logged model answer's event: its message id, model and usage (the
-    /// loop records them on `assistant.message` and `tool.use`).
-    fn answer_fields(&mut self, e: &Event) -> (String, String, Option<Value>) {
-        let value = match &e.payload {
-            EventPayload::AssistantMessage(m) => serde_json::to_value(m),
-            EventPayload::ToolUse(t) => serde_json::to_value(t),
-            _ => Ok(Value::Null),
-        }
-        .unwrap_or(Value::Null);
-        let id = value.get("messageId").and_then(Value::as_str).map_or_else(
+    /// loop records them on `assistant.message` and `tool.use`); each answer's usage is added
+    /// to the prompt's sum once.
+    fn answer_fields(&mut self, e: &Event) -> (String, String, Option<Usage>) {
+        let (message_id, model, usage) = match &e.payload {
+            EventPayload::AssistantMessage(m) => {
+                (m.message_id.as_deref(), m.model.as_deref(), m.usage)
+            }
+            EventPayload::ToolUse(t) => (t.message_id.as_deref(), t.model.as_deref(), t.usage),
+            _ => (None, None, None),
+        };
+        let id = message_id.map_or_else(
             || format!("msg_{}", e.id.as_str().replace('-', "")),
             str::to_owned,
         );
-        let model = value
-            .get("model")
-            .and_then(Value::as_str)
-            .unwrap_or(&self.model)
-            .to_owned();
-        let usage = value.get("usage").cloned().filter(|u| u.is_object());
+        let model = model.unwrap_or(&self.model).to_owned();
+        let usage = usage.map(Usage::from);
         if let Some(u) = &usage
             && self.counted.insert(id.clone())
         {
-            let n = |k: &str| u.get(k).and_then(Value::as_u64).unwrap_or(0);
-            self.usage.add(&Usage {
-                input_tokens: n("inputTokens"),
-                output_tokens: n("outputTokens"),
-                cache_creation_input_tokens: n("cacheCreationInputTokens"),
-                cache_read_input_tokens: n("cacheReadInputTokens"),
-            });
+            self.usage.add(u);
         }
-        let usage = usage.map(|u| {
-            let n = |k: &str| u.get(k).and_then(Value::as_u64).unwrap_or(0);
-            json!({
-                "input_tokens": n("inputTokens"),
-                "output_tokens": n("outputTokens"),
-                "cache_creation_input_tokens": n("cacheCreationInputTokens"),
-                "cache_read_input_tokens": n("cacheReadInputTokens"),
-            })
-        });
         (id, model, usage)
     }
 
@@ -203,8 +186,9 @@ impl TurnEncoder {
             "content": [block],
             "stop_reason": null,
         });
+        // The Anthropic API's snake_case names, as `Usage` serialises them.
         if let (Some(u), Some(m)) = (usage, message.as_object_mut()) {
-            m.insert("usage".into(), u);
+            m.insert("usage".into(), json!(u));
         }
         vec![json!({
             "type": "assistant",
@@ -285,12 +269,7 @@ impl TurnEncoder {
             "stop_reason": r.stop_reason,
             "session_id": r.session_id,
             "total_cost_usd": cost,
-            "usage": {
-                "input_tokens": usage.input_tokens,
-                "output_tokens": usage.output_tokens,
-                "cache_creation_input_tokens": usage.cache_creation_input_tokens,
-                "cache_read_input_tokens": usage.cache_read_input_tokens,
-            },
+            "usage": usage,
             "modelUsage": {
                 model: {
                     "inputTokens": usage.input_tokens,
