@@ -36,7 +36,6 @@ pub(crate) struct Channel {
 
 #[derive(Default)]
 struct ChannelInner {
-    out: Mutex<()>,
     pending: Mutex<HashMap<String, oneshot::Sender<Result<Value, String>>>>,
     next: AtomicU64,
     /// Round trips of answered requests: subtype and microseconds from the request written
@@ -48,11 +47,7 @@ impl Channel {
     /// Writes one message as one line on stdout.
     pub(crate) fn send(&self, message: &Value) {
         let line = message.to_string();
-        let _guard = self
-            .inner
-            .out
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
+        // The stdout lock, held for the whole line, keeps lines of other threads apart.
         let mut out = std::io::stdout().lock();
         // A closed stdout means the SDK went away; the session ends when stdin closes.
         let _ = out
