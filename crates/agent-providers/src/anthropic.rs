@@ -32,7 +32,7 @@ use crate::provider::{EventStream, Provider};
 use crate::sse::SseEvent;
 use crate::types::{
     ContentBlock, Message, ModelRequest, ModelResponse, Role, StopReason, StreamEvent, ToolChoice,
-    Usage,
+    Usage, parse_tool_input,
 };
 
 const NAME: &str = "anthropic";
@@ -47,8 +47,6 @@ pub struct AnthropicProvider {
 }
 
 impl AnthropicProvider {
-    /// The API's base URL.
-    pub const DEFAULT_BASE_URL: &'static str = "https://api.anthropic.com";
     /// The `anthropic-version` header sent.
     pub const API_VERSION: &'static str = "2023-06-01";
     /// The context window reported for every model (the 1M-token window is opt-in per
@@ -504,15 +502,6 @@ pub(crate) struct AnthropicDecoder {
     blocks: BTreeMap<usize, Block>,
 }
 
-/// A tool call's input from its collected JSON: `{}` when empty, the raw text as a string
-/// when it is not valid JSON.
-pub(crate) fn parse_tool_input(raw: &str) -> Value {
-    if raw.trim().is_empty() {
-        return Value::Object(serde_json::Map::new());
-    }
-    serde_json::from_str(raw).unwrap_or_else(|_| Value::String(raw.to_owned()))
-}
-
 fn finish_tool(block: &mut Block) -> Option<ContentBlock> {
     let Block::Tool(tool) = block else {
         return None;
@@ -899,13 +888,6 @@ mod tests {
         assert_eq!(response.stop_reason, StopReason::PauseTurn);
         assert_eq!(response.usage.input_tokens, 3);
         assert_eq!(response.usage.output_tokens, 9);
-    }
-
-    #[test]
-    fn tool_inputs() {
-        assert_eq!(parse_tool_input(""), json!({}));
-        assert_eq!(parse_tool_input("{\"a\":1}"), json!({"a": 1}));
-        assert_eq!(parse_tool_input("{\"a\":"), json!("{\"a\":"));
     }
 
     #[test]

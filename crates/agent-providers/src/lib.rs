@@ -35,6 +35,7 @@
 //! ```
 
 mod anthropic;
+mod build;
 mod config;
 mod error;
 mod http;
@@ -47,9 +48,10 @@ mod sse;
 mod types;
 
 pub use anthropic::AnthropicProvider;
-pub use config::{ApiKey, ProviderConfig, ProviderKind, build};
+pub use build::build;
+pub use config::{ApiKey, MaxTokensField, ProviderConfig, ProviderKind};
 pub use error::ProviderError;
-pub use openai::{MaxTokensField, OpenAiProvider, openai_context_window};
+pub use openai::{OpenAiProvider, openai_context_window};
 pub use provider::{EventStream, Provider};
 pub use retry::{Retry, RetryObserver, RetryPolicy, is_retryable_status, report_retries};
 pub use scripted::{ScriptedProvider, ScriptedTurn};

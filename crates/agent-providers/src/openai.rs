@@ -22,34 +22,15 @@ use reqwest::header::{HeaderMap, HeaderValue};
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Value, json};
 
-use crate::anthropic::parse_tool_input;
-use crate::config::{ProviderConfig, ProviderKind};
+use crate::config::{MaxTokensField, ProviderConfig, ProviderKind};
 use crate::error::ProviderError;
 use crate::http::{Decoder, Transport, truncate};
 use crate::provider::{EventStream, Provider};
 use crate::sse::SseEvent;
 use crate::types::{
     ContentBlock, Message, ModelRequest, ModelResponse, Role, StopReason, StreamEvent, ToolChoice,
-    Usage,
+    Usage, parse_tool_input,
 };
-
-/// Which request field carries [`ModelRequest::max_tokens`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum MaxTokensField {
-    /// `max_completion_tokens`: what OpenAI wants (its reasoning models reject `max_tokens`).
-    MaxCompletionTokens,
-    /// `max_tokens`: what most compatible servers understand.
-    MaxTokens,
-}
-
-impl MaxTokensField {
-    fn as_str(self) -> &'static str {
-        match self {
-            Self::MaxCompletionTokens => "max_completion_tokens",
-            Self::MaxTokens => "max_tokens",
-        }
-    }
-}
 
 /// A model behind OpenAI Chat Completions or a compatible server.
 pub struct OpenAiProvider {
@@ -63,8 +44,6 @@ pub struct OpenAiProvider {
 }
 
 impl OpenAiProvider {
-    /// OpenAI's base URL.
-    pub const DEFAULT_BASE_URL: &'static str = "https://api.openai.com/v1";
     /// The context window reported for a model the table does not know.
     pub const DEFAULT_CONTEXT_WINDOW: u64 = 128_000;
 

@@ -64,6 +64,16 @@ impl ContentBlock {
     }
 }
 
+/// A streamed tool call's input from its collected JSON fragments: `{}` when empty, the raw
+/// text as a JSON string when it is not valid JSON (what [`ContentBlock::tool_input_error`]
+/// then reports).
+pub(crate) fn parse_tool_input(raw: &str) -> Value {
+    if raw.trim().is_empty() {
+        return Value::Object(serde_json::Map::new());
+    }
+    serde_json::from_str(raw).unwrap_or_else(|_| Value::String(raw.to_owned()))
+}
+
 /// One message of the conversation.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Message {
@@ -282,4 +292,18 @@ pub enum StreamEvent {
     ToolUse(ContentBlock),
     /// The whole response.
     Done(ModelResponse),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+    use serde_json::json;
+
+    #[test]
+    fn tool_inputs() {
+        assert_eq!(parse_tool_input(""), json!({}));
+        assert_eq!(parse_tool_input("{\"a\":1}"), json!({"a": 1}));
+        assert_eq!(parse_tool_input("{\"a\":"), json!("{\"a\":"));
+    }
 }
