@@ -129,8 +129,9 @@ pub(crate) fn retry_after(headers: &HeaderMap) -> Option<Duration> {
     })
 }
 
-/// Reads a `retry-after` value: delay-seconds, or an IMF-fixdate
-/// (`Sun, 06 Nov 1994 08:49:37 GMT`) counted from `now` (a date in the past means "now").
+/// Reads a `retry-after` value: delay-seconds, or an HTTP date (RFC 9110 §5.6.7: the
+/// IMF-fixdate `Sun, 06 Nov 1994 08:49:37 GMT` every current server sends, or one of the two
+/// obsolete forms) counted from `now` (a date in the past means "now").
 pub(crate) fn parse_retry_after(value: &str, now: SystemTime) -> Option<Duration> {
     let value = value.trim();
     if !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit()) {
@@ -138,58 +139,8 @@ pub(crate) fn parse_retry_after(value: &str, now: SystemTime) -> Option<Duration
             value.parse::<u64>().unwrap_or(u64::MAX),
         ));
     }
-    let at = parse_http_date(value)?;
+    let at = httpdate::parse_http_date(value).ok()?;
     Some(at.duration_since(now).unwrap_or(Duration::ZERO))
-}
-
-/// Parses an IMF-fixdate (RFC 9110 §5.6.7), the form every current server sends.
-fn parse_http_date(s: &str) -> Option<SystemTime> {
-    // "Sun, 06 Nov 1994 08:49:37 GMT"
-    let (_, rest) = s.split_once(", ")?;
-    let mut parts = rest.split(' ');
-    let day: u64 = parts.next()?.parse().ok()?;
-    let month = match parts.next()? {
-        "Jan" => 1,
-        "Feb" => 2,
-        "Mar" => 3,
-        "Apr" => 4,
-        "May" => 5,
-        "Jun" => 6,
-        "Jul" => 7,
-        "Aug" => 8,
-        "Sep" => 9,
-        "Oct" => 10,
-        "Nov" => 11,
-        "Dec" => 12,
-        _ => return None,
-    };
-    let year: i64 = parts.next()?.parse().ok()?;
-    let mut hms = parts.next()?.split(':');
-    let h: u64 = hms.next()?.parse().ok()?;
-    let m: u64 = hms.next()?.parse().ok()?;
-    let sec: u64 = hms.next()?.parse().ok()?;
-    if parts.next()? != "GMT" || parts.next().is_some() || hms.next().is_some() {
-        return None;
-    }
-    if !(1..=31).contains(&day) || h > 23 || m > 59 || sec > 60 || year < 1970 {
-        return None;
-    }
-    let days = u64::try_from(days_from_civil(year, month, day)).ok()?;
-    let secs = days * 86_400 + h * 3600 + m * 60 + sec;
-    UNIX_EPOCH.checked_add(Duration::from_secs(secs))
-}
-
-/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
-fn days_from_civil(year: i64, month: u64, day: u64) -> i64 {
-    let month = i64::try_from(month).unwrap_or(1);
-    let day = i64::try_from(day).unwrap_or(1);
-    let y = if month <= 2 { year - 1 } else { year };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (month + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + day - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
 }
 
 /// A uniformly random duration in `[0, ceiling]`, from std's randomly keyed hasher.
@@ -287,12 +238,12 @@ mod tests {
             Some(Duration::ZERO)
         );
         assert_eq!(
-            parse_http_date("Thu, 01 Jan 1970 00:00:00 GMT"),
-            Some(UNIX_EPOCH)
+            parse_retry_after("Thu, 01 Jan 1970 00:00:00 GMT", UNIX_EPOCH),
+            Some(Duration::ZERO)
         );
         assert_eq!(
-            parse_http_date("Tue, 29 Feb 2028 12:00:00 GMT"),
-            Some(UNIX_EPOCH + Duration::from_secs(1_835_438_400))
+            parse_retry_after("Tue, 29 Feb 2028 12:00:00 GMT", UNIX_EPOCH),
+            Some(Duration::from_secs(1_835_438_400))
         );
         for bad in [
             "",

@@ -7,6 +7,10 @@
 //! dispatched on a blank line. As the spec says, an event still open when the body ends is
 //! discarded.
 //!
+//! Ours rather than sse-stream (which rmcp brings in): that one ends the stream with an error on
+//! lines the spec says to ignore (an unknown field, a bare `data`, a bad `retry:`); the cases
+//! are in docs/dependencies.md.
+//!
 //! [spec]: https://html.spec.whatwg.org/multipage/server-sent-events.html#event-stream-interpretation
 
 use std::time::Duration;
