@@ -35,7 +35,6 @@
 //! ```
 
 mod anthropic;
-mod build;
 mod config;
 mod error;
 mod http;
@@ -44,17 +43,18 @@ pub mod pricing;
 mod provider;
 mod retry;
 mod scripted;
+mod select;
 mod sse;
 mod types;
 
 pub use anthropic::AnthropicProvider;
-pub use build::build;
 pub use config::{ApiKey, MaxTokensField, ProviderConfig, ProviderKind};
 pub use error::ProviderError;
 pub use openai::{OpenAiProvider, openai_context_window};
 pub use provider::{EventStream, Provider};
 pub use retry::{Retry, RetryObserver, RetryPolicy, is_retryable_status, report_retries};
 pub use scripted::{ScriptedProvider, ScriptedTurn};
+pub use select::build;
 pub use sse::{SseEvent, SseParser};
 pub use types::{
     ContentBlock, Message, ModelRequest, ModelResponse, Role, StopReason, StreamEvent, ToolChoice,

@@ -1,5 +1,5 @@
-//! [`build`]: the adapter a [`ProviderConfig`] names. The one module that knows every adapter;
-//! the adapters themselves know only the configuration.
+//! Selecting the adapter: [`build`] makes the provider a [`ProviderConfig`] names. The one
+//! module that knows every adapter; the adapters themselves know only the configuration.
 
 use std::sync::Arc;
 
