@@ -2,11 +2,6 @@
 //! scripted [`Reply`] (status, headers, a chunked body written piece by piece with optional
 //! pauses, or a connection cut) and records every request it read.
 
-#![allow(
-    dead_code,
-    reason = "each test binary uses a different part of the support"
-)]
-
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

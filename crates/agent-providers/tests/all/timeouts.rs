@@ -1,19 +1,12 @@
 //! Timeouts and connection failures, against a loopback server that stalls.
 
-#![allow(
-    clippy::unwrap_used,
-    reason = "helpers outside #[test] functions; a failure is a test failure"
-)]
-
-mod support;
-
 use std::time::{Duration, Instant};
 
+use crate::support::{Part, Reply, TestServer, collect, config, fast_retry, fixture};
 use agent_providers::{
     AnthropicProvider, Message, ModelRequest, OpenAiProvider, Provider, ProviderError,
     ProviderKind, StreamEvent,
 };
-use support::{Part, Reply, TestServer, collect, config, fast_retry, fixture};
 
 fn request() -> ModelRequest {
     ModelRequest::new("m", vec![Message::user("hi")])

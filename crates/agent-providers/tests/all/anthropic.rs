@@ -1,19 +1,14 @@
 //! The Anthropic adapter against a loopback server speaking the Messages API's wire format.
 
-#![allow(
-    clippy::unwrap_used,
-    reason = "helpers outside #[test] functions; a failure is a test failure"
-)]
-
-mod support;
-
+use crate::support::{
+    Part, Reply, TestServer, collect, config, fixture, prompt_cache, streamed_text,
+};
 use agent_providers::{
     AnthropicProvider, ContentBlock, Message, ModelRequest, Provider, ProviderError, ProviderKind,
     Role, StopReason, StreamEvent, ToolChoice, ToolSpec, Usage,
 };
 use pretty_assertions::assert_eq;
 use serde_json::json;
-use support::{Part, Reply, TestServer, collect, config, fixture, prompt_cache, streamed_text};
 
 async fn provider(server: &TestServer) -> AnthropicProvider {
     AnthropicProvider::new(&config(ProviderKind::Anthropic, server.url(""))).unwrap()

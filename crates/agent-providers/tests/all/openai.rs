@@ -1,19 +1,12 @@
 //! The OpenAI adapter against a loopback server speaking Chat Completions' wire format.
 
-#![allow(
-    clippy::unwrap_used,
-    reason = "helpers outside #[test] functions; a failure is a test failure"
-)]
-
-mod support;
-
+use crate::support::{Reply, TestServer, collect, config, fixture, streamed_text};
 use agent_providers::{
     ContentBlock, MaxTokensField, Message, ModelRequest, ModelResponse, OpenAiProvider, Provider,
     ProviderError, ProviderKind, Role, StopReason, StreamEvent, ToolChoice, ToolSpec, Usage,
 };
 use pretty_assertions::assert_eq;
 use serde_json::json;
-use support::{Reply, TestServer, collect, config, fixture, streamed_text};
 
 fn openai(server: &TestServer) -> OpenAiProvider {
     OpenAiProvider::new(&config(ProviderKind::OpenAi, server.url("/v1"))).unwrap()
