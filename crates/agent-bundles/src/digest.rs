@@ -7,7 +7,7 @@ use sha2::{Digest, Sha256};
 
 /// The SHA-256 of `bytes` as 64 lowercase hex digits.
 pub fn sha256_hex(bytes: &[u8]) -> String {
-    hex(&Sha256::digest(bytes))
+    hex::encode(Sha256::digest(bytes))
 }
 
 /// The SHA-256 and length of a file, read in 64 KiB pieces.
@@ -27,18 +27,7 @@ pub fn sha256_file(path: &Path) -> std::io::Result<(String, u64)> {
         hasher.update(&buf[..n]);
         len += n as u64;
     }
-    Ok((hex(&hasher.finalize()), len))
-}
-
-/// Lowercase hex of `bytes`.
-pub fn hex(bytes: &[u8]) -> String {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut out = String::with_capacity(bytes.len() * 2);
-    for b in bytes {
-        out.push(char::from(DIGITS[usize::from(b >> 4)]));
-        out.push(char::from(DIGITS[usize::from(b & 0x0f)]));
-    }
-    out
+    Ok((hex::encode(hasher.finalize()), len))
 }
 
 /// Whether `s` is a SHA-256 written as hex (64 digits, either case).

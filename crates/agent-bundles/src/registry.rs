@@ -17,7 +17,6 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::digest::hex;
 use crate::manifest::MAX_MANIFEST_BYTES;
 use crate::relpath;
 use crate::trust::registry_id;
@@ -368,7 +367,7 @@ fn copy_capped(
             })?;
     }
     Ok(Fetched {
-        sha256: hex(&hasher.finalize()),
+        sha256: hex::encode(hasher.finalize()),
         size: total,
     })
 }
@@ -384,7 +383,6 @@ mod http {
     use sha2::{Digest, Sha256};
 
     use super::{Fetched, RegistryError};
-    use crate::digest::hex;
 
     const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
     const READ_TIMEOUT: Duration = Duration::from_secs(30);
@@ -431,7 +429,7 @@ mod http {
             return Err(e);
         }
         Ok(Fetched {
-            sha256: hex(&hasher.finalize()),
+            sha256: hex::encode(hasher.finalize()),
             size: total,
         })
     }

@@ -381,6 +381,110 @@ fn grep_modes_context_case_multiline_and_glob() {
     );
     let err = w.call("Grep", json!({"pattern": "("})).unwrap_err();
     assert_eq!(err.error_type(), "invalid_input");
+    write(&w.root, "fr.txt", "L'ÉCOLE\n");
+    let unicode = w.text("Grep", json!({"pattern": "école", "-i": true}));
+    assert!(unicode.contains("fr.txt"), "{unicode}");
+}
+
+#[test]
+fn grep_skips_binary_files_and_reads_other_encodings_as_ripgrep_does() {
+    let w = ws();
+    let bin = w.root.join("blob.bin");
+    std::fs::write(&bin, b"needle\0\x01\x02 needle").unwrap();
+    let latin1 = w.root.join("latin1.txt");
+    std::fs::write(&latin1, b"caf\xe9 needle\n").unwrap();
+    let files = w.text("Grep", json!({"pattern": "needle"}));
+    assert_eq!(
+        files,
+        format!("Found 1 file(s)\n{}", latin1.display()),
+        "binary files are skipped, non-UTF-8 text is searched"
+    );
+    let content = w.text(
+        "Grep",
+        json!({"pattern": "needle", "output_mode": "content"}),
+    );
+    assert_eq!(
+        content,
+        format!("{}:1:caf\u{fffd} needle", latin1.display())
+    );
+}
+
+#[test]
+fn grep_separates_context_groups_and_counts_every_match() {
+    let w = ws();
+    let f = w.root.join("groups.txt");
+    let text: String = (1..=12)
+        .map(|i| {
+            if i == 3 || i == 10 {
+                format!("hit hit {i}\n")
+            } else {
+                format!("line {i}\n")
+            }
+        })
+        .collect();
+    std::fs::write(&f, text).unwrap();
+    let p = f.display().to_string();
+    let content = w.text(
+        "Grep",
+        json!({"pattern": "hit", "path": "groups.txt", "output_mode": "content", "-C": 1}),
+    );
+    assert_eq!(
+        content,
+        format!(
+            "{p}-2-line 2\n{p}:3:hit hit 3\n{p}-4-line 4\n--\n{p}-9-line 9\n{p}:10:hit hit 10\n{p}-11-line 11"
+        )
+    );
+    let no_numbers = w.text(
+        "Grep",
+        json!({"pattern": "hit", "path": "groups.txt", "output_mode": "content", "-n": false}),
+    );
+    assert_eq!(no_numbers, format!("{p}:hit hit 3\n{p}:hit hit 10"));
+    let count = w.text(
+        "Grep",
+        json!({"pattern": "hit", "path": "groups.txt", "output_mode": "count"}),
+    );
+    assert_eq!(count, format!("{p}:4"), "two matches on each of two lines");
+}
+
+#[test]
+fn grep_lists_every_matching_file_newest_first_and_cuts_at_head_limit() {
+    let w = ws();
+    for i in 0..30 {
+        write(&w.root, &format!("many/f{i:02}.txt"), "match me\n");
+    }
+    let newest = w.root.join("many/newest.txt");
+    std::fs::write(&newest, "match me\n").unwrap();
+    let later = std::time::SystemTime::now() + std::time::Duration::from_secs(60);
+    std::fs::File::options()
+        .write(true)
+        .open(&newest)
+        .unwrap()
+        .set_modified(later)
+        .unwrap();
+    let out = w.text("Grep", json!({"pattern": "match me", "head_limit": 10}));
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines[0], "Found 31 file(s)");
+    assert_eq!(lines[1], newest.display().to_string());
+    assert_eq!(lines.len(), 12, "{out}");
+    assert!(lines[11].starts_with("… (output cut at 10 lines"), "{out}");
+}
+
+#[test]
+fn grep_without_multiline_matches_within_lines_only() {
+    let w = ws();
+    let err = w
+        .call("Grep", json!({"pattern": "main\\(\\) \\{\\n"}))
+        .unwrap_err();
+    assert_eq!(err.error_type(), "invalid_input");
+    assert!(err.to_string().contains("multiline: true"), "{err}");
+    let spans = w.text(
+        "Grep",
+        json!({"pattern": "\\{\\s+println", "output_mode": "count"}),
+    );
+    assert_eq!(
+        spans, "No matches found",
+        "\\s does not reach the next line"
+    );
 }
 
 #[test]

@@ -35,7 +35,6 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use agent_bundles::digest::hex;
 use sha2::{Digest, Sha256};
 use wasmtime::Engine;
 
@@ -176,7 +175,7 @@ impl DiskCache {
 pub(crate) fn engine_hash(engine: &Engine) -> String {
     let mut hasher = Sha256Hasher(Sha256::new());
     engine.precompile_compatibility_hash().hash(&mut hasher);
-    hex(&hasher.0.finalize()[..16])
+    hex::encode(&hasher.0.finalize()[..16])
 }
 
 /// Feeds [`Hash`] output into sha256: stable across runs and Rust versions, unlike
@@ -351,11 +350,6 @@ mod tests {
     )]
 
     use super::*;
-
-    #[test]
-    fn hex_is_lowercase_two_digits_per_byte() {
-        assert_eq!(hex(&[0x00, 0x0f, 0xab, 0xff]), "000fabff");
-    }
 
     #[test]
     fn round_trip_and_rejections() {

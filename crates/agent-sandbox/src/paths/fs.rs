@@ -39,9 +39,9 @@ pub enum FsError {
     },
 }
 
-struct Root {
-    real: PathBuf,
-    dir: Dir,
+pub(super) struct Root {
+    pub(super) real: PathBuf,
+    pub(super) dir: Dir,
     writable: bool,
 }
 
@@ -123,7 +123,7 @@ impl SandboxedFs {
         &self.policy
     }
 
-    fn locate(&self, path: &Path, op: Op) -> Result<(&Root, PathBuf, PathBuf), FsError> {
+    pub(super) fn locate(&self, path: &Path, op: Op) -> Result<(&Root, PathBuf, PathBuf), FsError> {
         let (v, real) = self.policy.check_resolving(path, op);
         let (true, Some(real)) = (v.allowed, real) else {
             return Err(FsError::Denied(v));
@@ -145,7 +145,7 @@ impl SandboxedFs {
         Ok((root, rel, real))
     }
 
-    fn io<T>(real: &Path, r: io::Result<T>) -> Result<T, FsError> {
+    pub(super) fn io<T>(real: &Path, r: io::Result<T>) -> Result<T, FsError> {
         r.map_err(|source| FsError::Io {
             path: real.to_path_buf(),
             source,

@@ -4,7 +4,9 @@
 mod fs;
 mod normalize;
 mod policy;
+mod tree;
 
 pub use fs::{FsError, SandboxedFs};
 pub use normalize::{MAX_SYMLINKS, PathError, absolute, lexical, resolve};
 pub use policy::{Op, PathPolicy};
+pub use tree::ReadTree;

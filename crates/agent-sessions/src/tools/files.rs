@@ -64,6 +64,23 @@ impl Confined {
         self.fs.read(path).map_err(|e| fs_error(path, e))
     }
 
+    /// Opens a file for reading.
+    ///
+    /// # Errors
+    /// [`ToolError`] saying why (outside the workspace, missing, a directory, ...).
+    pub fn open(&self, path: &Path) -> Result<std::fs::File, ToolError> {
+        self.fs
+            .open(path)
+            .map(|f| f.into_std())
+            .map_err(|e| fs_error(path, e))
+    }
+
+    /// The sandboxed file system under the call's view (for reading a whole tree once,
+    /// [`SandboxedFs::read_tree`]).
+    pub fn sandbox(&self) -> &SandboxedFs {
+        &self.fs
+    }
+
     /// Writes a file, creating its parent directories.
     ///
     /// # Errors

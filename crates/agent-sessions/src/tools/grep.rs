@@ -2,18 +2,33 @@
 //! skipped), in ripgrep's output shapes: `files_with_matches` (default, newest first),
 //! `content` (`path:line:text`, context lines `path-line-text`, `--` between groups) or
 //! `count` (`path:N`).
+//!
+//! It searches as ripgrep does, with ripgrep's own crates: the workspace's walk
+//! ([`walker`](crate::workspace::filter::walker)) run in parallel (`ignore`'s parallel walker,
+//! one thread per CPU), each file opened through the sandbox's capability handle for the
+//! search's directory ([`ReadTree`]) and read incrementally by `grep-searcher` with a
+//! `grep-regex` matcher: lines are found only around matches, a `files_with_matches` search
+//! of a file stops at its first match, and a file is binary (skipped) when a NUL byte comes
+//! before its first match. Results are then ordered newest first, as before.
 
-use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::SystemTime;
 
 use agent_core::tools::{Tool, ToolContext, ToolError, ToolKind, ToolOutput};
 use agent_sandbox::caps::{OutputCaps, cut_line};
-use globset::GlobBuilder;
-use regex::RegexBuilder;
+use agent_sandbox::paths::ReadTree;
+use globset::{GlobBuilder, GlobMatcher};
+use grep_matcher::Matcher;
+use grep_regex::{RegexMatcher, RegexMatcherBuilder};
+use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkMatch};
+use ignore::WalkState;
 use serde_json::{Value, json};
 
-use super::files::Confined;
+use super::files::{Confined, fs_error};
 use super::input::{object, opt_bool, opt_str, opt_usize, str_field};
-use super::search::{base, by_mtime, files};
+use super::search::base;
+use crate::workspace::filter::walker;
 
 /// The `Grep` tool.
 #[derive(Clone, Debug, Default)]
@@ -23,6 +38,52 @@ pub struct Grep {
 
 /// Output lines at most, unless `head_limit` says otherwise.
 const DEFAULT_LINES: usize = 250;
+
+/// What a search reports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Mode {
+    /// The paths of files with a match.
+    Files,
+    /// Matching lines (and context lines).
+    Content,
+    /// Matches per file.
+    Count,
+}
+
+impl Mode {
+    fn parse(mode: &str) -> Result<Self, ToolError> {
+        match mode {
+            "files_with_matches" => Ok(Self::Files),
+            "content" => Ok(Self::Content),
+            "count" => Ok(Self::Count),
+            other => Err(ToolError::invalid_input(format!(
+                "`output_mode` must be content, files_with_matches or count, got {other}"
+            ))),
+        }
+    }
+}
+
+/// One search's settings, shared by the walker's threads.
+struct Query {
+    matcher: RegexMatcher,
+    mode: Mode,
+    multiline: bool,
+    before: usize,
+    after: usize,
+    numbers: bool,
+    line_chars: usize,
+    filter: Option<GlobMatcher>,
+}
+
+/// What one file yielded.
+struct Found {
+    path: PathBuf,
+    mtime: SystemTime,
+    /// Matches (count mode).
+    count: usize,
+    /// Output lines (content mode).
+    lines: Vec<String>,
+}
 
 #[async_trait::async_trait]
 impl Tool for Grep {
@@ -62,33 +123,60 @@ impl Tool for Grep {
     }
 
     async fn call(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
-        object(&input)?;
-        let pattern = str_field(&input, "pattern")?;
-        let mode = opt_str(&input, "output_mode")?.unwrap_or("files_with_matches");
-        if !matches!(mode, "content" | "files_with_matches" | "count") {
-            return Err(ToolError::invalid_input(format!(
-                "`output_mode` must be content, files_with_matches or count, got {mode}"
-            )));
-        }
-        let multiline = opt_bool(&input, "multiline")?;
-        let re = RegexBuilder::new(pattern)
-            .case_insensitive(opt_bool(&input, "-i")?)
+        let (query, limit) = self.query(&input)?;
+        let fs = Confined::for_call(ctx)?;
+        let base = base(&fs, opt_str(&input, "path")?)?;
+        let mut found = if base.is_file() {
+            let file = fs.open(&base)?;
+            search_one(&query, &mut query.searcher(), &base, &file)
+                .into_iter()
+                .collect()
+        } else {
+            let tree = fs
+                .sandbox()
+                .read_tree(&base)
+                .map_err(|e| fs_error(&base, e))?;
+            search_tree(&query, &tree)
+        };
+        found.sort_by(|a, b| b.mtime.cmp(&a.mtime).then_with(|| a.path.cmp(&b.path)));
+        Ok(ToolOutput::text(report(&query, &found, limit)))
+    }
+}
+
+impl Grep {
+    /// The search the input asks for, and its output line limit.
+    fn query(&self, input: &Value) -> Result<(Query, usize), ToolError> {
+        object(input)?;
+        let pattern = str_field(input, "pattern")?;
+        let mode = Mode::parse(opt_str(input, "output_mode")?.unwrap_or("files_with_matches"))?;
+        let multiline = opt_bool(input, "multiline")?;
+        let mut builder = RegexMatcherBuilder::new();
+        builder
+            .case_insensitive(opt_bool(input, "-i")?)
             .multi_line(true)
             .dot_matches_new_line(multiline)
             .size_limit(1 << 24)
-            .build()
-            .map_err(|e| {
-                ToolError::invalid_input(format!("`pattern` is not a valid regex: {e}"))
-            })?;
+            .ban_byte(Some(0));
+        if !multiline {
+            // Line by line: a match never spans lines (`multiline: true` lets it).
+            builder.line_terminator(Some(b'\n'));
+        }
+        let matcher = builder.build(pattern).map_err(|e| {
+            ToolError::invalid_input(format!(
+                "`pattern` is not a valid regex: {e}{}",
+                if multiline {
+                    ""
+                } else {
+                    " (to match across lines, set `multiline: true`)"
+                }
+            ))
+        })?;
         let numbers = match input.get("-n") {
             Some(Value::Bool(b)) => *b,
             _ => true,
         };
-        let ctx_all = opt_usize(&input, "-C")?;
-        let after = opt_usize(&input, "-A")?.or(ctx_all).unwrap_or(0);
-        let before = opt_usize(&input, "-B")?.or(ctx_all).unwrap_or(0);
-        let limit = opt_usize(&input, "head_limit")?.unwrap_or(DEFAULT_LINES);
-        let filter = match opt_str(&input, "glob")? {
+        let ctx_all = opt_usize(input, "-C")?;
+        let filter = match opt_str(input, "glob")? {
             Some(g) => Some(
                 GlobBuilder::new(g)
                     .literal_separator(false)
@@ -98,126 +186,212 @@ impl Tool for Grep {
             ),
             None => None,
         };
-        let fs = Confined::for_call(ctx)?;
-        let base = base(&fs, opt_str(&input, "path")?)?;
-        let mut hits = if base.is_file() {
-            let name = base
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            let mtime = std::fs::metadata(&base)
-                .and_then(|m| m.modified())
-                .unwrap_or(std::time::SystemTime::UNIX_EPOCH);
-            vec![super::search::Hit {
-                path: base,
-                rel: name,
-                mtime,
-            }]
-        } else {
-            files(&base)
+        let query = Query {
+            matcher,
+            mode,
+            multiline,
+            before: opt_usize(input, "-B")?.or(ctx_all).unwrap_or(0),
+            after: opt_usize(input, "-A")?.or(ctx_all).unwrap_or(0),
+            numbers,
+            line_chars: self.caps.line_chars,
+            filter,
         };
-        if let Some(g) = &filter {
-            hits.retain(|h| {
-                g.is_match(&h.rel)
-                    || std::path::Path::new(&h.rel)
-                        .file_name()
-                        .is_some_and(|n| g.is_match(n))
-            });
-        }
-        by_mtime(&mut hits);
-        let mut out: Vec<String> = Vec::new();
-        let mut matched_files = 0usize;
-        for hit in &hits {
-            if out.len() >= limit {
-                break;
-            }
-            let Ok(bytes) = fs.read(&hit.path) else {
-                continue;
-            };
-            if bytes.iter().take(8192).any(|&b| b == 0) {
-                continue;
-            }
-            let Ok(text) = String::from_utf8(bytes) else {
-                continue;
-            };
-            let path = hit.path.display().to_string();
-            // Lines (0-based) a match starts on, and every line it covers.
-            let starts: Vec<usize> = line_starts(&text);
-            let mut matched: BTreeSet<usize> = BTreeSet::new();
-            let mut count = 0usize;
-            for m in re.find_iter(&text) {
-                if m.as_str().is_empty() && !multiline && text.is_empty() {
-                    continue;
-                }
-                count += 1;
-                let first = line_of(&starts, m.start());
-                let last = line_of(&starts, m.end().saturating_sub(1).max(m.start()));
-                matched.extend(first..=last);
-            }
-            if count == 0 {
-                continue;
-            }
-            matched_files += 1;
-            match mode {
-                "files_with_matches" => out.push(path),
-                "count" => out.push(format!("{path}:{count}")),
-                _ => {
-                    let lines: Vec<&str> = text.lines().collect();
-                    let mut shown: BTreeSet<usize> = BTreeSet::new();
-                    for &l in &matched {
-                        let from = l.saturating_sub(before);
-                        let to = (l + after).min(lines.len().saturating_sub(1));
-                        shown.extend(from..=to);
-                    }
-                    let mut prev: Option<usize> = None;
-                    for l in shown {
-                        if out.len() >= limit {
-                            break;
-                        }
-                        if prev.is_some_and(|p| l > p + 1) {
-                            out.push("--".into());
-                        }
-                        let sep = if matched.contains(&l) { ':' } else { '-' };
-                        let (line, _) =
-                            cut_line(lines.get(l).copied().unwrap_or(""), self.caps.line_chars);
-                        if numbers {
-                            out.push(format!("{path}{sep}{}{sep}{line}", l + 1));
-                        } else {
-                            out.push(format!("{path}{sep}{line}"));
-                        }
-                        prev = Some(l);
-                    }
-                }
-            }
-        }
-        if out.is_empty() {
-            return Ok(ToolOutput::text("No matches found"));
-        }
-        let truncated = out.len() >= limit;
-        let mut text = out.join("\n");
-        if truncated {
-            text.push_str(&format!(
-                "\n… (output cut at {limit} lines; narrow the search or raise head_limit)"
-            ));
-        }
-        if mode == "files_with_matches" {
-            text = format!("Found {matched_files} file(s)\n{text}");
-        }
-        Ok(ToolOutput::text(text))
+        let limit = opt_usize(input, "head_limit")?.unwrap_or(DEFAULT_LINES);
+        Ok((query, limit))
     }
 }
 
-/// Byte offsets where each line starts.
-fn line_starts(text: &str) -> Vec<usize> {
-    let mut v = vec![0];
-    v.extend(text.match_indices('\n').map(|(i, _)| i + 1));
-    v
+impl Query {
+    /// A searcher for one thread.
+    fn searcher(&self) -> Searcher {
+        let context = self.mode == Mode::Content;
+        SearcherBuilder::new()
+            .line_number(true)
+            .multi_line(self.multiline)
+            .before_context(if context { self.before } else { 0 })
+            .after_context(if context { self.after } else { 0 })
+            .binary_detection(BinaryDetection::quit(0))
+            .build()
+    }
+
+    /// Whether the glob filter (when given) keeps the file at `rel` (its path or its name).
+    fn keeps(&self, rel: &Path) -> bool {
+        self.filter
+            .as_ref()
+            .is_none_or(|g| g.is_match(rel) || rel.file_name().is_some_and(|n| g.is_match(n)))
+    }
 }
 
-/// The 0-based line holding byte `at`.
-fn line_of(starts: &[usize], at: usize) -> usize {
-    match starts.binary_search(&at) {
-        Ok(i) => i,
-        Err(i) => i.saturating_sub(1),
+/// Every file beneath the tree, searched by the parallel walker's threads.
+fn search_tree(query: &Query, tree: &ReadTree<'_>) -> Vec<Found> {
+    let found = Mutex::new(Vec::new());
+    let base = tree.path();
+    walker(base).build_parallel().run(|| {
+        let mut searcher = query.searcher();
+        let found = &found;
+        Box::new(move |entry| {
+            let Ok(entry) = entry else {
+                return WalkState::Continue;
+            };
+            if !entry.file_type().is_some_and(|t| t.is_file()) {
+                return WalkState::Continue;
+            }
+            let Ok(rel) = entry.path().strip_prefix(base) else {
+                return WalkState::Continue;
+            };
+            if !query.keeps(rel) {
+                return WalkState::Continue;
+            }
+            // A file that cannot be opened (removed meanwhile, denied) is not searched.
+            let Ok(file) = tree.open(rel) else {
+                return WalkState::Continue;
+            };
+            if let Some(hit) = search_one(query, &mut searcher, entry.path(), &file)
+                && let Ok(mut all) = found.lock()
+            {
+                all.push(hit);
+            }
+            WalkState::Continue
+        })
+    });
+    found
+        .into_inner()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// One file's matches, `None` when it has none or is binary.
+fn search_one(
+    query: &Query,
+    searcher: &mut Searcher,
+    path: &Path,
+    file: &std::fs::File,
+) -> Option<Found> {
+    let mut sink = Collect {
+        query,
+        path: path.display().to_string(),
+        count: 0,
+        lines: Vec::new(),
+        binary: false,
+    };
+    searcher.search_file(&query.matcher, file, &mut sink).ok()?;
+    if sink.binary || sink.count == 0 {
+        return None;
     }
+    let mtime = file
+        .metadata()
+        .and_then(|m| m.modified())
+        .unwrap_or(SystemTime::UNIX_EPOCH);
+    Some(Found {
+        path: path.to_path_buf(),
+        mtime,
+        count: sink.count,
+        lines: sink.lines,
+    })
+}
+
+/// The sink of one file's search: counts matches and, in content mode, formats lines.
+struct Collect<'q> {
+    query: &'q Query,
+    path: String,
+    count: usize,
+    lines: Vec<String>,
+    binary: bool,
+}
+
+impl Collect<'_> {
+    /// One output line: `path:N:text` for a match, `path-N-text` for context (`-n: false`
+    /// leaves the number out).
+    fn push(&mut self, sep: char, number: Option<u64>, line: &[u8]) {
+        let line = line.strip_suffix(b"\n").unwrap_or(line);
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        let text = String::from_utf8_lossy(line);
+        let (text, _) = cut_line(&text, self.query.line_chars);
+        let path = &self.path;
+        self.lines.push(match number {
+            Some(n) if self.query.numbers => format!("{path}{sep}{n}{sep}{text}"),
+            _ => format!("{path}{sep}{text}"),
+        });
+    }
+}
+
+impl Sink for Collect<'_> {
+    type Error = std::io::Error;
+
+    fn matched(&mut self, _: &Searcher, mat: &SinkMatch<'_>) -> Result<bool, Self::Error> {
+        match self.query.mode {
+            Mode::Files => {
+                self.count += 1;
+                // One match is enough to list the file.
+                return Ok(false);
+            }
+            Mode::Count => {
+                let mut n = 0usize;
+                self.query
+                    .matcher
+                    .find_iter(mat.bytes(), |_| {
+                        n += 1;
+                        true
+                    })
+                    .map_err(|e| std::io::Error::other(e.to_string()))?;
+                self.count += n.max(1);
+            }
+            Mode::Content => {
+                self.count += 1;
+                let first = mat.line_number();
+                for (i, line) in mat.lines().enumerate() {
+                    self.push(':', first.map(|n| n + i as u64), line);
+                }
+            }
+        }
+        Ok(true)
+    }
+
+    fn context(&mut self, _: &Searcher, ctx: &SinkContext<'_>) -> Result<bool, Self::Error> {
+        self.push('-', ctx.line_number(), ctx.bytes());
+        Ok(true)
+    }
+
+    fn context_break(&mut self, _: &Searcher) -> Result<bool, Self::Error> {
+        self.lines.push("--".into());
+        Ok(true)
+    }
+
+    fn binary_data(&mut self, _: &Searcher, _: u64) -> Result<bool, Self::Error> {
+        // Binary files are skipped, like ripgrep's default.
+        self.binary = true;
+        Ok(false)
+    }
+}
+
+/// The tool's text: the files newest first, cut at `limit` output lines.
+fn report(query: &Query, found: &[Found], limit: usize) -> String {
+    let mut out: Vec<String> = Vec::new();
+    for hit in found {
+        if out.len() >= limit {
+            break;
+        }
+        let path = hit.path.display();
+        match query.mode {
+            Mode::Files => out.push(path.to_string()),
+            Mode::Count => out.push(format!("{path}:{}", hit.count)),
+            Mode::Content => {
+                let room = limit - out.len();
+                out.extend(hit.lines.iter().take(room).cloned());
+            }
+        }
+    }
+    if out.is_empty() {
+        return "No matches found".into();
+    }
+    let truncated = out.len() >= limit;
+    let mut text = out.join("\n");
+    if truncated {
+        text.push_str(&format!(
+            "\n… (output cut at {limit} lines; narrow the search or raise head_limit)"
+        ));
+    }
+    if query.mode == Mode::Files {
+        text = format!("Found {} file(s)\n{text}", found.len());
+    }
+    text
 }

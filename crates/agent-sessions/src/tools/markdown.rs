@@ -1,200 +1,34 @@
-//! HTML to Markdown for WebFetch: enough structure for a model to read a page (headings,
-//! paragraphs, links, lists, code, emphasis), with scripts, styles and the head dropped and
-//! entities decoded. A scanner over the tags, not a browser: malformed HTML degrades to text.
+//! HTML to Markdown for WebFetch, by `htmd` (html5ever's spec parser, so malformed HTML is read as
+//! a browser reads it and every named entity is decoded): headings, paragraphs, links, lists,
+//! tables, code and emphasis survive; scripts, styles, the head, `noscript`, forms and embedded
+//! objects go.
 
-/// The Markdown of `html`.
+use htmd::HtmlToMarkdown;
+use htmd::options::{BulletListMarker, Options};
+
+/// Elements whose content is noise to a reader of the page.
+const SKIPPED: &[&str] = &[
+    "head", "script", "style", "noscript", "template", "iframe", "object", "embed", "svg",
+    "canvas", "form", "button", "select", "input", "textarea", "nav",
+];
+
+/// The Markdown of `html`; a page htmd cannot read at all comes back as its text with the tags
+/// left in, so the model still sees it.
 pub fn html_to_markdown(html: &str) -> String {
-    let mut out = String::with_capacity(html.len() / 2);
-    let mut rest = html;
-    let mut skip_until: Option<&'static str> = None;
-    let mut href_stack: Vec<Option<String>> = Vec::new();
-    let mut pre = 0usize;
-    while !rest.is_empty() {
-        let Some(lt) = rest.find('<') else {
-            if skip_until.is_none() {
-                text(&mut out, rest, pre > 0);
-            }
-            break;
-        };
-        if skip_until.is_none() {
-            text(&mut out, &rest[..lt], pre > 0);
-        }
-        rest = &rest[lt..];
-        if rest.starts_with("<!--") {
-            rest = rest.find("-->").map_or("", |e| &rest[e + 3..]);
-            continue;
-        }
-        let Some(gt) = rest.find('>') else { break };
-        let tag = &rest[1..gt];
-        rest = &rest[gt + 1..];
-        let closing = tag.starts_with('/');
-        let name: String = tag
-            .trim_start_matches('/')
-            .chars()
-            .take_while(|c| c.is_ascii_alphanumeric())
-            .collect::<String>()
-            .to_ascii_lowercase();
-        if let Some(end) = skip_until {
-            if closing && name == end {
-                skip_until = None;
-            }
-            continue;
-        }
-        match (name.as_str(), closing) {
-            ("script", false) => skip_until = Some("script"),
-            ("style", false) => skip_until = Some("style"),
-            ("head", false) => skip_until = Some("head"),
-            ("noscript", false) => skip_until = Some("noscript"),
-            ("h1" | "h2" | "h3" | "h4" | "h5" | "h6", false) => {
-                block(&mut out);
-                let level = name[1..].parse::<usize>().unwrap_or(1);
-                out.push_str(&"#".repeat(level));
-                out.push(' ');
-            }
-            (
-                "h1" | "h2" | "h3" | "h4" | "h5" | "h6" | "p" | "div" | "section" | "article"
-                | "table" | "ul" | "ol" | "blockquote",
-                _,
-            ) => block(&mut out),
-            ("br", _) => out.push('\n'),
-            ("tr", true) => out.push('\n'),
-            ("td" | "th", true) => out.push_str(" | "),
-            ("li", false) => {
-                line(&mut out);
-                out.push_str("- ");
-            }
-            ("pre", false) => {
-                block(&mut out);
-                out.push_str("```\n");
-                pre += 1;
-            }
-            ("pre", true) => {
-                pre = pre.saturating_sub(1);
-                line(&mut out);
-                out.push_str("```\n\n");
-            }
-            ("code", _) if pre == 0 => out.push('`'),
-            ("strong" | "b", _) => out.push_str("**"),
-            ("em" | "i", _) => out.push('*'),
-            ("a", false) => {
-                href_stack.push(attr(tag, "href"));
-                out.push('[');
-            }
-            ("a", true) => match href_stack.pop().flatten() {
-                Some(h) => out.push_str(&format!("]({h})")),
-                None => out.push(']'),
-            },
-            ("img", _) => {
-                if let Some(alt) = attr(tag, "alt").filter(|a| !a.is_empty()) {
-                    out.push_str(&format!("[image: {alt}]"));
-                }
-            }
-            _ => {}
-        }
-    }
-    tidy(&out)
+    let converter = HtmlToMarkdown::builder()
+        .options(Options {
+            bullet_list_marker: BulletListMarker::Dash,
+            ul_bullet_spacing: 1,
+            ol_number_spacing: 1,
+            ..Options::default()
+        })
+        .skip_tags(SKIPPED.to_vec())
+        .build();
+    let md = converter.convert(html).unwrap_or_else(|_| html.to_owned());
+    tidy(&md)
 }
 
-/// Text between tags: entities decoded, whitespace collapsed (kept as is inside `pre`).
-fn text(out: &mut String, raw: &str, pre: bool) {
-    let decoded = decode(raw);
-    if pre {
-        out.push_str(&decoded);
-        return;
-    }
-    let mut last_space = out.ends_with([' ', '\n']) || out.is_empty();
-    for c in decoded.chars() {
-        if c.is_whitespace() {
-            if !last_space {
-                out.push(' ');
-                last_space = true;
-            }
-        } else {
-            out.push(c);
-            last_space = false;
-        }
-    }
-}
-
-fn block(out: &mut String) {
-    let trimmed = out.trim_end_matches(' ').len();
-    out.truncate(trimmed);
-    if !out.is_empty() && !out.ends_with("\n\n") {
-        out.push_str(if out.ends_with('\n') { "\n" } else { "\n\n" });
-    }
-}
-
-fn line(out: &mut String) {
-    let trimmed = out.trim_end_matches(' ').len();
-    out.truncate(trimmed);
-    if !out.is_empty() && !out.ends_with('\n') {
-        out.push('\n');
-    }
-}
-
-/// The value of attribute `name` in a tag's text.
-fn attr(tag: &str, name: &str) -> Option<String> {
-    let lower = tag.to_ascii_lowercase();
-    let at = lower.find(&format!("{name}="))?;
-    let value = &tag[at + name.len() + 1..];
-    let (quote, body) = match value.chars().next()? {
-        q @ ('"' | '\'') => (Some(q), &value[1..]),
-        _ => (None, value),
-    };
-    let end = match quote {
-        Some(q) => body.find(q)?,
-        None => body
-            .find(|c: char| c.is_whitespace() || c == '>')
-            .unwrap_or(body.len()),
-    };
-    Some(decode(&body[..end]))
-}
-
-/// The common named entities and numeric references.
-fn decode(s: &str) -> String {
-    if !s.contains('&') {
-        return s.to_owned();
-    }
-    let mut out = String::with_capacity(s.len());
-    let mut rest = s;
-    while let Some(i) = rest.find('&') {
-        out.push_str(&rest[..i]);
-        rest = &rest[i..];
-        let Some(end) = rest[..rest.len().min(12)].find(';') else {
-            out.push('&');
-            rest = &rest[1..];
-            continue;
-        };
-        let entity = &rest[1..end];
-        let ch = match entity {
-            "amp" => Some('&'),
-            "lt" => Some('<'),
-            "gt" => Some('>'),
-            "quot" => Some('"'),
-            "apos" | "#39" => Some('\''),
-            "nbsp" => Some(' '),
-            e if e.starts_with("#x") || e.starts_with("#X") => u32::from_str_radix(&e[2..], 16)
-                .ok()
-                .and_then(char::from_u32),
-            e if e.starts_with('#') => e[1..].parse::<u32>().ok().and_then(char::from_u32),
-            _ => None,
-        };
-        match ch {
-            Some(c) => {
-                out.push(c);
-                rest = &rest[end + 1..];
-            }
-            None => {
-                out.push('&');
-                rest = &rest[1..];
-            }
-        }
-    }
-    out.push_str(rest);
-    out
-}
-
-/// At most one blank line in a row; no trailing spaces.
+/// At most one blank line in a row; no trailing spaces; one final newline.
 fn tidy(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     let mut blank = 0;
@@ -228,6 +62,26 @@ mod tests {
         assert_eq!(
             html_to_markdown(html),
             "# Title & more\n\nSome **bold** and [a link](https://x.test/a?b=1&c=2).\n\n- one\n- two\n\n```\nlet x = 1;\nlet y = 2;\n```\n\ncafé A\n"
+        );
+    }
+
+    #[test]
+    fn tables_nested_lists_named_entities_and_malformed_html_read_as_a_browser_reads_them() {
+        let html = "<body><p>caf&eacute; &mdash; d&eacute;j&agrave; vu</p>\
+            <table><tr><th>name</th><th>size</th></tr><tr><td>a.rs</td><td>1</td></tr></table>\
+            <ul><li>outer<ul><li>inner</li></ul></li></ul>\
+            <p title=\"a > b\">kept<p>unclosed<nav>menu</nav><form><input value=x>gone</form>";
+        let md = html_to_markdown(html);
+        assert!(md.contains("café — déjà vu"), "{md}");
+        assert!(
+            md.contains("| name | size |") && md.contains("| a.rs | 1 "),
+            "{md}"
+        );
+        assert!(md.contains("- outer\n  - inner"), "{md}");
+        assert!(md.contains("kept\n\nunclosed"), "{md}");
+        assert!(
+            !md.contains("menu") && !md.contains("gone") && !md.contains("a > b"),
+            "{md}"
         );
     }
 }

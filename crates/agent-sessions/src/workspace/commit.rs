@@ -32,7 +32,7 @@ use super::error::{WorkspaceError, io};
 use super::journal::{self, COMMIT_DIR, Journal, Op as JournalOp, Phase, backup_path};
 use super::review::Review;
 use super::shadow::{Workspace, link_stays_inside, same};
-use super::snapshot::{Entry, EntryKind, hex, sha256};
+use super::snapshot::{Entry, EntryKind, sha256};
 use super::state::State;
 
 /// How to commit.
@@ -395,7 +395,7 @@ fn read_entry(
                 kind: EntryKind::File,
                 size,
                 mode,
-                sha256: hex(&hasher.finalize()),
+                sha256: hex::encode(hasher.finalize()),
                 real_mtime: 0,
                 shadow_mtime: 0,
             })))

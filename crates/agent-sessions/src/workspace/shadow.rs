@@ -19,7 +19,7 @@ use super::filter::walk;
 use super::git::{self, GitReport};
 use super::journal::{self, Recovery};
 use super::quote::quote_path;
-use super::snapshot::{Entry, EntryKind, Snapshot, hex, sha256, sha256_file};
+use super::snapshot::{Entry, EntryKind, Snapshot, sha256, sha256_file};
 use super::state::{State, default_root, dir_for, find_by_shadow};
 
 /// The block size of copies: each file is read once, block by block, hashed and written.
@@ -573,7 +573,7 @@ fn copy_one(
             kind: EntryKind::File,
             size,
             mode: meta.mode,
-            sha256: hex(&hasher.finalize()),
+            sha256: hex::encode(hasher.finalize()),
             real_mtime: meta.mtime,
             shadow_mtime,
         },

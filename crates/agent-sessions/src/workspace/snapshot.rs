@@ -59,20 +59,9 @@ pub fn mode(meta: &Metadata) -> u32 {
     meta.permissions().mode() & 0o7777
 }
 
-/// Lowercase hex of a sha256 digest.
-pub fn hex(bytes: &[u8]) -> String {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut s = String::with_capacity(bytes.len() * 2);
-    for b in bytes {
-        s.push(char::from(DIGITS[usize::from(b >> 4)]));
-        s.push(char::from(DIGITS[usize::from(b & 15)]));
-    }
-    s
-}
-
 /// sha256 of `data`, hex.
 pub fn sha256(data: &[u8]) -> String {
-    hex(&Sha256::digest(data))
+    hex::encode(Sha256::digest(data))
 }
 
 /// Opens the regular file at `path` for reading without following a final symlink and
@@ -111,7 +100,7 @@ pub fn sha256_file(path: &Path) -> Result<String, WorkspaceError> {
         }
         hasher.update(&buf[..n]);
     }
-    Ok(hex(&hasher.finalize()))
+    Ok(hex::encode(hasher.finalize()))
 }
 
 /// One path found by a walk.
