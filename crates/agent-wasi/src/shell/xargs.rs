@@ -37,7 +37,7 @@ pub(crate) enum Ran {
 }
 
 /// The exit status of a script stopped by its cancellation flag.
-const CANCELLED: i32 = super::exec::CANCELLED_STATUS;
+const CANCELLED: i32 = super::state::CANCELLED_STATUS;
 
 /// How input items are separated.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
