@@ -1,7 +1,7 @@
 //! The checker/interpreter differential on arbitrary input (issue 24): the WASI shell, with a
 //! runner that executes nothing, must never start a program or open a file that the permission
 //! checker did not see in the same script. The harness is the test's
-//! (`crates/agent-wasi/tests/support/checker.rs`, docs/shell.md "The checker and the
+//! (`crates/agent-wasi/tests/all/support/checker.rs`, docs/shell.md "The checker and the
 //! interpreter agree"); each run is cancelled after 2 s. Skipped: input that is not UTF-8,
 //! scripts the shell refuses, and scripts of a class still listed in
 //! `fixtures/checker_agrees/known_failures.txt` (the wrappers' option parsing). Seeded from the
@@ -16,7 +16,7 @@ use std::{path::PathBuf, sync::OnceLock, time::Duration};
 use libfuzzer_sys::fuzz_target;
 
 #[cfg(target_os = "linux")]
-#[path = "../../crates/agent-wasi/tests/support/checker.rs"]
+#[path = "../../crates/agent-wasi/tests/all/support/checker.rs"]
 mod checker;
 
 /// The known failures, whose classes are skipped while they are listed.

@@ -6,15 +6,16 @@ use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 use wasmtime::{PoolConcurrencyLimitError, Store, Trap, UpdateDeadline};
-use wasmtime_wasi::p1::WasiP1Ctx;
 use wasmtime_wasi::{FsPerms, I32Exit, ResourceTableError, WasiCtxBuilder, WasiView};
 
 use crate::error::{RunError, boxed};
 use crate::limits::{BASE_HANDLES, EXIT_TRAP, LimitExceeded, LimitKind, Limiter, Limits};
-use crate::net::{NetAudit, NetGrant, NetState};
+use crate::net::state::NetState;
+use crate::net::{NetAudit, NetGrant};
 use crate::poll::RunClock;
 use crate::runtime::{CacheState, PreparedModule, Runtime};
 use crate::stdio::{Input, InputSource, Output, OutputSink};
+use crate::store::StoreState;
 
 /// The guest path the workspace is preopened at unless [`CommandInput::with_mount`] says
 /// otherwise: the guest's `/`.
@@ -322,22 +323,6 @@ pub struct CommandMeta {
     pub stderr_bytes: u64,
     /// One audit record per `agent_net` request, in order ([`crate::net`]).
     pub net_requests: Vec<NetAudit>,
-}
-
-/// Everything a command's [`Store`] holds.
-pub(crate) struct StoreState {
-    pub(crate) wasi: WasiP1Ctx,
-    limiter: Limiter,
-    /// When the wall-time limit runs out.
-    pub(crate) deadline: Instant,
-    pub(crate) wall_time: Duration,
-    /// The caller's cancellation ([`CommandInput::cancel`]).
-    pub(crate) cancel: Option<Arc<AtomicBool>>,
-    /// Origin of the guest's monotonic clock.
-    pub(crate) clock_base: Instant,
-    epoch_ticks: u64,
-    /// The `agent_net` state.
-    pub(crate) net: NetState,
 }
 
 /// How the guest ended.

@@ -13,7 +13,7 @@
 use wasmtime::Linker;
 use wasmtime_wasi::I32Exit;
 
-use crate::command::StoreState;
+use crate::store::StoreState;
 
 /// Largest status `proc_exit` accepts.
 const MAX_STATUS: u32 = 255;

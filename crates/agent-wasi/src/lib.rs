@@ -75,6 +75,7 @@ mod poll;
 mod runtime;
 pub mod shell;
 mod stdio;
+mod store;
 pub mod toolbox;
 
 pub use cancel::EXIT_CANCELLED;

@@ -20,7 +20,7 @@ use wasmtime_wasi::p1::types::{Errno, Fd, Filetype, Lookupflags};
 use wasmtime_wasi::p1::wasi_snapshot_preview1::{self, WasiSnapshotPreview1};
 use wiggle::{GuestMemory, GuestPtr};
 
-use crate::command::StoreState;
+use crate::store::StoreState;
 
 /// Module name of WASI preview 1 imports.
 const WASI_P1: &str = "wasi_snapshot_preview1";

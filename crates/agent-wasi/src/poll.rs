@@ -23,8 +23,8 @@ use wasmtime_wasi::HostMonotonicClock;
 use wasmtime_wasi::p1::wasi_snapshot_preview1::{self, WasiSnapshotPreview1};
 use wiggle::GuestMemory;
 
-use crate::command::StoreState;
 use crate::limits::LimitExceeded;
+use crate::store::StoreState;
 
 /// Module name of WASI preview 1 imports.
 const WASI_P1: &str = "wasi_snapshot_preview1";

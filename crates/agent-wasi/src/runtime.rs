@@ -14,8 +14,8 @@ use wasmtime::{
 };
 
 use crate::cache::{DiskCache, Lookup};
-use crate::command::StoreState;
 use crate::error::{PrepareError, RuntimeError, boxed};
+use crate::store::StoreState;
 use crate::{exit, net, open, poll};
 
 /// How a [`Runtime`] allocates the memories, tables and instance state of commands.

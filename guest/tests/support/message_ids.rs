@@ -2,7 +2,7 @@
 //! message whose locale file was not embedded prints as its id (`ls-total 12`,
 //! `ls: ls-error-cannot-access-no-such-file`; docs/guest-coreutils.md, "Locales on a fresh
 //! registry"). Shared by the guest's oracle test and the wasm runner's test
-//! (crates/agent-wasi/tests/coreutils_wasm.rs includes this file by path), so both flag the same
+//! (crates/agent-wasi/tests/all/coreutils_wasm.rs includes this file by path), so both flag the same
 //! words.
 
 use std::collections::BTreeSet;

@@ -5,7 +5,7 @@
 
 use std::io::Write;
 
-use super::exec::{Flow, State};
+use super::state::{Flow, State};
 use super::stream::Fds;
 use super::vars::is_name;
 use super::workspace::{GuestPath, Workspace, strerror};
@@ -63,7 +63,12 @@ impl Builtin {
             Self::Break => loop_control("break", args, state, fds),
             Self::Continue => loop_control("continue", args, state, fds),
             Self::Read => Flow::Status(super::read::read(args, state, fds)),
-            Self::Set => Flow::Status(super::options::set(args, state, fds)),
+            Self::Set => Flow::Status(super::options::set(
+                args,
+                &state.vars,
+                &mut state.options,
+                fds,
+            )),
         }
     }
 }

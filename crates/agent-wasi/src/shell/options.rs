@@ -17,8 +17,8 @@
 
 use std::io::Write;
 
-use super::exec::State;
 use super::stream::Fds;
+use super::vars::Vars;
 
 /// The options in force.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -50,16 +50,21 @@ impl ShellOptions {
     }
 }
 
-/// Runs `set ARGS...`; the exit status.
-pub(crate) fn set(args: &[String], state: &mut State, fds: &mut Fds) -> i32 {
+/// Runs `set ARGS...` on the shell's `options` (`set` alone lists `vars`); the exit status.
+pub(crate) fn set(
+    args: &[String],
+    vars: &Vars,
+    shell_options: &mut ShellOptions,
+    fds: &mut Fds,
+) -> i32 {
     if args.is_empty() {
         let mut out = String::new();
-        for (name, value) in state.vars.all() {
+        for (name, value) in vars.all() {
             out.push_str(&format!("{name}={}\n", quote(value)));
         }
         return write(&out, fds);
     }
-    let mut options = state.options;
+    let mut options = *shell_options;
     let mut i = 0;
     while i < args.len() {
         let arg = &args[i];
@@ -101,7 +106,7 @@ pub(crate) fn set(args: &[String], state: &mut State, fds: &mut Fds) -> i32 {
         }
         i += 1;
     }
-    state.options = options;
+    *shell_options = options;
     0
 }
 

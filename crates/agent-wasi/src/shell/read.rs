@@ -16,7 +16,7 @@
 
 use std::io::Read;
 
-use super::exec::State;
+use super::state::State;
 use super::stream::Fds;
 use super::vars::is_name;
 

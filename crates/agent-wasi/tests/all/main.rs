@@ -8,10 +8,19 @@
 
 mod cache;
 mod cancel;
+mod checker_agrees;
 mod command;
+mod contained;
+mod coreutils_wasm;
 mod guests;
 mod isolation;
 mod limits;
+mod mount;
+mod net;
+mod route;
+mod shell_differential;
+mod special_files;
+mod support;
 
 /// WASI preview 1 errno values the tests expect.
 pub mod errno {

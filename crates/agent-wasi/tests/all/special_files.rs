@@ -23,8 +23,6 @@ use std::time::{Duration, Instant};
 use agent_wasi::Limits;
 use agent_wasi::shell::{ShellContext, ShellOutput, Stage, StageRunner, run_script};
 
-mod support;
-
 /// How long a script may take before the test calls it stuck: far above the 1 s limit.
 const STUCK: Duration = Duration::from_secs(20);
 
@@ -133,7 +131,7 @@ fn a_condition_on_a_fifo_does_not_open_it() {
 #[test]
 fn a_module_opening_a_fifo_ends_within_its_wall_time() {
     let home = tempfile::tempdir().unwrap();
-    let Some(toolbox) = support::toolbox(home.path()) else {
+    let Some(toolbox) = crate::support::toolbox(home.path()) else {
         return;
     };
     let mut limits = Limits::default();

@@ -34,8 +34,6 @@ use agent_wasi::{
 };
 use sha2::{Digest, Sha256};
 
-mod support;
-
 /// What the loopback server saw.
 #[derive(Default)]
 struct Stats {
@@ -653,7 +651,7 @@ fn bad_pointers_lengths_and_handles_are_error_codes_not_traps() {
 /// The toolbox over the installed core-utils bundle, when the registry has been built with
 /// `fetch` in it.
 fn toolbox_with_fetch(dir: &Path) -> Option<agent_wasi::toolbox::Toolbox> {
-    let toolbox = support::toolbox(dir)?;
+    let toolbox = crate::support::toolbox(dir)?;
     if !toolbox.has("fetch") {
         assert!(
             std::env::var_os("CI").is_none(),

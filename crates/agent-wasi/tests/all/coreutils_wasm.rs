@@ -29,10 +29,9 @@ use agent_wasi::Input;
 use agent_wasi::toolbox::Toolbox;
 use serde::Deserialize;
 
-mod support;
-use support::{root, toolbox};
+use crate::support::{root, toolbox};
 
-#[path = "../../../guest/tests/support/message_ids.rs"]
+#[path = "../../../../guest/tests/support/message_ids.rs"]
 mod message_ids;
 
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Deserialize)]

@@ -11,12 +11,10 @@
 use agent_wasi::shell::ShellContext;
 use agent_wasi::toolbox::Route;
 
-mod support;
-
 #[test]
 fn routes_with_the_installed_bundle() {
     let home = tempfile::tempdir().unwrap();
-    let Some(toolbox) = support::toolbox(home.path()) else {
+    let Some(toolbox) = crate::support::toolbox(home.path()) else {
         return;
     };
     let names = toolbox.commands();

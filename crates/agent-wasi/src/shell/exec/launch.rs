@@ -8,14 +8,15 @@
 use std::io::Write;
 use std::time::{Duration, Instant};
 
-use super::env_command::{self, EnvCall, EnvRun};
-use super::exec::{CANCELLED_STATUS, Interpreter, State};
-use super::find_exec::{self, FindCall, FindExec};
-use super::stage::Stage;
-use super::stream::{Capture, Fds, SharedInput, Sink, Source};
-use super::timeout::{self, TimeoutRun};
-use super::workspace::{GuestPath, strerror};
-use super::xargs::{Io as XargsIo, Ran, xargs};
+use super::Interpreter;
+use crate::shell::env_command::{self, EnvCall, EnvRun};
+use crate::shell::find_exec::{self, FindCall, FindExec};
+use crate::shell::stage::Stage;
+use crate::shell::state::{CANCELLED_STATUS, State};
+use crate::shell::stream::{Capture, Fds, SharedInput, Sink, Source};
+use crate::shell::timeout::{self, TimeoutRun};
+use crate::shell::workspace::{GuestPath, strerror};
+use crate::shell::xargs::{Io as XargsIo, Ran, xargs};
 
 /// The most paths `find ... -exec` collects (NUL-separated bytes).
 const FIND_OUTPUT_LIMIT: usize = 64 << 20;

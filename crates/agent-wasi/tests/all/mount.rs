@@ -16,8 +16,6 @@ use agent_wasi::shell::ShellContext;
 use agent_wasi::toolbox::Toolbox;
 use agent_wasi::{CommandInput, host_mount};
 
-mod support;
-
 /// A workspace holding `x`, `a.txt`, `b.txt`, `sub/s.txt`, with a file beside it (outside).
 fn workspace() -> (tempfile::TempDir, std::path::PathBuf, String) {
     let base = tempfile::tempdir().unwrap();
@@ -54,7 +52,7 @@ fn shell(toolbox: &Toolbox, ws: &Path, real: &str, script: &str) -> Ran {
 #[test]
 fn the_shell_and_its_commands_see_the_real_paths() {
     let home = tempfile::tempdir().unwrap();
-    let Some(toolbox) = support::toolbox(home.path()) else {
+    let Some(toolbox) = crate::support::toolbox(home.path()) else {
         return;
     };
     let (_base, ws, real) = workspace();
@@ -93,7 +91,7 @@ fn the_shell_and_its_commands_see_the_real_paths() {
 #[test]
 fn paths_outside_the_workspace_stay_out_of_reach() {
     let home = tempfile::tempdir().unwrap();
-    let Some(toolbox) = support::toolbox(home.path()) else {
+    let Some(toolbox) = crate::support::toolbox(home.path()) else {
         return;
     };
     let (_base, ws, real) = workspace();
@@ -150,7 +148,7 @@ fn paths_outside_the_workspace_stay_out_of_reach() {
 #[test]
 fn a_command_alone_can_be_mounted_at_the_real_path_or_at_the_root() {
     let home = tempfile::tempdir().unwrap();
-    let Some(toolbox) = support::toolbox(home.path()) else {
+    let Some(toolbox) = crate::support::toolbox(home.path()) else {
         return;
     };
     let (_base, ws, real) = workspace();

@@ -15,8 +15,6 @@ use std::path::Path;
 use agent_wasi::shell::ShellContext;
 use agent_wasi::toolbox::Toolbox;
 
-mod support;
-
 fn workspace() -> tempfile::TempDir {
     let ws = tempfile::tempdir().unwrap();
     std::fs::write(ws.path().join("a.txt"), "alpha\n").unwrap();
@@ -66,7 +64,7 @@ fn unchanged(ws: &Path) {
 #[test]
 fn a_read_only_script_reads_but_nothing_it_runs_can_write() {
     let home = tempfile::tempdir().unwrap();
-    let Some(toolbox) = support::toolbox(home.path()) else {
+    let Some(toolbox) = crate::support::toolbox(home.path()) else {
         return;
     };
     let ws = workspace();
@@ -112,7 +110,7 @@ fn a_read_only_script_reads_but_nothing_it_runs_can_write() {
 #[test]
 fn a_script_held_to_its_programs_cannot_start_another() {
     let home = tempfile::tempdir().unwrap();
-    let Some(toolbox) = support::toolbox(home.path()) else {
+    let Some(toolbox) = crate::support::toolbox(home.path()) else {
         return;
     };
     let ws = workspace();
@@ -159,7 +157,7 @@ fn a_script_held_to_its_programs_cannot_start_another() {
 #[test]
 fn an_offline_script_runs_without_the_network_grant() {
     let home = tempfile::tempdir().unwrap();
-    let Some(toolbox) = support::toolbox(home.path()) else {
+    let Some(toolbox) = crate::support::toolbox(home.path()) else {
         return;
     };
     let ws = workspace();
@@ -174,7 +172,7 @@ fn an_offline_script_runs_without_the_network_grant() {
 #[test]
 fn the_plan_from_a_carried_parse_is_what_runs() {
     let home = tempfile::tempdir().unwrap();
-    let Some(toolbox) = support::toolbox(home.path()) else {
+    let Some(toolbox) = crate::support::toolbox(home.path()) else {
         return;
     };
     let ws = workspace();

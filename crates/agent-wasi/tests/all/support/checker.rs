@@ -27,7 +27,7 @@
 //! 3. Every operand the checker resolved (`cat x` after `cd d`: `d/x`) is resolved from the
 //!    directory the command really runs in (a `cd` that fails leaves the shell where it was).
 //!
-//! Shared by `tests/checker_agrees.rs` and `fuzz/fuzz_targets/checker_agrees.rs` (`#[path]`).
+//! Shared by `tests/all/checker_agrees.rs` and `fuzz/fuzz_targets/checker_agrees.rs` (`#[path]`).
 
 #![allow(
     dead_code,

@@ -30,8 +30,6 @@ use std::time::{Duration, Instant};
 
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 
-mod support;
-
 use agent_wasi::shell::{ShellContext, ShellError, ShellOutput, Stage, StageRunner, run_script};
 
 /// How long one script may run, either way, before the test gives up on it.
@@ -353,7 +351,7 @@ fn corpus_matches_bash() {
 #[test]
 fn corpus_matches_bash_on_the_wasi_runner() {
     let home = tempfile::tempdir().unwrap();
-    let Some(toolbox) = support::toolbox(home.path()) else {
+    let Some(toolbox) = crate::support::toolbox(home.path()) else {
         return;
     };
     corpus_matches_bash_with(&|script: &str, dir: &Path| {
