@@ -842,7 +842,7 @@ fn a_commit_killed_at_any_point_leaves_the_real_folder_untouched_or_fully_commit
         };
         let mut child = std::process::Command::new(std::env::current_exe().unwrap())
             .args([
-                "kill_trial_child",
+                "workspace::kill_trial_child",
                 "--exact",
                 "--nocapture",
                 "--test-threads=1",

@@ -1,8 +1,8 @@
 //! The store across processes: a writer killed with SIGKILL at random moments (crash safety), and
 //! two processes on one session (one writer; readers see a consistent prefix).
 //!
-//! The child processes are this test binary run again with `AGENT_SESSIONS_CHILD` set; the test
-//! `child_entry` then plays the child and the others are filtered out.
+//! The child processes are this test binary run again with `AGENT_STORE_CHILD` set; the test
+//! `processes::child_entry` then plays the child and the others are filtered out.
 
 #![allow(
     clippy::unwrap_used,
@@ -22,7 +22,7 @@ use agent_store::{
     ListQuery, LoadRange, LocalStore, NewSession, SessionId, StoreError, StoreOptions,
 };
 
-const CHILD_ENV: &str = "AGENT_SESSIONS_CHILD";
+const CHILD_ENV: &str = "AGENT_STORE_CHILD";
 
 fn spawn_child(mode: &str, root: &Path, seed: u64) -> Child {
     spawn_child_in(mode, root, seed, 0)
@@ -30,11 +30,16 @@ fn spawn_child(mode: &str, root: &Path, seed: u64) -> Child {
 
 fn spawn_child_in(mode: &str, root: &Path, seed: u64, group: u64) -> Child {
     Command::new(std::env::current_exe().unwrap())
-        .env("AGENT_SESSIONS_GROUP", group.to_string())
-        .args(["child_entry", "--exact", "--nocapture", "--test-threads=1"])
+        .env("AGENT_STORE_GROUP", group.to_string())
+        .args([
+            "processes::child_entry",
+            "--exact",
+            "--nocapture",
+            "--test-threads=1",
+        ])
         .env(CHILD_ENV, mode)
-        .env("AGENT_SESSIONS_ROOT", root)
-        .env("AGENT_SESSIONS_SEED", seed.to_string())
+        .env("AGENT_STORE_ROOT", root)
+        .env("AGENT_STORE_SEED", seed.to_string())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -68,7 +73,7 @@ fn writer_child(root: &Path, seed: u64) {
     let mut out = std::io::stdout().lock();
     writeln!(out, "open").unwrap();
     out.flush().unwrap();
-    let group: u64 = std::env::var("AGENT_SESSIONS_GROUP").map_or(0, |g| g.parse().unwrap());
+    let group: u64 = std::env::var("AGENT_STORE_GROUP").map_or(0, |g| g.parse().unwrap());
     let sessions: Vec<SessionId> = (0..3)
         .map(|i| SessionId::parse(&format!("g{group}s{i}")).unwrap())
         .collect();
@@ -136,11 +141,8 @@ fn child_entry() {
     let Ok(mode) = std::env::var(CHILD_ENV) else {
         return;
     };
-    let root = std::path::PathBuf::from(std::env::var("AGENT_SESSIONS_ROOT").unwrap());
-    let seed: u64 = std::env::var("AGENT_SESSIONS_SEED")
-        .unwrap()
-        .parse()
-        .unwrap();
+    let root = std::path::PathBuf::from(std::env::var("AGENT_STORE_ROOT").unwrap());
+    let seed: u64 = std::env::var("AGENT_STORE_SEED").unwrap().parse().unwrap();
     match mode.as_str() {
         "writer" => writer_child(&root, seed),
         "holder" => holder_child(&root),
@@ -312,7 +314,7 @@ fn a_second_process_cannot_write_and_readers_see_a_consistent_prefix() {
             out.read_line(&mut line).unwrap() > 0,
             "the child ended early"
         );
-        // The test harness prints `test child_entry ... ` before the child's first line.
+        // The test harness prints `test processes::child_entry ... ` before the child's first line.
         if line.trim_end().ends_with("holding") {
             break;
         }

@@ -98,7 +98,7 @@ fn status_and_diff_of_a_2gb_sparse_file_stay_under_100mb() {
     notes.set_len(DIFF_LIMIT + 1).unwrap();
     std::fs::write(ws.shadow().join("small.txt"), "two\n").unwrap();
 
-    let name = "status_and_diff_of_a_2gb_sparse_file_stay_under_100mb";
+    let name = "workspace_memory::status_and_diff_of_a_2gb_sparse_file_stay_under_100mb";
     let report = state.path().join("peak-kb");
     let out = Command::new(std::env::current_exe().unwrap())
         .args(["--exact", name, "--nocapture", "--test-threads", "1"])
