@@ -6,9 +6,9 @@
 //! since, from [`estimate_tokens`] (about four bytes a token, the usual rule for English and
 //! code; it errs on the large side for dense text, which only makes compaction come earlier).
 
-use agent_providers::{ContentBlock, Message as ProviderMessage, Role as ProviderRole, ToolSpec};
+use agent_providers::{ContentBlock, Message, Role, ToolSpec};
 
-use agent_store::{Content, Message, Role};
+use agent_store::{Content, Speaker, TranscriptMessage};
 
 /// How compacted history is introduced to the model.
 pub const SUMMARY_PREFIX: &str =
@@ -30,7 +30,7 @@ pub fn reminder(text: &str) -> String {
 /// The provider-facing history of a session.
 #[derive(Clone, Debug, Default)]
 pub struct History {
-    messages: Vec<ProviderMessage>,
+    messages: Vec<Message>,
     /// Estimated tokens of each message, kept in step with `messages`.
     sizes: Vec<u64>,
     /// Tokens the provider counted at its last call, and how many messages that call saw.
@@ -39,12 +39,12 @@ pub struct History {
 
 impl History {
     /// The history of a resumed log's messages (compaction summaries become a user text).
-    pub fn from_messages(messages: &[Message]) -> Self {
+    pub fn from_messages(messages: &[TranscriptMessage]) -> Self {
         let mut h = Self::default();
         for m in messages {
             let role = match m.role {
-                Role::User => ProviderRole::User,
-                Role::Assistant => ProviderRole::Assistant,
+                Speaker::User => Role::User,
+                Speaker::Assistant => Role::Assistant,
             };
             let block = match &m.content {
                 Content::Text { text } => ContentBlock::text(text),
@@ -72,7 +72,7 @@ impl History {
     }
 
     /// Adds a block; neighbouring blocks of one role form one message.
-    pub fn push(&mut self, role: ProviderRole, block: ContentBlock) {
+    pub fn push(&mut self, role: Role, block: ContentBlock) {
         let size = block_tokens(&block);
         match self.messages.last_mut() {
             Some(last) if last.role == role => {
@@ -82,7 +82,7 @@ impl History {
                 }
             }
             _ => {
-                self.messages.push(ProviderMessage {
+                self.messages.push(Message {
                     role,
                     content: vec![block],
                 });
@@ -92,7 +92,7 @@ impl History {
     }
 
     /// The messages.
-    pub fn messages(&self) -> &[ProviderMessage] {
+    pub fn messages(&self) -> &[Message] {
         &self.messages
     }
 
@@ -134,7 +134,7 @@ impl History {
         self.sizes.clear();
         self.measured = None;
         self.push(
-            ProviderRole::User,
+            Role::User,
             ContentBlock::text(format!("{SUMMARY_PREFIX}{summary}")),
         );
     }
@@ -171,14 +171,14 @@ mod tests {
     #[test]
     fn neighbours_of_one_role_merge_and_sizes_follow() {
         let mut h = History::default();
-        h.push(ProviderRole::User, ContentBlock::text("abcd"));
-        h.push(ProviderRole::User, ContentBlock::text("efgh"));
-        h.push(ProviderRole::Assistant, ContentBlock::text("x"));
+        h.push(Role::User, ContentBlock::text("abcd"));
+        h.push(Role::User, ContentBlock::text("efgh"));
+        h.push(Role::Assistant, ContentBlock::text("x"));
         assert_eq!(h.len(), 2);
         assert_eq!(h.messages()[0].content.len(), 2);
         assert_eq!(h.tokens(10), 10 + 2 + 1);
         h.measured(100, 5, 2);
-        h.push(ProviderRole::User, ContentBlock::text("12345678"));
+        h.push(Role::User, ContentBlock::text("12345678"));
         // Counted 105, the last seen message again (1), and the new one (2).
         assert_eq!(h.tokens(10), 105 + 1 + 2);
         h.replace_with_summary("s");

@@ -16,8 +16,8 @@ use agent_core::hooks::{
 use agent_core::permissions::Behavior;
 use agent_core::tools::CancellationFlag;
 use agent_providers::{
-    ContentBlock, ModelRequest, ModelResponse, Provider, ProviderError, Role as ProviderRole,
-    StopReason, StreamEvent, ToolChoice, ToolSpec, Usage,
+    ContentBlock, ModelRequest, ModelResponse, Provider, ProviderError, Role, StopReason,
+    StreamEvent, ToolChoice, ToolSpec, Usage,
 };
 use futures_util::StreamExt as _;
 use serde::Serialize;
@@ -306,7 +306,7 @@ impl Runner {
         self.log_events(sink, vec![Self::meta_message(text)])
             .await?;
         self.history
-            .push(ProviderRole::User, ContentBlock::text(reminder(text)));
+            .push(Role::User, ContentBlock::text(reminder(text)));
         Ok(())
     }
 
@@ -378,8 +378,7 @@ impl Runner {
             })],
         )
         .await?;
-        self.history
-            .push(ProviderRole::User, ContentBlock::text(prompt));
+        self.history.push(Role::User, ContentBlock::text(prompt));
         if let Some(text) = Self::injected(&run) {
             self.inject(sink, &text).await?;
         }
@@ -524,7 +523,7 @@ impl Runner {
         e.extra.insert("partial".into(), Value::Bool(true));
         self.log_events(sink, vec![e]).await?;
         self.history
-            .push(ProviderRole::Assistant, ContentBlock::text(partial));
+            .push(Role::Assistant, ContentBlock::text(partial));
         Ok(())
     }
 
@@ -643,8 +642,7 @@ impl Runner {
                 model: answer.model.clone(),
                 usage: Some(answer.usage),
             }));
-            self.history
-                .push(ProviderRole::Assistant, ContentBlock::text(text));
+            self.history.push(Role::Assistant, ContentBlock::text(text));
         }
         for c in calls {
             if let ContentBlock::ToolUse { id, name, input } = c {
@@ -657,7 +655,7 @@ impl Runner {
                     model: answer.model.clone(),
                     usage: Some(answer.usage),
                 }));
-                self.history.push(ProviderRole::Assistant, c.clone());
+                self.history.push(Role::Assistant, c.clone());
             }
         }
         self.log(sink, payloads).await?;
@@ -748,7 +746,7 @@ impl Runner {
                     };
                 }
                 self.history.push(
-                    ProviderRole::User,
+                    Role::User,
                     ContentBlock::ToolResult {
                         tool_use_id: result.tool_use_id.clone(),
                         content: output_text(&result.output),
@@ -872,7 +870,7 @@ impl Runner {
             ask.push_str(i);
         }
         match request.messages.last_mut() {
-            Some(last) if last.role == ProviderRole::User => {
+            Some(last) if last.role == Role::User => {
                 last.content.push(ContentBlock::text(ask));
             }
             _ => request.messages.push(agent_providers::Message::user(ask)),

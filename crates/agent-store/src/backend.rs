@@ -17,7 +17,7 @@ use super::fork::ForkOptions;
 use super::id::SessionId;
 use super::index::ListQuery;
 use super::local::{LocalStore, StoreOptions};
-use super::messages::Message;
+use super::messages::TranscriptMessage;
 use super::metadata::SessionMetadata;
 use super::read::{LoadRange, Loaded};
 
@@ -32,7 +32,11 @@ pub trait SessionBackend: Send + Sync {
     /// Events: all, or a window from the tail.
     async fn load(&self, id: &SessionId, range: LoadRange) -> Result<Loaded>;
     /// The provider-facing conversation, or its last `limit` messages.
-    async fn messages(&self, id: &SessionId, limit: Option<usize>) -> Result<Vec<Message>>;
+    async fn messages(
+        &self,
+        id: &SessionId,
+        limit: Option<usize>,
+    ) -> Result<Vec<TranscriptMessage>>;
     /// One session's metadata.
     async fn metadata(&self, id: &SessionId) -> Result<SessionMetadata>;
     /// Sessions, most recently updated first.
@@ -136,7 +140,11 @@ impl SessionBackend for SessionStore {
         let id = id.clone();
         run!(self, |local| local.load(&id, range))
     }
-    async fn messages(&self, id: &SessionId, limit: Option<usize>) -> Result<Vec<Message>> {
+    async fn messages(
+        &self,
+        id: &SessionId,
+        limit: Option<usize>,
+    ) -> Result<Vec<TranscriptMessage>> {
         let id = id.clone();
         run!(self, |local| local.messages(&id, limit))
     }

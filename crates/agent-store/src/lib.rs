@@ -76,6 +76,6 @@ pub use local::{LocalStore, StoreOptions};
 pub use lock::LOCK_FILE;
 pub use log::{CORRUPT_FILE, Durability, LOG_FILE, MAX_LINE_BYTES, TornTail};
 pub use messages::output_text;
-pub use messages::{Content, Message, Role, conversation};
+pub use messages::{Content, Speaker, TranscriptMessage, conversation};
 pub use metadata::SessionMetadata;
 pub use read::{LoadRange, Loaded};

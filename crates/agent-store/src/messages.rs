@@ -1,19 +1,22 @@
-//! The provider-facing conversation, rebuilt from the log's events.
+//! The conversation as the log holds it, rebuilt from the log's events: the transcript the agent
+//! loop turns into a provider request when it resumes a session.
 //!
-//! Each conversation event gives one [`Message`]: `user.message` a user text, `assistant.message`
-//! an assistant text, `tool.use` an assistant tool call, `tool.result` a user tool result. A
-//! `compaction` event replaces the messages of its `fromSeq..=toSeq` range by one summary message
-//! at the place of the range. Provider adapters merge neighbouring messages of one role into the
-//! turns their API wants.
+//! Each conversation event gives one [`TranscriptMessage`]: `user.message` a user text,
+//! `assistant.message` an assistant text, `tool.use` an assistant tool call, `tool.result` a user
+//! tool result. A `compaction` event replaces the messages of its `fromSeq..=toSeq` range by one
+//! summary message at the place of the range. These are not agent-providers' `Message` and
+//! `Role` (a request's turns, content blocks merged per role): each transcript message is one
+//! event, with the ordinal, `seq` and id that fork and resume-at name; the agent loop merges
+//! neighbouring messages of one speaker into the turns a provider wants.
 
 use agent_core::events::{Event, EventId, EventPayload};
 use serde::Serialize;
 use serde_json::Value;
 
-/// Who a message is from.
+/// Who a transcript message is from (the agent loop maps it to agent-providers' `Role`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Role {
+pub enum Speaker {
     /// The user (prompts, tool results, summaries).
     User,
     /// The model.
@@ -58,10 +61,11 @@ pub enum Content {
     },
 }
 
-/// One message of the conversation.
+/// One message of the conversation as the log holds it: one conversation event (or the summary
+/// of a compaction), with where it sits in the log.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Message {
+pub struct TranscriptMessage {
     /// Ordinal of the conversation event in the whole log (0-based; what `fork --upto` counts).
     /// A summary carries the ordinal of the first message it replaced.
     pub index: u64,
@@ -70,7 +74,7 @@ pub struct Message {
     /// Id of that event (what `resume_at` names).
     pub event_id: EventId,
     /// Who it is from.
-    pub role: Role,
+    pub role: Speaker,
     /// What it holds.
     pub content: Content,
 }
@@ -85,22 +89,22 @@ pub fn output_text(output: &Value) -> String {
 }
 
 /// The message of one conversation event (`None` for other events).
-fn message_of(event: &Event, index: u64) -> Option<Message> {
+fn message_of(event: &Event, index: u64) -> Option<TranscriptMessage> {
     let (role, content) = match &event.payload {
         EventPayload::UserMessage(m) => (
-            Role::User,
+            Speaker::User,
             Content::Text {
                 text: m.text.clone(),
             },
         ),
         EventPayload::AssistantMessage(m) => (
-            Role::Assistant,
+            Speaker::Assistant,
             Content::Text {
                 text: m.text.clone(),
             },
         ),
         EventPayload::ToolUse(t) => (
-            Role::Assistant,
+            Speaker::Assistant,
             Content::ToolUse {
                 id: t.tool_use_id.clone(),
                 name: t.name.clone(),
@@ -108,7 +112,7 @@ fn message_of(event: &Event, index: u64) -> Option<Message> {
             },
         ),
         EventPayload::ToolResult(r) => (
-            Role::User,
+            Speaker::User,
             Content::ToolResult {
                 tool_use_id: r.tool_use_id.clone(),
                 output: r.output.clone(),
@@ -117,7 +121,7 @@ fn message_of(event: &Event, index: u64) -> Option<Message> {
         ),
         _ => return None,
     };
-    Some(Message {
+    Some(TranscriptMessage {
         index,
         seq: event.seq,
         event_id: event.id.clone(),
@@ -126,15 +130,15 @@ fn message_of(event: &Event, index: u64) -> Option<Message> {
     })
 }
 
-fn summary_of(event: &Event, index: u64) -> Option<Message> {
+fn summary_of(event: &Event, index: u64) -> Option<TranscriptMessage> {
     let EventPayload::Compaction(c) = &event.payload else {
         return None;
     };
-    Some(Message {
+    Some(TranscriptMessage {
         index,
         seq: event.seq,
         event_id: event.id.clone(),
-        role: Role::User,
+        role: Speaker::User,
         content: Content::Summary {
             text: c.summary.clone(),
             from_seq: c.from_seq,
@@ -144,7 +148,7 @@ fn summary_of(event: &Event, index: u64) -> Option<Message> {
 }
 
 /// Where a message sits in seq order (a summary sits where its range started).
-fn position(m: &Message) -> u64 {
+fn position(m: &TranscriptMessage) -> u64 {
     match m.content {
         Content::Summary { from_seq, .. } => from_seq,
         _ => m.seq,
@@ -152,8 +156,8 @@ fn position(m: &Message) -> u64 {
 }
 
 /// The whole conversation of a log, compactions applied.
-pub fn conversation<'a>(events: impl IntoIterator<Item = &'a Event>) -> Vec<Message> {
-    let mut out: Vec<Message> = Vec::new();
+pub fn conversation<'a>(events: impl IntoIterator<Item = &'a Event>) -> Vec<TranscriptMessage> {
+    let mut out: Vec<TranscriptMessage> = Vec::new();
     // Seqs of every conversation event so far, for a summary's ordinal.
     let mut seqs: Vec<u64> = Vec::new();
     for event in events {
@@ -184,7 +188,7 @@ pub struct TailMessages {
     seen: Vec<u64>,
     /// Ranges replaced by compactions seen so far.
     replaced: Vec<(u64, u64)>,
-    collected: Vec<Message>,
+    collected: Vec<TranscriptMessage>,
     /// The smallest seq looked at.
     low_seq: u64,
 }
@@ -240,7 +244,7 @@ impl TailMessages {
     }
 
     /// The messages, oldest first.
-    pub fn finish(mut self) -> Vec<Message> {
+    pub fn finish(mut self) -> Vec<TranscriptMessage> {
         // A summary's ordinal is the number of conversation events before its range; the
         // events at or after the range's start have all been seen when it is kept.
         for m in &mut self.collected {
@@ -293,7 +297,7 @@ mod tests {
             .collect()
     }
 
-    fn texts(ms: &[Message]) -> Vec<String> {
+    fn texts(ms: &[TranscriptMessage]) -> Vec<String> {
         ms.iter()
             .map(|m| match &m.content {
                 Content::Text { text } | Content::Summary { text, .. } => text.clone(),

@@ -10,7 +10,7 @@ use super::index::ListQuery;
 use super::local::{LocalStore, SharedWriter, lock};
 use super::lock::SessionLock;
 use super::log::{self, TailReader, TornTail};
-use super::messages::{Message, TailMessages, conversation};
+use super::messages::{TailMessages, TranscriptMessage, conversation};
 use super::metadata::SessionMetadata;
 
 #[cfg(doc)]
@@ -74,9 +74,9 @@ impl LocalStore {
     ///
     /// # Errors
     /// As [`LocalStore::load`].
-    pub fn messages(&self, id: &SessionId, limit: Option<usize>) -> Result<Vec<Message>> {
+    pub fn messages(&self, id: &SessionId, limit: Option<usize>) -> Result<Vec<TranscriptMessage>> {
         let path = self.require(id)?;
-        let whole = || -> Result<Vec<Message>> {
+        let whole = || -> Result<Vec<TranscriptMessage>> {
             let contents = log::read_all(id, &path)?;
             let all = conversation(contents.entries.iter().map(|(_, e)| e));
             Ok(match limit {

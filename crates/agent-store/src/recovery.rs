@@ -33,8 +33,8 @@
 use agent_core::events::EventId;
 
 use crate::{
-    ForkAt, ForkOptions, ListQuery, Message, Result, SessionBackend, SessionId, SessionMetadata,
-    StoreError,
+    ForkAt, ForkOptions, ListQuery, Result, SessionBackend, SessionId, SessionMetadata, StoreError,
+    TranscriptMessage,
 };
 
 /// What the caller asked for.
@@ -60,7 +60,7 @@ pub struct Resumption {
     /// The session the run writes to from now on.
     pub session: SessionMetadata,
     /// The conversation so far, to put before the new prompt.
-    pub messages: Vec<Message>,
+    pub messages: Vec<TranscriptMessage>,
     /// The session the history was forked from, when forked.
     pub forked_from: Option<SessionId>,
 }

@@ -34,7 +34,7 @@ fn assistant(text: &str) -> Event {
     )
 }
 
-fn texts(messages: &[agent_store::Message]) -> Vec<String> {
+fn texts(messages: &[agent_store::TranscriptMessage]) -> Vec<String> {
     messages
         .iter()
         .map(|m| match &m.content {
