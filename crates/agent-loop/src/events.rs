@@ -8,7 +8,7 @@ use agent_core::events::Event;
 use agent_core::tools::CancellationFlag;
 use tokio::sync::{Notify, mpsc};
 
-use super::run::RunResult;
+use super::result::RunResult;
 
 /// One thing the caller of [`super::Agent::query`] sees, in the order it happened.
 #[derive(Clone, Debug)]

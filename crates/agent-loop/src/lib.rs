@@ -76,6 +76,7 @@ pub mod memory;
 mod options;
 mod prompt;
 mod questions;
+mod result;
 mod run;
 mod subagent;
 
@@ -99,9 +100,8 @@ pub use hook_extension::ModelHooks;
 pub use options::{AgentOptions, COMPACT_AT, TOOL_RESULT_BUDGET};
 pub use prompt::SystemPrompt;
 pub use questions::PolicyPrompter;
-pub use run::{
-    AgentError, CANCEL_GRACE, DEFAULT_SYSTEM_PROMPT, MAX_INJECTED_CHARS, RunResult, RunStopReason,
-};
+pub use result::{RunResult, RunStopReason};
+pub use run::{AgentError, CANCEL_GRACE, DEFAULT_SYSTEM_PROMPT, MAX_INJECTED_CHARS};
 pub use subagent::SUBAGENT_TYPES;
 
 use self::context::History as Hist;

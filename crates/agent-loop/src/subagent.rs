@@ -14,7 +14,8 @@ use agent_core::tools::{Tool, ToolContext, ToolError};
 
 use super::context::History;
 use super::events::{Interrupt, Sink};
-use super::run::{Core, RunStopReason, Runner};
+use super::result::RunStopReason;
+use super::run::{Core, Runner};
 use super::specs;
 use agent_store::{NewSession, SessionId};
 use agent_tools::executor::ToolExecutor;

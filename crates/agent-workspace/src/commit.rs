@@ -24,15 +24,16 @@
 
 use std::path::{Path, PathBuf};
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use sha2::{Digest, Sha256};
 
 use super::beneath::{Beneath, Kind, RESERVED_NAMES};
-use super::error::{WorkspaceError, io};
+use super::error::{Conflict, WorkspaceError, io};
+use super::filter::link_stays_inside;
 use super::journal::{self, COMMIT_DIR, Journal, Op as JournalOp, Phase, backup_path};
 use super::review::Review;
-use super::shadow::{Workspace, link_stays_inside, same};
-use super::snapshot::{Entry, EntryKind, hex, sha256};
+use super::shadow::Workspace;
+use super::snapshot::{Entry, EntryKind, hex, same, sha256};
 use super::state::State;
 
 /// How to commit.
@@ -53,16 +54,6 @@ pub struct CommitOptions {
     /// Fault injection for tests: undoing this path fails when a failed commit rolls back.
     #[doc(hidden)]
     pub fail_undo: Option<String>,
-}
-
-/// A path that changed in the real folder since the base.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Conflict {
-    /// The path.
-    pub path: String,
-    /// How it differs there: `edited`, `deleted`, or `exists` (the change set adds a path
-    /// that exists in the real folder, whether or not it is ignored).
-    pub why: String,
 }
 
 /// What a commit did.

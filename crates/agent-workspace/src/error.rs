@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use super::commit::Conflict;
+use serde::{Deserialize, Serialize};
 
 /// Occurs when a shadow-workspace operation cannot be carried out. Every message says what
 /// was wrong and what to do; nothing is half-applied.
@@ -85,6 +85,17 @@ pub enum WorkspaceError {
         /// What is wrong with it.
         why: String,
     },
+}
+
+/// A path that changed in the real folder since the base: what refuses a commit
+/// ([`WorkspaceError::Conflicts`]) unless forced.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Conflict {
+    /// The path.
+    pub path: String,
+    /// How it differs there: `edited`, `deleted`, or `exists` (the change set adds a path
+    /// that exists in the real folder, whether or not it is ignored).
+    pub why: String,
 }
 
 /// A path a failed rollback could not restore.

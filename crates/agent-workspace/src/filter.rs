@@ -5,7 +5,7 @@
 //! link, at any depth; the shadow gets a `.git` of its own, see `workspace::git`).
 //! Symlinks are listed as links, never followed.
 
-use std::path::Path;
+use std::path::{Component, Path};
 
 use ignore::WalkBuilder;
 
@@ -77,4 +77,24 @@ pub fn walker(root: &Path) -> WalkBuilder {
         name != GIT && !(is_dir && name == RESERVED)
     });
     builder
+}
+
+/// Whether a symlink at `rel` with `target` stays inside the tree (lexically).
+pub(crate) fn link_stays_inside(rel: &str, target: &str) -> bool {
+    if Path::new(target).is_absolute() {
+        return false;
+    }
+    let mut depth: i64 = rel.matches('/').count() as i64;
+    for c in Path::new(target).components() {
+        match c {
+            Component::ParentDir => depth -= 1,
+            Component::Normal(_) => depth += 1,
+            Component::CurDir => {}
+            _ => return false,
+        }
+        if depth < 0 {
+            return false;
+        }
+    }
+    true
 }

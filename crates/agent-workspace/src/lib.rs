@@ -57,8 +57,8 @@ mod snapshot;
 mod state;
 
 pub use changes::{BINARY_PREFIX, Change, ChangeKind, ChangeSet, DIFF_LIMIT, looks_binary};
-pub use commit::{CommitOptions, CommitReport, Conflict};
-pub use error::{Unrestored, WorkspaceError};
+pub use commit::{CommitOptions, CommitReport};
+pub use error::{Conflict, Unrestored, WorkspaceError};
 pub use git::GitReport;
 pub use journal::Recovery;
 pub use quote::{quote_path, visible};

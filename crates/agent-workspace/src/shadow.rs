@@ -2,7 +2,7 @@
 
 use std::io::{Read as _, Write as _};
 use std::os::unix::fs::PermissionsExt;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -11,15 +11,15 @@ use sha2::{Digest, Sha256};
 
 use super::beneath::{Beneath, Kind, RESERVED_NAMES, reserved};
 use super::changes::{
-    Change, ChangeSet, Content, DIFF_LIMIT, Summary, content, looks_binary, prefix, summary,
-    unified,
+    Change, ChangeKind, ChangeSet, Content, DIFF_LIMIT, Summary, content, looks_binary, prefix,
+    summary, unified,
 };
 use super::error::{WorkspaceError, io};
-use super::filter::walk;
+use super::filter::{link_stays_inside, walk};
 use super::git::{self, GitReport};
 use super::journal::{self, Recovery};
 use super::quote::quote_path;
-use super::snapshot::{Entry, EntryKind, Snapshot, hex, sha256, sha256_file};
+use super::snapshot::{Entry, EntryKind, Snapshot, hex, same, sha256, sha256_file};
 use super::state::{State, default_root, dir_for, find_by_shadow};
 
 /// The block size of copies: each file is read once, block by block, hashed and written.
@@ -246,7 +246,7 @@ impl Workspace {
             if let Some(p) = path {
                 let p = p.trim_end_matches('/');
                 let from = match &change.kind {
-                    super::ChangeKind::Renamed { from } => Some(from.as_str()),
+                    ChangeKind::Renamed { from } => Some(from.as_str()),
                     _ => None,
                 };
                 let under = |x: &str| x == p || x.starts_with(&format!("{p}/"));
@@ -255,15 +255,15 @@ impl Workspace {
                 }
             }
             let old_rel = match &change.kind {
-                super::ChangeKind::Renamed { from } => from.clone(),
+                ChangeKind::Renamed { from } => from.clone(),
                 _ => change.path.clone(),
             };
             let old = match change.kind {
-                super::ChangeKind::Added => Content::Absent,
+                ChangeKind::Added => Content::Absent,
                 _ => content(&self.state.real, &old_rel, DIFF_LIMIT),
             };
             let new = match change.kind {
-                super::ChangeKind::Deleted => Content::Absent,
+                ChangeKind::Deleted => Content::Absent,
                 _ => content(&self.state.shadow, &change.path, DIFF_LIMIT),
             };
             // The old side's hash now, to say when the real file moved since the base.
@@ -430,15 +430,6 @@ impl Workspace {
     }
 }
 
-/// Whether two entries hold the same thing (kind, content, mode), or are both absent.
-pub(super) fn same(a: Option<&Entry>, b: Option<&Entry>) -> bool {
-    match (a, b) {
-        (Some(a), Some(b)) => a.kind == b.kind && a.sha256 == b.sha256 && a.mode == b.mode,
-        (None, None) => true,
-        _ => false,
-    }
-}
-
 fn canonical_dir(path: &Path, what: &str) -> Result<PathBuf, WorkspaceError> {
     let canonical = std::fs::canonicalize(path).map_err(|e| {
         WorkspaceError::Invalid(format!("{what} {} cannot be opened: {e}", path.display()))
@@ -485,26 +476,6 @@ fn snapshot(root: &Path, base: &Snapshot, real: bool) -> Result<Snapshot, Worksp
         out.insert(f.rel, entry);
     }
     Ok(out)
-}
-
-/// Whether a symlink at `rel` with `target` stays inside the tree (lexically).
-pub(super) fn link_stays_inside(rel: &str, target: &str) -> bool {
-    if Path::new(target).is_absolute() {
-        return false;
-    }
-    let mut depth: i64 = rel.matches('/').count() as i64;
-    for c in Path::new(target).components() {
-        match c {
-            Component::ParentDir => depth -= 1,
-            Component::Normal(_) => depth += 1,
-            Component::CurDir => {}
-            _ => return false,
-        }
-        if depth < 0 {
-            return false;
-        }
-    }
-    true
 }
 
 enum Copied {

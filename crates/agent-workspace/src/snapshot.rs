@@ -181,6 +181,15 @@ impl Found {
     }
 }
 
+/// Whether two entries hold the same thing (kind, content, mode), or are both absent.
+pub(crate) fn same(a: Option<&Entry>, b: Option<&Entry>) -> bool {
+    match (a, b) {
+        (Some(a), Some(b)) => a.kind == b.kind && a.sha256 == b.sha256 && a.mode == b.mode,
+        (None, None) => true,
+        _ => false,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
