@@ -69,16 +69,22 @@
 //! docs/agent.md describes the loop; `examples/` holds a minimal agent, a resumed session, a
 //! code reviewer and the system prompt.
 
+mod compaction;
 mod context;
+mod error;
 mod events;
 mod hook_extension;
+mod hooks;
 pub mod memory;
+mod model_call;
 mod options;
 mod prompt;
 mod questions;
 mod result;
 mod run;
+mod runner;
 mod subagent;
+mod tool_calls;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -89,26 +95,29 @@ use agent_core::permissions::{
     PermissionEngine, PermissionEngineBuilder, PermissionMode, Prompter,
 };
 use agent_core::tools::Tool;
-use agent_providers::{Provider, ToolSpec};
+use agent_providers::Provider;
 use futures_util::Stream;
 use serde_json::Value;
 use tokio::sync::mpsc;
 
 pub use context::{History, SUMMARY_PREFIX, estimate_tokens, output_text};
+pub use error::AgentError;
 pub use events::{AgentEvent, Interrupt};
 pub use hook_extension::ModelHooks;
+pub use hooks::MAX_INJECTED_CHARS;
 pub use options::{AgentOptions, COMPACT_AT, TOOL_RESULT_BUDGET};
-pub use prompt::SystemPrompt;
+pub use prompt::{DEFAULT_SYSTEM_PROMPT, SystemPrompt};
 pub use questions::PolicyPrompter;
 pub use result::{RunResult, RunStopReason};
-pub use run::{AgentError, CANCEL_GRACE, DEFAULT_SYSTEM_PROMPT, MAX_INJECTED_CHARS};
 pub use subagent::SUBAGENT_TYPES;
+pub use tool_calls::CANCEL_GRACE;
 
 use self::context::History as Hist;
 use self::events::Sink;
 use self::questions::{RecordingPrompter, SideEvents};
-use self::run::{Core, RunState, Runner};
+use self::runner::{Core, RunState, Runner};
 use self::subagent::Subagents;
+use self::tool_calls::specs;
 use agent_store::recovery::{ResumeOptions, resume};
 use agent_store::{LoadRange, NewSession, SessionBackend, SessionId, git_branch};
 use agent_tools::Task;
@@ -406,23 +415,6 @@ impl AgentBuilder {
             cwd_text,
         })
     }
-}
-
-/// The provider-facing descriptions of the tools offered to the model: every tool except
-/// those a deny rule without argument removes (`Bash`, `mcp__srv`, `mcp__srv__*`; see
-/// [`PermissionEngine::denies_whole_tool`]), as Claude Code leaves them out of the context.
-/// Such a tool stays registered with the executor, so a call naming it anyway is refused by
-/// that rule as before.
-pub(crate) fn specs(tools: &[Arc<dyn Tool>], engine: &PermissionEngine) -> Arc<[ToolSpec]> {
-    tools
-        .iter()
-        .filter(|t| engine.denies_whole_tool(t.name()).is_none())
-        .map(|t| ToolSpec {
-            name: t.name().to_owned(),
-            description: t.description().to_owned(),
-            input_schema: t.input_schema(),
-        })
-        .collect()
 }
 
 /// Answers every `tool.use` of a log that has no `tool.result` (the process ended while it

@@ -11,8 +11,15 @@ use std::path::PathBuf;
 
 use agent_core::permissions::PermissionMode;
 
-use super::run::DEFAULT_SYSTEM_PROMPT;
 use crate::memory::Memory;
+
+/// The instructions of a system prompt when none are given: what the agent is and how it
+/// works with the tools and the permission gate. It claims nothing about where the agent runs;
+/// [`SystemPrompt`] adds those facts (the folder, the shadow workspace, the mode, ...).
+pub const DEFAULT_SYSTEM_PROMPT: &str = "You are a coding agent working in the user's project. \
+Use the tools to read, search, edit and run commands in the working directory. Every tool call \
+is checked against the user's permission rules and may be refused; when one is refused, do not \
+retry it unchanged. Keep answers short and say what you changed.";
 
 /// How many pending paths the prompt names before it says "and N more".
 const STATUS_PATHS_SHOWN: usize = 10;
