@@ -1,5 +1,5 @@
 //! The bench whose figures are token counts, not times: prompt caching
-//! (`crates/agent-sessions/benches/caching.rs`). The bench writes
+//! (`crates/agent-loop/benches/caching.rs`). The bench writes
 //! `target/criterion/prompt_caching/tokens.json` (the session's totals with caching on, the
 //! figure, and off, the baseline, from the same run); this renders its section of
 //! `docs/benchmarks.md`.
@@ -13,11 +13,11 @@ use serde_json::Value;
 /// The group's name for `--only`.
 pub const NAME: &str = "prompt_caching";
 /// The package and bench target that measure it.
-pub const PACKAGE: &str = "agent-sessions";
+pub const PACKAGE: &str = "agent-loop";
 /// The bench target.
 pub const BENCH: &str = "caching";
 /// The section's heading in docs/benchmarks.md.
-pub const HEADING: &str = "Prompt caching (`crates/agent-sessions/benches/caching.rs`, input tokens billed over a scripted 20-turn session)";
+pub const HEADING: &str = "Prompt caching (`crates/agent-loop/benches/caching.rs`, input tokens billed over a scripted 20-turn session)";
 
 /// The section, from the figures the bench wrote under `root/target/criterion`.
 pub fn section(root: &Path) -> Result<String> {

@@ -15,7 +15,10 @@ pub const ORDER: &[&str] = &[
     "agent-wasi",
     "agent-providers",
     "agent-mcp",
-    "agent-sessions",
+    "agent-store",
+    "agent-workspace",
+    "agent-tools",
+    "agent-loop",
     "agent-cli",
 ];
 
@@ -52,6 +55,37 @@ const HEAVY: &[(&str, &[&str])] = &[
             "wasmtime",
             "wasmtime-wasi",
             "cranelift-codegen",
+            "rusqlite",
+            "libsqlite3-sys",
+        ],
+    ),
+    // The session store alone: an embedder keeping, listing or exporting sessions gets SQLite
+    // and agent-core, no provider, sandbox, WebAssembly engine or HTTP client.
+    (
+        "agent-store",
+        &[
+            "wasmtime",
+            "wasmtime-wasi",
+            "cranelift-codegen",
+            "reqwest",
+            "hyper",
+            "agent-providers",
+            "agent-sandbox",
+            "agent-wasi",
+        ],
+    ),
+    // The shadow workspace alone: plain files, not even the session store's SQLite.
+    (
+        "agent-workspace",
+        &[
+            "wasmtime",
+            "wasmtime-wasi",
+            "cranelift-codegen",
+            "reqwest",
+            "hyper",
+            "agent-providers",
+            "agent-sandbox",
+            "agent-wasi",
             "rusqlite",
             "libsqlite3-sys",
         ],
@@ -258,6 +292,42 @@ mod tests {
             )
             .is_empty()
         );
+    }
+
+    fn heavy_for(krate: &str) -> &'static [&'static str] {
+        HEAVY
+            .iter()
+            .find(|(c, _)| *c == krate)
+            .map(|(_, h)| *h)
+            .unwrap()
+    }
+
+    /// The session store and the shadow workspace are usable alone (issue 28): the store may
+    /// use SQLite but not reach a provider (nor, through it, an HTTP client); the workspace may
+    /// not even reach SQLite.
+    #[test]
+    fn the_store_and_the_workspace_stay_light() {
+        let store = "0agent-store v0.1.0\n1agent-core v0.1.0\n1rusqlite v0.41.0\n2libsqlite3-sys v0.37.0\n1agent-providers v0.1.0\n2reqwest v0.13.0\n";
+        let v = heavy_violations("agent-store", store, heavy_for("agent-store"));
+        assert_eq!(v.len(), 2, "{v:?}");
+        assert!(
+            v[0].contains("reaches `agent-providers` (agent-store -> agent-providers)"),
+            "{v:?}"
+        );
+        assert!(
+            v[1].contains("(agent-store -> agent-providers -> reqwest)"),
+            "{v:?}"
+        );
+        let workspace = "0agent-workspace v0.1.0\n1agent-core v0.1.0\n1rusqlite v0.41.0\n2libsqlite3-sys v0.37.0\n";
+        let v = heavy_violations("agent-workspace", workspace, heavy_for("agent-workspace"));
+        assert_eq!(v.len(), 2, "{v:?}");
+        assert!(
+            v[0].contains("reaches `rusqlite` (agent-workspace -> rusqlite)"),
+            "{v:?}"
+        );
+        for krate in ["agent-store", "agent-workspace"] {
+            assert!(ORDER.contains(&krate), "{krate} is not in ORDER");
+        }
     }
 
     /// Only agent-core parses shell text (issue 24: one lowered shell tree); the WASI shell and

@@ -14,9 +14,9 @@ use std::path::PathBuf;
 
 use agent_core::events::{Event, EventPayload};
 use agent_core::permissions::PermissionMode;
+use agent_loop::RunStopReason;
 use agent_providers::Usage;
-use agent_sessions::agent::RunStopReason;
-use agent_sessions::workspace::{CommitOptions, CommitReport, WorkspaceError};
+use agent_workspace::{CommitOptions, CommitReport, WorkspaceError};
 use anyhow::{Context as _, Result};
 use rustyline::DefaultEditor;
 use rustyline::error::ReadlineError;
@@ -297,13 +297,11 @@ impl Chat {
     /// `/resume` alone: the folder's recent sessions.
     fn list_sessions(&self) -> Result<()> {
         let o = self.session()?;
-        let sessions = o
-            .runtime
-            .block_on(o.store.list(agent_sessions::store::ListQuery {
-                limit: Some(10),
-                cwd: Some(o.folder.display().to_string()),
-                ..agent_sessions::store::ListQuery::default()
-            }))?;
+        let sessions = o.runtime.block_on(o.store.list(agent_store::ListQuery {
+            limit: Some(10),
+            cwd: Some(o.folder.display().to_string()),
+            ..agent_store::ListQuery::default()
+        }))?;
         if sessions.is_empty() {
             output::stdout_line("no other session of this folder");
         }

@@ -21,9 +21,9 @@ use std::sync::Arc;
 
 use agent_core::hooks::HooksConfig;
 use agent_core::permissions::{PermissionEngine, PromptAnswer};
+use agent_loop::{Agent, AgentOptions, PolicyPrompter};
 use agent_providers::{ScriptedProvider, ScriptedTurn};
-use agent_sessions::agent::{Agent, AgentOptions, PolicyPrompter};
-use agent_sessions::store::{SessionBackend, SessionStore, StoreOptions};
+use agent_store::{SessionBackend, SessionStore, StoreOptions};
 use anyhow::{Context, Result, bail};
 use serde_json::json;
 

@@ -12,7 +12,7 @@ use std::sync::{Mutex, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
 use agent_core::permissions::{PermissionRequest, PromptAnswer, Prompter};
-use agent_sessions::agent::AgentEvent;
+use agent_loop::AgentEvent;
 use indicatif::{ProgressBar, ProgressStyle};
 
 use super::transcript::{Out, Paths, Transcript};
@@ -318,7 +318,7 @@ pub struct TerminalPrompter {
     /// The real folder whose `.agent/settings.local.json` an "always" answer writes.
     project_dir: std::path::PathBuf,
     /// The Bash tool, to say where a command would run.
-    bash: Option<std::sync::Arc<agent_sessions::tools::Bash>>,
+    bash: Option<std::sync::Arc<agent_tools::Bash>>,
 }
 
 impl TerminalPrompter {
@@ -332,7 +332,7 @@ impl TerminalPrompter {
     }
 
     /// Says, for a Bash call, where its command would run (`bash`'s routing).
-    pub fn with_bash(mut self, bash: std::sync::Arc<agent_sessions::tools::Bash>) -> Self {
+    pub fn with_bash(mut self, bash: std::sync::Arc<agent_tools::Bash>) -> Self {
         self.bash = Some(bash);
         self
     }

@@ -14,14 +14,12 @@ use agent_core::permissions::{
     PermissionEngine, PermissionMode, PermissionPolicy, RuleList, Settings,
 };
 use agent_core::tools::Tool;
+use agent_loop::{Agent, AgentEvent, AgentOptions, ModelHooks, RunResult, RunStopReason};
 use agent_providers::{Provider, ProviderConfig, ProviderKind};
-use agent_sessions::agent::{
-    Agent, AgentEvent, AgentOptions, ModelHooks, RunResult, RunStopReason,
-};
-use agent_sessions::recovery::ResumeOptions;
-use agent_sessions::store::{SessionBackend, SessionId, SessionStore, StoreOptions};
-use agent_sessions::tools::{Bash, ToolState, WebFetch, builtin_tools};
-use agent_sessions::workspace::{CommitOptions, ImportOptions, Workspace, WorkspaceError};
+use agent_store::recovery::ResumeOptions;
+use agent_store::{SessionBackend, SessionId, SessionStore, StoreOptions};
+use agent_tools::{Bash, ToolState, WebFetch, builtin_tools};
+use agent_workspace::{CommitOptions, ImportOptions, Workspace, WorkspaceError};
 use anyhow::{Context, Result, bail};
 use futures_util::{FutureExt as _, StreamExt as _};
 use serde_json::{Value, json};
@@ -508,7 +506,7 @@ pub(crate) fn open_with(args: &mut SessionOptions, with: OpenWith<'_>) -> Result
     };
     let state_root = args.state_dir.clone().map(absolute).transpose()?;
     // The repository the folder belongs to is imported; the agent starts where it was run.
-    let (root, inside) = agent_sessions::workspace::import_root(&folder);
+    let (root, inside) = agent_workspace::import_root(&folder);
     let (mut ws, imported) = workspace(&root, state_root.as_deref())?;
     if imported.is_none() {
         fresh(&mut ws)?;
@@ -794,7 +792,7 @@ pub fn run(mut args: RunArgs) -> Result<Exit> {
                 }
                 Err(WorkspaceError::Conflicts(conflicts)) => {
                     log(EventPayload::WorkspaceCommit(
-                        agent_sessions::workspace::CommitReport::refused_event(&conflicts),
+                        agent_workspace::CommitReport::refused_event(&conflicts),
                     ))?;
                     refused = true;
                     commit = json!({"refused": conflicts});

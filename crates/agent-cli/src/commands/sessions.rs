@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use agent_core::events::{
     EVENT_FORMAT_VERSION, Event, EventId, decode_line, encode_line, now_rfc3339,
 };
-use agent_sessions::store::{
+use agent_store::{
     ExportFormat, ForkAt, ForkOptions, ListQuery, LoadRange, LocalStore, NewSession, SessionId,
     SessionMetadata, StoreOptions,
 };

@@ -5,10 +5,10 @@
 
 use std::path::Path;
 
-use agent_sessions::agent::SystemPrompt;
-use agent_sessions::memory::MemoryLoader;
-use agent_sessions::tools::Bash;
-use agent_sessions::workspace::Workspace;
+use agent_loop::SystemPrompt;
+use agent_loop::memory::MemoryLoader;
+use agent_tools::Bash;
+use agent_workspace::Workspace;
 use anyhow::Result;
 
 use super::LoadedSettings;
@@ -59,7 +59,7 @@ pub(crate) fn session_prompt(
         .pending(pending)
         .bash(bash.placement())
         .memory(memory);
-    if let Some(b) = agent_sessions::store::git_branch(folder) {
+    if let Some(b) = agent_store::git_branch(folder) {
         prompt = prompt.git_branch(b);
     }
     Ok(prompt)

@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use agent_core::hooks::{HookContext, HooksConfig};
 use agent_core::permissions::{PermissionEngine, PermissionMode};
-use agent_sessions::tools::{BUILTIN_NAMES, ToolState, builtin_tools, executor::ToolExecutor};
+use agent_tools::{BUILTIN_NAMES, ToolState, builtin_tools, executor::ToolExecutor};
 use anyhow::{Context, Result, bail};
 use serde_json::Value;
 
@@ -93,9 +93,7 @@ pub fn run(mut args: ToolArgs) -> Result<Exit> {
             &loaded.settings,
             &loaded.home,
         )?;
-        tools.push(Arc::new(agent_sessions::tools::WebFetch::new(
-            &sandbox.network,
-        )));
+        tools.push(Arc::new(agent_tools::WebFetch::new(&sandbox.network)));
     }
     let executor = ToolExecutor::new(
         tools,
@@ -132,16 +130,16 @@ pub fn run(mut args: ToolArgs) -> Result<Exit> {
 /// else to the host's bash inside the OS sandbox (bwrap on Linux, sandbox-exec on macOS), which
 /// is on unless the settings turn it off. `wasi` runs only what the WASI shell can; `native`
 /// always uses the host's bash. Where no OS sandbox can run, a host command asks every time
-/// (the returned tool's [`agent_sessions::tools::Bash::host_policy`] must be installed in the
+/// (the returned tool's [`agent_tools::Bash::host_policy`] must be installed in the
 /// permission engine), unless the user's own settings say `sandbox.failIfUnavailable: false`.
 pub(crate) fn bash_tool(
     settings: &agent_core::permissions::Settings,
     home: &std::path::Path,
     view: Option<&agent_core::view::PathView>,
-) -> Result<agent_sessions::tools::Bash> {
+) -> Result<agent_tools::Bash> {
     use agent_sandbox::outer::backend_named;
     use agent_sandbox::settings::SandboxSettings;
-    use agent_sessions::tools::{
+    use agent_tools::{
         Bash, BashBackend, Choice, NativeBackend, RoutedBackend, Unsandboxed, WasiBackend,
     };
 

@@ -20,7 +20,7 @@ use std::time::Duration;
 
 use agent_core::events::{Event, EventPayload};
 use agent_core::view::PathView;
-use agent_sessions::agent::AgentEvent;
+use agent_loop::AgentEvent;
 use serde_json::{Map, Value};
 
 use crate::colour::{Palette, Role};

@@ -7,7 +7,7 @@ use agent_core::events::{
     ErrorEvent, Event, EventPayload, PermissionDecisionEvent, ToolResultEvent, ToolUse,
 };
 use agent_core::view::PathView;
-use agent_sessions::agent::{AgentEvent, RunResult, RunStopReason};
+use agent_loop::{AgentEvent, RunResult, RunStopReason};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 

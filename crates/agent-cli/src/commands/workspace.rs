@@ -13,9 +13,9 @@ use std::io::{BufRead, IsTerminal, Write};
 use std::path::PathBuf;
 
 use agent_core::events::{Event, EventPayload};
-use agent_sessions::store::{LocalStore, SessionId, StoreOptions};
+use agent_store::{LocalStore, SessionId, StoreOptions};
 
-use agent_sessions::workspace::{
+use agent_workspace::{
     ChangeKind, ChangeSet, CommitOptions, CommitReport, ImportOptions, Recovery, Workspace,
     WorkspaceError, quote_path,
 };

@@ -9,7 +9,7 @@ use super::input::HookInput;
 use super::output::HookOutput;
 
 /// Runs handler kinds the registry cannot run itself (`prompt`, `agent`, `mcp_tool`):
-/// agent-sessions supplies one that asks the model. Until a host registers one for a kind,
+/// agent-loop supplies one that asks the model. Until a host registers one for a kind,
 /// configuring a hook of that kind is an error at load time.
 #[async_trait::async_trait]
 pub trait HookExtension: Send + Sync {

@@ -88,7 +88,7 @@ impl HookRegistry {
             HandlerConfig::Extension { kind, fields } => {
                 let Some(ext) = self.extensions.get(kind) else {
                     return Err(err(format!(
-                        "hook type \"{kind}\" is not supported by this host: {kind} hooks are run by a host with a model (agent-sessions); use a \"command\" or \"http\" hook here"
+                        "hook type \"{kind}\" is not supported by this host: {kind} hooks are run by a host with a model (agent-loop); use a \"command\" or \"http\" hook here"
                     )));
                 };
                 (

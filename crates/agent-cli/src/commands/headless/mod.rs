@@ -22,8 +22,8 @@ use std::sync::Arc;
 
 use agent_core::events::{Event, EventPayload};
 use agent_core::permissions::PermissionMode;
-use agent_sessions::agent::{Agent, AgentEvent, RunStopReason};
-use agent_sessions::workspace::{CommitOptions, Workspace, WorkspaceError};
+use agent_loop::{Agent, AgentEvent, RunStopReason};
+use agent_workspace::{CommitOptions, Workspace, WorkspaceError};
 use anyhow::{Context, Result, bail};
 use futures_util::StreamExt as _;
 use serde_json::{Value, json};
@@ -85,11 +85,7 @@ impl Budget {
     }
 
     /// Interrupts the run the first time `usage` costs the limit or more.
-    fn check(
-        &mut self,
-        usage: &agent_providers::Usage,
-        interrupt: &agent_sessions::agent::Interrupt,
-    ) {
+    fn check(&mut self, usage: &agent_providers::Usage, interrupt: &agent_loop::Interrupt) {
         if let (Some(limit), Some(p)) = (self.limit, self.price)
             && !self.exceeded
             && p.cost(usage) >= limit
@@ -127,7 +123,7 @@ struct Inputs {
     _files: Vec<tempfile::NamedTempFile>,
     mcp: Option<(agent_mcp::McpConfig, bool)>,
     only_tools: Option<Vec<String>>,
-    session_id: Option<agent_sessions::store::SessionId>,
+    session_id: Option<agent_store::SessionId>,
 }
 
 impl Inputs {
@@ -240,7 +236,7 @@ impl Inputs {
         let session_id = cli
             .session_id
             .as_deref()
-            .map(agent_sessions::store::SessionId::parse)
+            .map(agent_store::SessionId::parse)
             .transpose()
             .context("--session-id")?;
         Ok(Self {
@@ -684,7 +680,7 @@ impl SdkSession {
             }
             Err(WorkspaceError::Conflicts(conflicts)) => {
                 log(EventPayload::WorkspaceCommit(
-                    agent_sessions::workspace::CommitReport::refused_event(&conflicts),
+                    agent_workspace::CommitReport::refused_event(&conflicts),
                 ))
                 .await?;
                 output::warning(&format!(
@@ -717,7 +713,7 @@ fn answer_control(
     channel: &Channel,
     id: &str,
     request: &Value,
-    running: Option<&agent_sessions::agent::Interrupt>,
+    running: Option<&agent_loop::Interrupt>,
     engine: &agent_core::permissions::PermissionEngine,
     servers: &agent_mcp::McpServers,
     pending: &mut Pending,

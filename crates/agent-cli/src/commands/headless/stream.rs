@@ -10,8 +10,8 @@ use std::collections::HashMap;
 use std::time::Instant;
 
 use agent_core::events::{Event, EventPayload};
+use agent_loop::{AgentEvent, RunResult, RunStopReason};
 use agent_providers::Usage;
-use agent_sessions::agent::{AgentEvent, RunResult, RunStopReason};
 use serde_json::{Value, json};
 
 /// What `system`/`init` reports about the session.
@@ -223,7 +223,7 @@ impl TurnEncoder {
                         "tool_input": input,
                     }));
                 }
-                let text = agent_sessions::agent::output_text(&r.output);
+                let text = agent_loop::output_text(&r.output);
                 vec![json!({
                     "type": "user",
                     "message": {"role": "user", "content": [{

@@ -1,0 +1,6 @@
+//! Integration tests of agent-store, in one binary (one link instead of one per file): the store
+//! through its public API, the recovery modes, and the store across processes.
+
+mod processes;
+mod recovery;
+mod store;
