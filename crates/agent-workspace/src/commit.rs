@@ -28,7 +28,7 @@ use serde::Serialize;
 use sha2::{Digest, Sha256};
 
 use super::beneath::{Beneath, Kind, RESERVED_NAMES};
-use super::error::{Conflict, WorkspaceError, io};
+use super::error::{Conflict, ConflictReason, WorkspaceError, io};
 use super::filter::link_stays_inside;
 use super::journal::{self, COMMIT_DIR, Journal, Op as JournalOp, Phase, backup_path};
 use super::review::Review;
@@ -260,13 +260,13 @@ impl Workspace {
                     forced.push(p.path.clone());
                 } else {
                     let why = match (&p.base, &before) {
-                        (Some(_), None) => "deleted",
-                        (None, Some(_)) => "exists",
-                        _ => "edited",
+                        (Some(_), None) => ConflictReason::Deleted,
+                        (None, Some(_)) => ConflictReason::Exists,
+                        _ => ConflictReason::Edited,
                     };
                     conflicts.push(Conflict {
                         path: p.path.clone(),
-                        why: why.into(),
+                        why,
                     });
                 }
             }

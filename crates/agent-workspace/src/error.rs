@@ -93,9 +93,38 @@ pub enum WorkspaceError {
 pub struct Conflict {
     /// The path.
     pub path: String,
-    /// How it differs there: `edited`, `deleted`, or `exists` (the change set adds a path
-    /// that exists in the real folder, whether or not it is ignored).
-    pub why: String,
+    /// How it differs there.
+    pub why: ConflictReason,
+}
+
+/// How a path of the change set differs in the real folder from the base it was copied from.
+/// Serialised (and shown) as `edited`, `deleted` or `exists`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ConflictReason {
+    /// Its content, kind or mode changed since the base.
+    Edited,
+    /// It was in the base and is gone from the real folder.
+    Deleted,
+    /// The change set adds it, and it exists in the real folder (whether or not ignored).
+    Exists,
+}
+
+impl ConflictReason {
+    /// The word for it: `edited`, `deleted`, `exists`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Edited => "edited",
+            Self::Deleted => "deleted",
+            Self::Exists => "exists",
+        }
+    }
+}
+
+impl std::fmt::Display for ConflictReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 /// A path a failed rollback could not restore.

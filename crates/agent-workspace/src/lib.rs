@@ -58,7 +58,7 @@ mod state;
 
 pub use changes::{BINARY_PREFIX, Change, ChangeKind, ChangeSet, DIFF_LIMIT, looks_binary};
 pub use commit::{CommitOptions, CommitReport};
-pub use error::{Conflict, Unrestored, WorkspaceError};
+pub use error::{Conflict, ConflictReason, Unrestored, WorkspaceError};
 pub use git::GitReport;
 pub use journal::Recovery;
 pub use quote::{quote_path, visible};

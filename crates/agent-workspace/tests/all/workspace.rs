@@ -280,7 +280,7 @@ fn paths_changed_in_the_real_folder_are_conflicts_and_nothing_is_applied() {
             panic!("{case}: {err}");
         };
         assert_eq!(conflicts.len(), 1, "{case}: {conflicts:?}");
-        assert_eq!(conflicts[0].why, case);
+        assert_eq!(conflicts[0].why.as_str(), case);
         assert!(err.to_string().contains("--force"), "{err}");
         assert_eq!(
             files(f.real.path()),
