@@ -11,6 +11,8 @@
 //!   gate.
 //! - [`permissions::PermissionEngine`]: the nine-step decision for one tool call, reading
 //!   Claude Code's `settings.json` rules.
+//! - [`settings::Settings`]: the merged settings files every layer reads, with the trust
+//!   rules for project files; [`home::AgentHome`]: where the user's files live.
 //! - [`hooks::HookRegistry`]: Claude Code compatible lifecycle hooks (command, http and
 //!   in-process), wired into the permission engine.
 //! - [`shell::parse`]: shell text to the simple commands it can run, at every nesting level;
@@ -27,6 +29,7 @@
 
 pub mod events;
 pub mod glob;
+pub mod home;
 pub mod hooks;
 pub mod modes;
 pub mod paths;
@@ -34,6 +37,7 @@ pub mod permissions;
 pub mod process;
 pub mod programs;
 pub mod secrets;
+pub mod settings;
 pub mod shell;
 pub mod spelling;
 pub mod tools;

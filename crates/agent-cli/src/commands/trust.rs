@@ -1,6 +1,6 @@
 //! `agent trust`.
 
-use agent_core::permissions::TrustStore;
+use agent_core::settings::TrustStore;
 use anyhow::{Context, Result};
 use serde_json::json;
 
@@ -10,7 +10,7 @@ use crate::exit::Exit;
 use crate::output;
 
 pub fn run(args: &TrustArgs) -> Result<Exit> {
-    let store_path = agent_home()?.join("trust.json");
+    let store_path = agent_home()?.trusted_folders();
     let mut store = TrustStore::load(&store_path)?;
     if args.list {
         let folders: Vec<_> = store

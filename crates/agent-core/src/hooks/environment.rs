@@ -22,8 +22,9 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::permissions::{Scope, SettingsFile};
+use crate::permissions::Scope;
 use crate::secrets::is_secret_name;
+use crate::settings::SettingsFile;
 
 /// The settings key.
 pub const HOOK_ENVIRONMENT_KEY: &str = "hookEnvironment";

@@ -25,7 +25,7 @@
 //!
 //! ```
 //! use agent_core::hooks::{HookContext, HookEvent, HookRegistry, HooksConfig, Decision};
-//! use agent_core::permissions::Settings;
+//! use agent_core::settings::Settings;
 //! use serde_json::json;
 //! use std::path::Path;
 //!

@@ -9,7 +9,7 @@ use agent_core::hooks::{
     Decision, ExtensionHook, HookContext, HookEvent, HookExtension, HookHttpClient, HookInput,
     HookOptions, HookOutput, HookRegistry, HooksConfig, HttpHookReply, HttpHookRequest, OutputCaps,
 };
-use agent_core::permissions::{Settings, SettingsLoader};
+use agent_core::settings::{Settings, SettingsLoader};
 use serde_json::{Value, json};
 
 fn settings(dir: &Path, value: Value) -> Settings {
@@ -105,7 +105,7 @@ async fn identical_handlers_from_two_files_run_once() {
     )
     .unwrap();
     let s = SettingsLoader::new(&home, &proj, &proj)
-        .agent_home(home.join(".agent"))
+        .agent_home(&agent_core::home::AgentHome::new(home.join(".agent")))
         .trusted(true)
         .load()
         .unwrap();
@@ -146,7 +146,7 @@ async fn untrusted_project_hooks_do_not_run_and_disable_all_hooks_works() {
     .unwrap();
     let load = |trusted: bool| {
         let s = SettingsLoader::new(&home, &proj, &proj)
-            .agent_home(home.join(".agent"))
+            .agent_home(&agent_core::home::AgentHome::new(home.join(".agent")))
             .trusted(trusted)
             .load()
             .unwrap();

@@ -3,9 +3,9 @@
 use std::path::{Path, PathBuf};
 
 use agent_core::permissions::{
-    Behavior, PermissionEngine, PermissionMode, PreToolUseOutcome, SettingSources, Settings,
-    SettingsError, SettingsLoader, Step, ToolCall, TrustStore,
+    Behavior, PermissionEngine, PermissionMode, PreToolUseOutcome, Step, ToolCall,
 };
+use agent_core::settings::{SettingSources, Settings, SettingsError, SettingsLoader, TrustStore};
 use serde_json::json;
 
 struct Fixture {

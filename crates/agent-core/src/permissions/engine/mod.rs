@@ -54,9 +54,9 @@ use super::request::{BashSubject, Subject, ToolCall, Via};
 use super::rules::{Parsed, RuleContent, ToolPattern, canonical_tool, parse_rule};
 use super::ruleset::{CompiledList, PathUse, RuleEntry};
 use super::safety::{self, Finding};
-use super::settings::Settings;
 use super::workdirs::WorkingDirs;
 use crate::modes::PermissionMode;
+use crate::settings::Settings;
 use crate::shell::{ParsedScript, ShellError};
 use crate::tools::ToolKind;
 
