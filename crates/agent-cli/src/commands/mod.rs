@@ -134,9 +134,9 @@ pub fn hook_registry_with(
     }
     registry.set_project_dir(project_dir);
     registry.set_home(home);
-    registry.set_output_caps(agent_core::hooks::OutputCaps {
+    registry.set_output_caps(agent_core::hooks::HookOutputCaps {
         dir: agent_home()?.hook_output(),
-        ..agent_core::hooks::OutputCaps::default()
+        ..agent_core::hooks::HookOutputCaps::default()
     });
     registry.load(config)?;
     for w in registry.warnings() {

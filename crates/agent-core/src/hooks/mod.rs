@@ -64,7 +64,7 @@ pub mod protocol;
 mod registry;
 mod run;
 
-pub use caps::{MAX_HOOK_TEXT_CHARS, OutputCaps, PREVIEW_CHARS};
+pub use caps::{HookOutputCaps, MAX_HOOK_TEXT_CHARS, PREVIEW_CHARS};
 pub use command::{MAX_STDERR_BYTES, MAX_STDOUT_BYTES};
 pub use config::{
     ConfiguredHook, HandlerConfig, HookConfigError, HookShell, HookSource, HooksConfig,

@@ -6,7 +6,7 @@
 //! use these same tables, so they agree on which word is the command.
 //!
 //! Each table says what comes between the options and the command ([`Layout`]), what its
-//! options mean for the checker ([`Role`]: a file written or read, a command line run, no
+//! options mean for the checker ([`OptionRole`]: a file written or read, a command line run, no
 //! command run at all), whether allow rules see through it (claude-code.md §3.2), and carries
 //! example rows that a test runs through the checker's parse (as codex's execpolicy rules
 //! carry `match` / `not_match` examples).
@@ -19,7 +19,7 @@
 //! might not.
 
 use super::getopt::Arity;
-use super::getopt_long::{Given, Opt, Options, Parsed, Role};
+use super::getopt_long::{Given, Opt, OptionRole, Options, Parsed};
 use crate::shell::wrappers::{Layer, basename, is_assignment};
 use crate::shell::{Word, join};
 
@@ -126,20 +126,20 @@ const fn w(
 
 use Expect::{Nothing, Runs, RunsWriting, Script, Unknown};
 
-const HELP: Opt = Opt::flag("help", None, &["help"]).role(Role::RunsNothing);
-const VERSION: Opt = Opt::flag("version", None, &["version"]).role(Role::RunsNothing);
+const HELP: Opt = Opt::flag("help", None, &["help"]).role(OptionRole::RunsNothing);
+const VERSION: Opt = Opt::flag("version", None, &["version"]).role(OptionRole::RunsNothing);
 
 /// GNU findutils' `xargs` (the table of the WASI shell's `xargs` too).
 pub const XARGS: Wrapper = w(
     "xargs",
     &[
         Opt::flag("null", Some('0'), &["null"]),
-        Opt::value("arg-file", Some('a'), &["arg-file"]).role(Role::ReadsFile),
+        Opt::value("arg-file", Some('a'), &["arg-file"]).role(OptionRole::ReadsFile),
         Opt::value("delimiter", Some('d'), &["delimiter"]),
         Opt::optional("eof", Some('e'), &["eof"]),
         Opt::value("eof-strict", Some('E'), &[]),
-        Opt::optional("replace", Some('i'), &["replace"]).role(Role::Replace),
-        Opt::value("replace-strict", Some('I'), &[]).role(Role::Replace),
+        Opt::optional("replace", Some('i'), &["replace"]).role(OptionRole::Replace),
+        Opt::value("replace-strict", Some('I'), &[]).role(OptionRole::Replace),
         Opt::optional("max-lines", Some('l'), &["max-lines"]),
         Opt::value("max-lines-strict", Some('L'), &[]),
         Opt::value("max-args", Some('n'), &["max-args"]),
@@ -190,16 +190,16 @@ pub const ENV: Wrapper = Wrapper {
         &[
             Opt::value("argv0", Some('a'), &["argv0"]),
             Opt::flag("ignore-environment", Some('i'), &["ignore-environment"]),
-            Opt::value("env0-from", None, &["env0-from"]).role(Role::ReadsFile),
+            Opt::value("env0-from", None, &["env0-from"]).role(OptionRole::ReadsFile),
             Opt::flag("null", Some('0'), &["null"]),
             Opt::value("unset", Some('u'), &["unset"]),
-            Opt::value("chdir", Some('C'), &["chdir"]).role(Role::Chdir),
+            Opt::value("chdir", Some('C'), &["chdir"]).role(OptionRole::Chdir),
             Opt::optional("default-signal", None, &["default-signal"]),
             Opt::optional("ignore-signal", None, &["ignore-signal"]),
             Opt::optional("block-signal", None, &["block-signal"]),
             Opt::flag("list-signal-handling", None, &["list-signal-handling"]),
             Opt::flag("debug", Some('v'), &["debug"]),
-            Opt::value("split-string", Some('S'), &["split-string"]).role(Role::SplitString),
+            Opt::value("split-string", Some('S'), &["split-string"]).role(OptionRole::SplitString),
             HELP,
             VERSION,
         ],
@@ -335,11 +335,11 @@ pub const WRAPPERS: &[Wrapper] = &[
             Opt::flag("append", Some('a'), &["append"]),
             Opt::value("format", Some('f'), &["format"]),
             HELP,
-            Opt::value("output-file", Some('o'), &["output-file"]).role(Role::WritesFile),
+            Opt::value("output-file", Some('o'), &["output-file"]).role(OptionRole::WritesFile),
             Opt::flag("portability", Some('p'), &["portability"]),
             Opt::flag("quiet", Some('q'), &["quiet"]),
             Opt::flag("verbose", Some('v'), &["verbose"]),
-            Opt::flag("version", Some('V'), &["version"]).role(Role::RunsNothing),
+            Opt::flag("version", Some('V'), &["version"]).role(OptionRole::RunsNothing),
         ],
         Layout::Command,
         true,
@@ -363,8 +363,8 @@ pub const WRAPPERS: &[Wrapper] = &[
         "command",
         &[
             Opt::flag("path", Some('p'), &[]),
-            Opt::flag("describe", Some('v'), &[]).role(Role::RunsNothing),
-            Opt::flag("describe-verbose", Some('V'), &[]).role(Role::RunsNothing),
+            Opt::flag("describe", Some('v'), &[]).role(OptionRole::RunsNothing),
+            Opt::flag("describe-verbose", Some('V'), &[]).role(OptionRole::RunsNothing),
             HELP,
         ],
         Layout::Command,
@@ -427,21 +427,22 @@ pub const WRAPPERS: &[Wrapper] = &[
             Opt::flag("background", Some('b'), &["background"]),
             Opt::optional("preserve-env", None, &["preserve-env"]),
             Opt::flag("preserve-env", Some('E'), &[]),
-            Opt::flag("edit", Some('e'), &["edit"]).role(Role::RunsNothing),
+            Opt::flag("edit", Some('e'), &["edit"]).role(OptionRole::RunsNothing),
             Opt::flag("set-home", Some('H'), &["set-home"]),
-            Opt::flag("login", Some('i'), &["login"]).role(Role::Chdir),
-            Opt::flag("remove-timestamp", Some('K'), &["remove-timestamp"]).role(Role::RunsNothing),
-            Opt::flag("list", Some('l'), &["list"]).role(Role::RunsNothing),
+            Opt::flag("login", Some('i'), &["login"]).role(OptionRole::Chdir),
+            Opt::flag("remove-timestamp", Some('K'), &["remove-timestamp"])
+                .role(OptionRole::RunsNothing),
+            Opt::flag("list", Some('l'), &["list"]).role(OptionRole::RunsNothing),
             Opt::flag("preserve-groups", Some('P'), &["preserve-groups"]),
             Opt::flag("shell", Some('s'), &["shell"]),
             Opt::value("other-user", Some('U'), &["other-user"]),
-            Opt::flag("validate", Some('v'), &["validate"]).role(Role::RunsNothing),
+            Opt::flag("validate", Some('v'), &["validate"]).role(OptionRole::RunsNothing),
             Opt::flag("askpass", Some('A'), &["askpass"]),
             Opt::value("auth-type", Some('a'), &["auth-type"]),
             Opt::flag("bell", Some('B'), &["bell"]),
             Opt::value("close-from", Some('C'), &["close-from"]),
             Opt::value("login-class", Some('c'), &["login-class"]),
-            Opt::value("chdir", Some('D'), &["chdir"]).role(Role::Chdir),
+            Opt::value("chdir", Some('D'), &["chdir"]).role(OptionRole::Chdir),
             Opt::value("group", Some('g'), &["group"]),
             HELP,
             // `-h` alone is --help, `-hHOST` is --host: taken as a plain option, so the
@@ -452,13 +453,13 @@ pub const WRAPPERS: &[Wrapper] = &[
             Opt::flag("no-update", Some('N'), &["no-update"]),
             Opt::flag("non-interactive", Some('n'), &["non-interactive"]),
             Opt::value("prompt", Some('p'), &["prompt"]),
-            Opt::value("chroot", Some('R'), &["chroot"]).role(Role::Chdir),
+            Opt::value("chroot", Some('R'), &["chroot"]).role(OptionRole::Chdir),
             Opt::value("role", Some('r'), &["role"]),
             Opt::flag("stdin", Some('S'), &["stdin"]),
             Opt::value("command-timeout", Some('T'), &["command-timeout"]),
             Opt::value("type", Some('t'), &["type"]),
             Opt::value("user", Some('u'), &["user"]),
-            Opt::flag("version", Some('V'), &["version"]).role(Role::RunsNothing),
+            Opt::flag("version", Some('V'), &["version"]).role(OptionRole::RunsNothing),
         ],
         Layout::Assignments {
             dash: false,
@@ -483,8 +484,8 @@ pub const WRAPPERS: &[Wrapper] = &[
     w(
         "doas",
         &[
-            Opt::value("config", Some('C'), &[]).role(Role::RunsNothing),
-            Opt::flag("clear", Some('L'), &[]).role(Role::RunsNothing),
+            Opt::value("config", Some('C'), &[]).role(OptionRole::RunsNothing),
+            Opt::flag("clear", Some('L'), &[]).role(OptionRole::RunsNothing),
             Opt::flag("non-interactive", Some('n'), &[]),
             Opt::flag("shell", Some('s'), &[]),
             Opt::value("user", Some('u'), &[]),
@@ -511,15 +512,15 @@ pub const WRAPPERS: &[Wrapper] = &[
                 Opt::flag("follow", Some('f'), &["follow"]),
                 Opt::optional("differences", Some('d'), &["differences"]),
                 Opt::flag("chgexit", Some('g'), &["chgexit"]),
-                Opt::flag("help", Some('h'), &["help"]).role(Role::RunsNothing),
+                Opt::flag("help", Some('h'), &["help"]).role(OptionRole::RunsNothing),
                 Opt::value("equexit", Some('q'), &["equexit"]),
                 Opt::value("interval", Some('n'), &["interval"]),
                 Opt::flag("precise", Some('p'), &["precise"]),
                 Opt::flag("no-rerun", Some('r'), &["no-rerun"]),
-                Opt::value("shotsdir", Some('s'), &["shotsdir"]).role(Role::WritesFile),
+                Opt::value("shotsdir", Some('s'), &["shotsdir"]).role(OptionRole::WritesFile),
                 Opt::flag("no-title", Some('t'), &["no-title"]),
                 Opt::flag("no-wrap", Some('w'), &["no-wrap"]),
-                Opt::flag("version", Some('v'), &["version"]).role(Role::RunsNothing),
+                Opt::flag("version", Some('v'), &["version"]).role(OptionRole::RunsNothing),
                 Opt::flag("exec", Some('x'), &["exec"]),
             ],
             Layout::Watch,
@@ -542,12 +543,12 @@ pub const WRAPPERS: &[Wrapper] = &[
             &[
                 Opt::value("classdata", Some('n'), &["classdata"]),
                 Opt::value("class", Some('c'), &["class"]),
-                Opt::flag("help", Some('h'), &["help"]).role(Role::RunsNothing),
+                Opt::flag("help", Some('h'), &["help"]).role(OptionRole::RunsNothing),
                 Opt::flag("ignore", Some('t'), &["ignore"]),
-                Opt::value("pid", Some('p'), &["pid"]).role(Role::RunsNothing),
-                Opt::value("pgid", Some('P'), &["pgid"]).role(Role::RunsNothing),
-                Opt::value("uid", Some('u'), &["uid"]).role(Role::RunsNothing),
-                Opt::flag("version", Some('V'), &["version"]).role(Role::RunsNothing),
+                Opt::value("pid", Some('p'), &["pid"]).role(OptionRole::RunsNothing),
+                Opt::value("pgid", Some('P'), &["pgid"]).role(OptionRole::RunsNothing),
+                Opt::value("uid", Some('u'), &["uid"]).role(OptionRole::RunsNothing),
+                Opt::flag("version", Some('V'), &["version"]).role(OptionRole::RunsNothing),
             ],
             Layout::Command,
             false,
@@ -568,8 +569,8 @@ pub const WRAPPERS: &[Wrapper] = &[
                 Opt::flag("ctty", Some('c'), &["ctty"]),
                 Opt::flag("fork", Some('f'), &["fork"]),
                 Opt::flag("wait", Some('w'), &["wait"]),
-                Opt::flag("version", Some('V'), &["version"]).role(Role::RunsNothing),
-                Opt::flag("help", Some('h'), &["help"]).role(Role::RunsNothing),
+                Opt::flag("version", Some('V'), &["version"]).role(OptionRole::RunsNothing),
+                Opt::flag("help", Some('h'), &["help"]).role(OptionRole::RunsNothing),
             ],
             Layout::Command,
             false,
@@ -600,11 +601,11 @@ pub const WRAPPERS: &[Wrapper] = &[
                 Opt::value("start", None, &["start"]),
                 Opt::value("length", None, &["length"]),
                 Opt::value("fd", None, &["fd"]),
-                Opt::flag("help", Some('h'), &["help"]).role(Role::RunsNothing),
-                Opt::flag("version", Some('V'), &["version"]).role(Role::RunsNothing),
+                Opt::flag("help", Some('h'), &["help"]).role(OptionRole::RunsNothing),
+                Opt::flag("version", Some('V'), &["version"]).role(OptionRole::RunsNothing),
                 // Not getopt options in flock.c (it recognises the exact words `-c` and
                 // `--command`); taken here as options, so an abbreviation counts too.
-                Opt::value("command", Some('c'), &["command"]).role(Role::RunsString),
+                Opt::value("command", Some('c'), &["command"]).role(OptionRole::RunsString),
             ],
             Layout::LockFile,
             false,
@@ -633,9 +634,9 @@ pub const WRAPPERS: &[Wrapper] = &[
             Opt::flag("ext", Some('e'), &["ext"]),
             Opt::flag("fifo", Some('f'), &["fifo"]),
             Opt::flag("idle", Some('i'), &["idle"]),
-            Opt::flag("pid", Some('p'), &["pid"]).role(Role::RunsNothing),
-            Opt::flag("help", Some('h'), &["help"]).role(Role::RunsNothing),
-            Opt::flag("max", Some('m'), &["max"]).role(Role::RunsNothing),
+            Opt::flag("pid", Some('p'), &["pid"]).role(OptionRole::RunsNothing),
+            Opt::flag("help", Some('h'), &["help"]).role(OptionRole::RunsNothing),
+            Opt::flag("max", Some('m'), &["max"]).role(OptionRole::RunsNothing),
             Opt::flag("other", Some('o'), &["other"]),
             Opt::flag("rr", Some('r'), &["rr"]),
             Opt::value("sched-runtime", Some('T'), &["sched-runtime"]),
@@ -644,7 +645,7 @@ pub const WRAPPERS: &[Wrapper] = &[
             Opt::flag("reset-on-fork", Some('R'), &["reset-on-fork"]),
             Opt::flag("reclaim-grub", Some('G'), &["reclaim-grub"]),
             Opt::flag("verbose", Some('v'), &["verbose"]),
-            Opt::flag("version", Some('V'), &["version"]).role(Role::RunsNothing),
+            Opt::flag("version", Some('V'), &["version"]).role(OptionRole::RunsNothing),
         ],
         Layout::Priority,
         false,
@@ -662,10 +663,10 @@ pub const WRAPPERS: &[Wrapper] = &[
         "taskset",
         &[
             Opt::flag("all-tasks", Some('a'), &["all-tasks"]),
-            Opt::flag("pid", Some('p'), &["pid"]).role(Role::RunsNothing),
+            Opt::flag("pid", Some('p'), &["pid"]).role(OptionRole::RunsNothing),
             Opt::flag("cpu-list", Some('c'), &["cpu-list"]),
-            Opt::flag("help", Some('h'), &["help"]).role(Role::RunsNothing),
-            Opt::flag("version", Some('V'), &["version"]).role(Role::RunsNothing),
+            Opt::flag("help", Some('h'), &["help"]).role(OptionRole::RunsNothing),
+            Opt::flag("version", Some('V'), &["version"]).role(OptionRole::RunsNothing),
         ],
         Layout::Operand,
         false,
@@ -783,10 +784,18 @@ pub(crate) fn peel(words: &[Word], start: usize) -> Peel {
         };
         return args.unknown(format_args!("{e}{hint}"));
     }
-    if parsed.given.iter().any(|g| g.opt.role == Role::RunsNothing) {
+    if parsed
+        .given
+        .iter()
+        .any(|g| g.opt.role == OptionRole::RunsNothing)
+    {
         return Peel::None;
     }
-    if let Some(g) = parsed.given.iter().find(|g| g.opt.role == Role::Chdir) {
+    if let Some(g) = parsed
+        .given
+        .iter()
+        .find(|g| g.opt.role == OptionRole::Chdir)
+    {
         return args.unknown(format_args!(
             "`--{}` runs it in another directory, where its relative paths name other files \
              than those checked; write `cd DIR && …` instead",
@@ -806,20 +815,20 @@ pub(crate) fn peel(words: &[Word], start: usize) -> Peel {
     };
     for g in &parsed.given {
         match g.opt.role {
-            Role::WritesFile => layer.writes.extend(args.value(g)),
-            Role::ReadsFile => layer.reads.extend(args.value(g)),
+            OptionRole::WritesFile => layer.writes.extend(args.value(g)),
+            OptionRole::ReadsFile => layer.reads.extend(args.value(g)),
             _ => {}
         }
     }
     if let Some(g) = parsed
         .given
         .iter()
-        .find(|g| matches!(g.opt.role, Role::RunsString | Role::SplitString))
+        .find(|g| matches!(g.opt.role, OptionRole::RunsString | OptionRole::SplitString))
     {
         let Some(value) = args.value(g) else {
             return Peel::None;
         };
-        layer.script = Some(if g.opt.role == Role::SplitString {
+        layer.script = Some(if g.opt.role == OptionRole::SplitString {
             // `env -S STRING ARGS`: STRING's words, then ARGS, are env's arguments again.
             let rest = args
                 .words
@@ -927,7 +936,7 @@ fn unknown_words(args: &Args<'_>, parsed: &Parsed<'_>) -> Option<Peel> {
             if args.may_split(v) {
                 return Some(args.splits(v));
             }
-            if g.opt.role == Role::Replace && !args.get(v).is_some_and(Word::is_static) {
+            if g.opt.role == OptionRole::Replace && !args.get(v).is_some_and(Word::is_static) {
                 return Some(args.unknown(format_args!(
                     "its replace string `{}` is only known at run time",
                     args.get(v).map_or("", |w| w.raw.as_str())
@@ -959,7 +968,7 @@ fn xargs(args: &Args<'_>, parsed: &Parsed<'_>, mut layer: Layer, k: usize) -> Pe
     let replace = parsed
         .given
         .iter()
-        .rfind(|g| g.opt.role == Role::Replace)
+        .rfind(|g| g.opt.role == OptionRole::Replace)
         .map(|g| g.value.clone().unwrap_or_else(|| "{}".to_owned()));
     // GNU xargs: -n (but -n1), -L and -l after -I turn the replacement off; both ways are
     // assumed, so the items may be appended and replaced.
@@ -1023,12 +1032,12 @@ fn compact(o: &Opt) -> String {
     names.extend(o.long.iter().map(|l| format!("--{l}")));
     let mut s = names.join("|");
     let marker = match o.role {
-        Role::WritesFile => "W",
-        Role::ReadsFile => "R",
-        Role::RunsString | Role::SplitString => "S",
-        Role::Replace => "X",
-        Role::Chdir => "D",
-        Role::Plain | Role::RunsNothing => "",
+        OptionRole::WritesFile => "W",
+        OptionRole::ReadsFile => "R",
+        OptionRole::RunsString | OptionRole::SplitString => "S",
+        OptionRole::Replace => "X",
+        OptionRole::Chdir => "D",
+        OptionRole::Plain | OptionRole::RunsNothing => "",
     };
     match o.arity {
         Arity::None if !marker.is_empty() => {
@@ -1045,7 +1054,7 @@ fn compact(o: &Opt) -> String {
             s.push_str(marker);
         }
     }
-    if o.role == Role::RunsNothing {
+    if o.role == OptionRole::RunsNothing {
         s.push('!');
     }
     s

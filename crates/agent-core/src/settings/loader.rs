@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use super::parse::{absolute, parse_text};
-use super::{SettingSources, Settings, SettingsError, TrustStore};
+use super::{SettingSources, Settings, SettingsError, TrustedFolders};
 use crate::home::AgentHome;
 use crate::permissions::Scope;
 
@@ -130,9 +130,8 @@ impl SettingsLoader {
     pub fn load(&self) -> Result<Settings, SettingsError> {
         let project_trusted = match self.trust_override {
             Some(t) => t,
-            None => {
-                TrustStore::load(self.agent_home.trusted_folders())?.is_trusted(&self.project_dir)
-            }
+            None => TrustedFolders::load(self.agent_home.trusted_folders())?
+                .is_trusted(&self.project_dir),
         };
         let mut files = Vec::new();
         for (path, scope, claude, root) in self.candidates() {

@@ -15,7 +15,7 @@
 //! duplicates; every deny is checked before any allow, so a deny anywhere wins. Scalars
 //! (`defaultMode`, `sandbox.enabled`, ...) come from the highest-precedence file that sets them.
 //! A project's (and local file's) deny and ask rules apply at once; its allow rules, additional
-//! directories and default mode apply only when the folder is trusted ([`TrustStore`]).
+//! directories and default mode apply only when the folder is trusted ([`TrustedFolders`]).
 //! A file that is not valid JSON, has a key of the wrong type, or holds a malformed rule is
 //! refused whole: loading fails with the file, the key or rule index, and what is wrong. A key
 //! that neither this runtime nor Claude Code reads is ignored with one warning per file, naming
@@ -41,7 +41,7 @@ mod loader;
 mod parse;
 pub mod trust_table;
 
-pub use folder_trust::{TrustError, TrustStore, TrustedFolder};
+pub use folder_trust::{FolderTrustError, TrustedFolder, TrustedFolders};
 pub use loader::SettingsLoader;
 use parse::{ParsedPermissions, parse_file};
 
@@ -162,7 +162,7 @@ pub enum SettingsError {
     },
     /// Occurs when the trust store cannot be read.
     #[error(transparent)]
-    Trust(#[from] TrustError),
+    Trust(#[from] FolderTrustError),
 }
 
 /// One settings file that loaded.

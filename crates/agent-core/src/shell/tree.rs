@@ -81,9 +81,9 @@ impl Script {
     /// The fast path for plain scripts is used; the tree is the same either way.
     ///
     /// # Errors
-    /// [`super::ShellError`] when the text does not parse or the guards refuse it.
-    pub fn parse(text: &str) -> Result<Self, super::ShellError> {
-        super::lower::parse(text, true).map_err(|message| super::ShellError { message })
+    /// [`super::ScriptParseError`] when the text does not parse or the guards refuse it.
+    pub fn parse(text: &str) -> Result<Self, super::ScriptParseError> {
+        super::lower::parse(text, true).map_err(|message| super::ScriptParseError { message })
     }
 }
 

@@ -5,7 +5,7 @@ use super::tree::{self, Command, CommandItem, Compound};
 use super::words::{self, Analysis};
 use super::wrappers::{self, basename};
 use super::{
-    Assignment, Issue, IssueKind, Origin, ParsedScript, Redirect, RedirectOp, ShellError,
+    Assignment, Issue, IssueKind, Origin, ParsedScript, Redirect, RedirectOp, ScriptParseError,
     SimpleCommand, Word,
 };
 use super::{lower, runtime_eval};
@@ -21,8 +21,8 @@ const SHELLS: &[&str] = &[
 
 /// Parses `script` and walks it. `fast` lets plain scripts skip brush-parser (see
 /// [`super::plain`]); turning it off is for differential tests.
-pub(super) fn parse_top(script: &str, fast: bool) -> Result<ParsedScript, ShellError> {
-    let tree = lower::parse(script, fast).map_err(|message| ShellError { message })?;
+pub(super) fn parse_top(script: &str, fast: bool) -> Result<ParsedScript, ScriptParseError> {
+    let tree = lower::parse(script, fast).map_err(|message| ScriptParseError { message })?;
     Ok(walk_script(&tree, fast))
 }
 

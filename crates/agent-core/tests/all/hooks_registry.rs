@@ -7,7 +7,8 @@ use std::time::Duration;
 
 use agent_core::hooks::{
     Decision, ExtensionHook, HookContext, HookEvent, HookExtension, HookHttpClient, HookInput,
-    HookOptions, HookOutput, HookRegistry, HooksConfig, HttpHookReply, HttpHookRequest, OutputCaps,
+    HookOptions, HookOutput, HookOutputCaps, HookRegistry, HooksConfig, HttpHookReply,
+    HttpHookRequest,
 };
 use agent_core::settings::{Settings, SettingsLoader};
 use serde_json::{Value, json};
@@ -514,7 +515,7 @@ async fn http_hooks_interpolate_only_allowed_env_vars() {
 async fn long_context_is_capped_and_saved() {
     let dir = tempfile::tempdir().unwrap();
     let mut reg = HookRegistry::new();
-    reg.set_output_caps(OutputCaps {
+    reg.set_output_caps(HookOutputCaps {
         max_chars: 10_000,
         dir: dir.path().join("spill"),
     });
