@@ -18,7 +18,7 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 /// The environment variable that sets the home folder.
-pub const AGENT_HOME_ENV: &str = "AGENT_HOME";
+pub(crate) const AGENT_HOME_ENV: &str = "AGENT_HOME";
 
 /// Occurs when the home folder cannot be found from the environment.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]

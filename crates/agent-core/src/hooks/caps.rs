@@ -6,9 +6,9 @@ use std::io::Write;
 use std::path::PathBuf;
 
 /// The default cap, in characters (claude-code.md §5.5).
-pub const MAX_HOOK_TEXT_CHARS: usize = 10_000;
+pub(crate) const MAX_HOOK_TEXT_CHARS: usize = 10_000;
 /// Characters of a capped text kept as its preview.
-pub const PREVIEW_CHARS: usize = 2_000;
+pub(crate) const PREVIEW_CHARS: usize = 2_000;
 
 /// Where capped text goes.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -62,14 +62,14 @@ mod safety;
 mod workdirs;
 
 pub use crate::modes::{PermissionMode, UnknownMode};
-pub use classifier::{DangerRule, RULES as DANGER_RULES};
 pub use containment::{Containment, FileSeen, WriteScope, programs_seen};
 pub use decision::{Behavior, PermissionDecision, RuleList, RuleOrigin, RuleRef, Scope, Step};
 pub use engine::{
     EngineError, PermissionEngine, PermissionEngineBuilder, PreparedCall, SandboxState,
 };
 pub use environment::{SAFE_ENV_VARS, is_safe_env_assignment};
-pub use grants::{Grant, GrantError, GrantId, GrantScope, SessionGrants};
+pub use grants::GrantError;
+pub use grants::{Grant, GrantId, GrantScope, SessionGrants};
 pub use policy::{
     CompositePolicy, FnPolicy, PermissionPolicy, PolicyVerdict, ReadOnlyPolicy,
     ToolNameAllowlistPolicy, ToolNameDenylistPolicy,
@@ -80,5 +80,4 @@ pub use prompt::{
 };
 pub use request::ToolCall;
 pub use ruleset::RuleEntry;
-pub use safety::MAX_AUTO_COMMAND_LEN;
 pub use workdirs::{ResolvedPath, WorkingDirs, normalize as normalize_path};

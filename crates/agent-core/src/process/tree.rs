@@ -49,7 +49,7 @@
 
 /// The environment variable that marks a hook's processes.
 #[cfg(target_os = "linux")]
-pub const MARKER_VAR: &str = "AGENT_HOOK_RUN_ID";
+pub(crate) const MARKER_VAR: &str = "AGENT_HOOK_RUN_ID";
 
 /// How long the cleanup after a hook keeps killing and reaping before it gives up (with a
 /// warning): processes stuck in uninterruptible sleep die only when they wake.

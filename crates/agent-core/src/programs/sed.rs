@@ -15,7 +15,7 @@
 //! script that cannot be checked. `--posix` changes how sed reads brackets, so it is one too.
 //!
 //! Two readers use it: [`super::effects`] finds what any sed call writes, reads and runs
-//! (whatever approved it), and [`accept_edits`] decides, by allowlist, whether `acceptEdits`
+//! (whatever approved it), and `accept_edits.rs` decides, by allowlist, whether `acceptEdits`
 //! may run the call as an edit inside the working directories.
 
 use super::getopt::{Arg, OptTable, parse_args};

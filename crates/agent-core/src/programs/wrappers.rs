@@ -267,7 +267,7 @@ pub const TIMEOUT: Wrapper = w(
 );
 
 /// All the wrappers, by name.
-pub const WRAPPERS: &[Wrapper] = &[
+pub(crate) const WRAPPERS: &[Wrapper] = &[
     XARGS,
     ENV,
     TIMEOUT,
@@ -688,7 +688,7 @@ pub fn lookup(name: &str) -> Option<&'static Wrapper> {
 
 /// Whether only an exact-string allow rule approves `name` (`watch`, `setsid`, `ionice`,
 /// `flock`: claude-code.md §3.2 item 5).
-pub fn is_exec_wrapper(name: &str) -> bool {
+pub(crate) fn is_exec_wrapper(name: &str) -> bool {
     lookup(name).is_some_and(|w| w.exact_only)
 }
 

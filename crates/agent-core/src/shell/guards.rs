@@ -41,14 +41,14 @@ pub const MAX_PAREN_DEPTH: usize = 8;
 /// not a panic that could be caught: `{ ` x 3000 killed the process; found while testing the
 /// WASI shell's compound commands). Real scripts nest a handful of levels; 32 parse in well under
 /// a 1 MiB stack (tested), leaving room on the 2 MiB threads of an async runtime.
-pub const MAX_COMPOUND_DEPTH: usize = 32;
+pub(crate) const MAX_COMPOUND_DEPTH: usize = 32;
 
 /// The most operators (`!`, `&&`, `||`) one conditional command `[[ .. ]]` may hold. brush-parser
 /// descends recursively into each, and 3000 `!` (6 KB) overflowed the stack, an abort that no
 /// caller can catch: `agent sandbox check-command`, the permission engine and the WASI shell all
 /// died. Real conditions combine a handful of tests; the most accepted parse in a 1 MiB stack
 /// (tested).
-pub const MAX_COND_OPERATORS: usize = 64;
+pub(crate) const MAX_COND_OPERATORS: usize = 64;
 
 /// Why `text` must not be parsed, or `None` when it is safe to hand to brush-parser.
 pub(super) fn refuse(text: &str) -> Option<String> {
@@ -124,7 +124,7 @@ pub(super) fn refuse_word(text: &str) -> Option<String> {
 /// How many `[` a word may leave unclosed. Each one can double the word parser's time when
 /// something expands between them (`Z[$0` repeated: 8 take 0.5 ms, 16 take 0.1 s, 32 did not
 /// finish); real words leave at most one or two (`grep '\[INFO'`).
-pub const MAX_UNCLOSED_BRACKETS: usize = 6;
+pub(crate) const MAX_UNCLOSED_BRACKETS: usize = 6;
 
 /// Whether some `${` has no matching `}` (nested `${ }` followed). Unclosed, bash rejects it;
 /// brush backtracks on nested unclosed ones (`${o[${e,` repeated, found by fuzzing).

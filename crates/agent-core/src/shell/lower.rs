@@ -21,7 +21,7 @@ use super::{guards, plain};
 /// How deep operand words of parameter expansions are lowered (`${a:-${b:-${c:-..}}}`). Real
 /// words nest two or three; deeper operands keep a refusal instead of pieces (fail closed), so
 /// lowering never recurses without bound.
-pub const MAX_OPERAND_NESTING: usize = 16;
+pub(crate) const MAX_OPERAND_NESTING: usize = 16;
 
 /// Parses and lowers `text` behind the guards: the fast path for plain scripts when `fast`,
 /// else brush-parser (its panics caught). The error is the reason.

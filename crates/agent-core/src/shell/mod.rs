@@ -47,7 +47,7 @@ pub mod wrappers;
 
 use std::fmt;
 
-pub use guards::{MAX_COMPOUND_DEPTH, MAX_PAREN_DEPTH, MAX_SCRIPT_BYTES};
+pub use guards::{MAX_PAREN_DEPTH, MAX_SCRIPT_BYTES};
 pub use walk::MAX_DEPTH;
 pub use words::decode_ansi_c;
 

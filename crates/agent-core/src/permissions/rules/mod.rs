@@ -127,7 +127,7 @@ pub enum Parsed {
 const PRIMARY_PARAMS: &[&str] = &["command", "file_path", "path", "notebook_path", "url"];
 
 /// The canonical name of a tool (`Task` is the old name of `Agent`).
-pub fn canonical_tool(name: &str) -> &str {
+pub(crate) fn canonical_tool(name: &str) -> &str {
     match name {
         "Task" => "Agent",
         other => other,
@@ -368,7 +368,7 @@ fn anchored_mcp_glob(name: &str) -> bool {
 }
 
 /// `*` matches any sequence; everything else is literal. Linear-time two-pointer match.
-pub fn wildcard_match(pattern: &str, text: &str) -> bool {
+pub(crate) fn wildcard_match(pattern: &str, text: &str) -> bool {
     let (p, t) = (pattern.as_bytes(), text.as_bytes());
     let (mut pi, mut ti) = (0, 0);
     let mut star: Option<(usize, usize)> = None;
