@@ -273,21 +273,7 @@ fn parameter_expansion(expr: &ParameterExpr, depth: usize) -> ParameterExpansion
         } => P::Transform {
             parameter: lower_parameter(parameter),
             indirect: *indirect,
-            op: match op {
-                bw::ParameterTransformOp::CapitalizeInitial => Transform::CapitalizeInitial,
-                bw::ParameterTransformOp::ExpandEscapeSequences => Transform::ExpandEscapes,
-                bw::ParameterTransformOp::PossiblyQuoteWithArraysExpanded { separate_words } => {
-                    Transform::QuoteWithArraysExpanded {
-                        separate_words: *separate_words,
-                    }
-                }
-                bw::ParameterTransformOp::PromptExpand => Transform::PromptExpand,
-                bw::ParameterTransformOp::Quoted => Transform::Quoted,
-                bw::ParameterTransformOp::ToAssignmentLogic => Transform::AssignmentForm,
-                bw::ParameterTransformOp::ToAttributeFlags => Transform::AttributeFlags,
-                bw::ParameterTransformOp::ToLowerCase => Transform::LowerCase,
-                bw::ParameterTransformOp::ToUpperCase => Transform::UpperCase,
-            },
+            op: transform(op),
         },
         ParameterExpr::UppercaseFirstChar {
             parameter,
@@ -330,12 +316,7 @@ fn parameter_expansion(expr: &ParameterExpr, depth: usize) -> ParameterExpansion
         } => P::Replace {
             parameter: lower_parameter(parameter),
             indirect: *indirect,
-            mode: match match_kind {
-                bw::SubstringMatchKind::Prefix => ReplaceMode::Prefix,
-                bw::SubstringMatchKind::Suffix => ReplaceMode::Suffix,
-                bw::SubstringMatchKind::FirstOccurrence => ReplaceMode::First,
-                bw::SubstringMatchKind::Anywhere => ReplaceMode::All,
-            },
+            mode: replace_mode(match_kind),
             pattern: self::operand(pattern, depth),
             replacement: operand(replacement),
         },
@@ -353,6 +334,35 @@ fn parameter_expansion(expr: &ParameterExpr, depth: usize) -> ParameterExpansion
             name: variable_name.clone(),
             concatenate: *concatenate,
         },
+    }
+}
+
+/// `${x@op}`'s operator.
+fn transform(op: &bw::ParameterTransformOp) -> Transform {
+    match op {
+        bw::ParameterTransformOp::CapitalizeInitial => Transform::CapitalizeInitial,
+        bw::ParameterTransformOp::ExpandEscapeSequences => Transform::ExpandEscapes,
+        bw::ParameterTransformOp::PossiblyQuoteWithArraysExpanded { separate_words } => {
+            Transform::QuoteWithArraysExpanded {
+                separate_words: *separate_words,
+            }
+        }
+        bw::ParameterTransformOp::PromptExpand => Transform::PromptExpand,
+        bw::ParameterTransformOp::Quoted => Transform::Quoted,
+        bw::ParameterTransformOp::ToAssignmentLogic => Transform::AssignmentForm,
+        bw::ParameterTransformOp::ToAttributeFlags => Transform::AttributeFlags,
+        bw::ParameterTransformOp::ToLowerCase => Transform::LowerCase,
+        bw::ParameterTransformOp::ToUpperCase => Transform::UpperCase,
+    }
+}
+
+/// Which match `${x/pattern/replacement}` replaces (`/#`, `/%`, `/`, `//`).
+fn replace_mode(kind: &bw::SubstringMatchKind) -> ReplaceMode {
+    match kind {
+        bw::SubstringMatchKind::Prefix => ReplaceMode::Prefix,
+        bw::SubstringMatchKind::Suffix => ReplaceMode::Suffix,
+        bw::SubstringMatchKind::FirstOccurrence => ReplaceMode::First,
+        bw::SubstringMatchKind::Anywhere => ReplaceMode::All,
     }
 }
 
