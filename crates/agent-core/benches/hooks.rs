@@ -19,7 +19,7 @@ use std::time::Duration;
 use agent_core::hooks::{
     HookContext, HookEvent, HookOptions, HookOutput, HookRegistry, HooksConfig,
 };
-use agent_core::permissions::Settings;
+use agent_core::settings::Settings;
 use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::{Value, json};
 

@@ -14,7 +14,8 @@
 use std::hint::black_box;
 
 use agent_core::permissions::rules::BashPattern;
-use agent_core::permissions::{PermissionEngine, PreToolUseOutcome, Settings, ToolCall};
+use agent_core::permissions::{PermissionEngine, PreToolUseOutcome, ToolCall};
+use agent_core::settings::Settings;
 use agent_core::shell;
 use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::{Value, json};

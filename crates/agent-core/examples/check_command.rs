@@ -6,7 +6,8 @@
 
 use std::path::PathBuf;
 
-use agent_core::permissions::{PermissionEngine, PreToolUseOutcome, Settings, ToolCall};
+use agent_core::permissions::{PermissionEngine, PreToolUseOutcome, ToolCall};
+use agent_core::settings::Settings;
 use serde_json::json;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {

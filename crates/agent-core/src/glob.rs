@@ -1,7 +1,7 @@
 //! Glob patterns over absolute paths, as bash expands them: what a pattern *could* match
 //! (compared with a path component by component, so files that do not exist yet count too:
 //! [`Pattern::reach`]) and what it matches *now* (expanded against the file system, bounded by
-//! [`Limits`]: [`Pattern::expand`]; the caller resolves each match through its symlinks).
+//! [`ExpansionLimits`]: [`Pattern::expand`]; the caller resolves each match through its symlinks).
 //!
 //! The permission engine (is every file a read-only command's glob names inside the working
 //! directories?) and the sandbox's command checker (can a glob reach a denied path?) both use
@@ -43,14 +43,14 @@ pub const MAX_COMPONENTS: usize = 128;
 
 /// How much one expansion may do before it is refused as too large to check.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Limits {
+pub struct ExpansionLimits {
     /// The most paths it may match.
     pub matches: usize,
     /// The most directory entries it may read.
     pub entries: usize,
 }
 
-/// Occurs when a pattern cannot be expanded within its [`Limits`].
+/// Occurs when a pattern cannot be expanded within its [`ExpansionLimits`].
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum ExpandError {
     /// More matches or directory entries than the limits allow.
@@ -59,7 +59,7 @@ pub enum ExpandError {
         .0.matches,
         .0.entries
     )]
-    TooMany(Limits),
+    TooMany(ExpansionLimits),
     /// More than [`MAX_COMPONENTS`] components.
     #[error("it is too long to check ({MAX_COMPONENTS} components at most)")]
     TooLong,
@@ -522,7 +522,11 @@ impl Pattern {
     ///
     /// # Errors
     /// [`ExpandError`] past `limits` or [`MAX_COMPONENTS`].
-    pub fn expand(&self, globstar: bool, limits: Limits) -> Result<Expansion, ExpandError> {
+    pub fn expand(
+        &self,
+        globstar: bool,
+        limits: ExpansionLimits,
+    ) -> Result<Expansion, ExpandError> {
         if self.parts.len() > MAX_COMPONENTS {
             return Err(ExpandError::TooLong);
         }
@@ -611,7 +615,7 @@ fn entry_names(dir: &Path) -> Vec<OsString> {
 mod tests {
     use super::*;
 
-    const LIMITS: Limits = Limits {
+    const LIMITS: ExpansionLimits = ExpansionLimits {
         matches: 1_000,
         entries: 10_000,
     };
@@ -766,11 +770,11 @@ mod tests {
             std::fs::write(dir.path().join(format!("f{i}")), "").unwrap();
         }
         let pattern = Pattern::new(&dir.path().join("f*"));
-        let matches = Limits {
+        let matches = ExpansionLimits {
             matches: 10,
             entries: 100,
         };
-        let entries = Limits {
+        let entries = ExpansionLimits {
             matches: 100,
             entries: 10,
         };

@@ -11,6 +11,8 @@
 //!   gate.
 //! - [`permissions::PermissionEngine`]: the nine-step decision for one tool call, reading
 //!   Claude Code's `settings.json` rules.
+//! - [`settings::Settings`]: the merged settings files every layer reads, with the trust
+//!   rules for project files; [`home::AgentHome`]: where the user's files live.
 //! - [`hooks::HookRegistry`]: Claude Code compatible lifecycle hooks (command, http and
 //!   in-process), wired into the permission engine.
 //! - [`shell::parse`]: shell text to the simple commands it can run, at every nesting level;
@@ -20,20 +22,39 @@
 //!   options.
 //! - [`glob`]: what a glob pattern over paths could match, and what it matches now.
 //! - [`paths`]: what a path says (lexical) and what it names (resolved in the kernel's order).
-//! - [`secrets::is_secret_name`]: which environment variable names count as secrets, for every
-//!   environment the runtime hands to another program.
+//!
+//! # Public surface
+//! Each public module is a concept an embedder or another crate of the workspace uses; every
+//! other module (the engine's steps, rule indexing, the shell's lowering and guards, hook
+//! plumbing, modes, secret names) is private, and what a module's types need in their
+//! signatures is re-exported at the module.
+//!
+//! | module | what other code takes from it |
+//! |---|---|
+//! | [`events`] | `Event`, `EventPayload` and its payload types, the JSONL codec |
+//! | [`tools`] | `Tool`, `ToolContext`, `ToolOutput`, `ToolError` |
+//! | [`permissions`] | `PermissionEngine` (+ builder), `ToolCall`, `PermissionDecision`, `PermissionMode`, policies, grants, `Prompter`; [`permissions::rules`] (the rule grammar) and [`permissions::environment`] (safe variables) |
+//! | [`settings`] | `Settings`, `SettingsLoader`, `SettingSources`, `TrustedFolders`; [`settings::trust_table`] and [`settings::known_keys`] |
+//! | [`home`] | `AgentHome` |
+//! | [`hooks`] | `HookRegistry`, `HooksConfig`, `HookInput`/`HookOutput`, `check_tool_call`; [`hooks::protocol`] |
+//! | [`process`] | `ProcessTree` |
+//! | [`shell`] | `parse`, `ParsedScript`, `SimpleCommand`, `Word`; [`shell::tree`] (the lowered tree the WASI shell compiles), `arithmetic`, `braces`, `runtime_eval`, `wrappers` |
+//! | [`programs`] | per-program knowledge the sandbox's checker and the WASI builtins share: `getopt`, `getopt_long`, `read_only`, `effects`, `recursion`, `sed`, `wrappers` |
+//! | [`glob`], [`paths`], [`view`], [`spelling`] | glob reach and expansion, path resolution, the real/shadow `PathView`, edit distance |
 
 #![deny(missing_docs)]
 
 pub mod events;
 pub mod glob;
+pub mod home;
 pub mod hooks;
-pub mod modes;
+mod modes;
 pub mod paths;
 pub mod permissions;
 pub mod process;
 pub mod programs;
-pub mod secrets;
+mod secrets;
+pub mod settings;
 pub mod shell;
 pub mod spelling;
 pub mod tools;

@@ -1,22 +1,13 @@
-//! Which environment variable names look like they hold a secret: the one rule every part of
-//! the runtime uses when it hands an environment to another program (the OS sandbox's
-//! sanitised environment in agent-sandbox, command hooks with `hookEnvironment.scrubSecrets`).
+//! Which environment variable names look like they hold a secret: the rule command hooks'
+//! `hookEnvironment.scrubSecrets` removes by. (The OS sandbox needs no such rule: it passes an
+//! allowlist, agent-sandbox's `profile::env`.)
 
 /// Whether a variable name looks like it holds a secret: names ending `_KEY` or `_PAT`, names
 /// containing `TOKEN`, `SECRET`, `PASSWORD`, `PASSWD`, `CREDENTIAL`, `API_KEY`, `ACCESS_KEY` or
 /// `PRIVATE_KEY`, and `SSH_AUTH_SOCK` (the use of the user's keys). Case is ignored. Provider
 /// keys (`ANTHROPIC_API_KEY`, `OPENAI_API_KEY`, `AWS_SECRET_ACCESS_KEY`, `GITHUB_TOKEN`, ...)
 /// all match.
-///
-/// ```
-/// use agent_core::secrets::is_secret_name;
-/// assert!(is_secret_name("ANTHROPIC_API_KEY"));
-/// assert!(is_secret_name("github_token"));
-/// assert!(is_secret_name("SSH_AUTH_SOCK"));
-/// assert!(!is_secret_name("PATH"));
-/// assert!(!is_secret_name("KEYBOARD"));
-/// ```
-pub fn is_secret_name(name: &str) -> bool {
+pub(crate) fn is_secret_name(name: &str) -> bool {
     let n = name.to_ascii_uppercase();
     n.ends_with("_KEY")
         || n.ends_with("_PAT")
@@ -45,6 +36,7 @@ mod tests {
             "ANTHROPIC_API_KEY",
             "OPENAI_API_KEY",
             "GITHUB_TOKEN",
+            "github_token",
             "GH_PAT",
             "NPM_TOKEN",
             "AWS_SECRET_ACCESS_KEY",

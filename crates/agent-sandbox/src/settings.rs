@@ -22,7 +22,8 @@
 
 use std::path::{Path, PathBuf};
 
-use agent_core::permissions::{Scope, Settings};
+use agent_core::permissions::Scope;
+use agent_core::settings::Settings;
 use serde_json::{Map, Value};
 
 /// Network settings.

@@ -1,5 +1,5 @@
 //! The settings trust boundary, key by key: every key of the trust table
-//! (`agent_core::permissions::settings_keys::KEYS`) set to a loosening value in an untrusted
+//! (`agent_core::settings::trust_table::KEYS`) set to a loosening value in an untrusted
 //! project's settings has no effect on anything that reads settings (the merged permission
 //! settings, the sandbox settings, the hooks, a Bash decision), and a warning names it; the
 //! user-only keys have no effect from a trusted project either; tightening keys still apply.
@@ -13,10 +13,9 @@
 use std::path::{Path, PathBuf};
 
 use agent_core::hooks::HooksConfig;
-use agent_core::permissions::settings_keys::{GrantedBy, KEYS};
-use agent_core::permissions::{
-    Behavior, PermissionEngine, PreToolUseOutcome, Settings, SettingsLoader, ToolCall,
-};
+use agent_core::permissions::{Behavior, PermissionEngine, PreToolUseOutcome, ToolCall};
+use agent_core::settings::trust_table::{GrantedBy, KEYS};
+use agent_core::settings::{Settings, SettingsLoader};
 use agent_sandbox::settings::SandboxSettings;
 use serde_json::{Map, Value, json};
 
@@ -50,7 +49,7 @@ impl Fixture {
 
     fn load(&self, trusted: bool) -> Settings {
         SettingsLoader::new(&self.home, &self.project, &self.project)
-            .agent_home(self.home.join(".agent"))
+            .agent_home(&agent_core::home::AgentHome::new(self.home.join(".agent")))
             .trusted(trusted)
             .load()
             .unwrap()

@@ -37,23 +37,6 @@ impl StoreOptions {
         }
     }
 
-    /// The default root: `$AGENT_HOME/sessions`, or `~/.agent/sessions`.
-    ///
-    /// # Errors
-    /// When neither `AGENT_HOME` nor `HOME` is set.
-    pub fn default_root() -> Result<PathBuf> {
-        if let Some(home) = std::env::var_os("AGENT_HOME").filter(|h| !h.is_empty()) {
-            return Ok(PathBuf::from(home).join("sessions"));
-        }
-        match std::env::var_os("HOME").filter(|h| !h.is_empty()) {
-            Some(home) => Ok(PathBuf::from(home).join(".agent").join("sessions")),
-            None => Err(StoreError::BadInput(
-                "neither AGENT_HOME nor HOME is set; set one, or give the store root explicitly"
-                    .into(),
-            )),
-        }
-    }
-
     /// Sets the durability of appends.
     #[must_use]
     pub fn durability(mut self, durability: Durability) -> Self {

@@ -97,8 +97,8 @@ fn benches(c: &mut Criterion) {
             for _ in 0..iters {
                 let state = tempfile::tempdir_in(tmp.path()).unwrap();
                 let opts = ImportOptions {
-                    state_root: Some(state.path().to_path_buf()),
-                    ..ImportOptions::default()
+                    state_root: state.path().to_path_buf(),
+                    shadow: None,
                 };
                 let start = Instant::now();
                 let (ws, _) = Workspace::import(&real, &opts).unwrap();
@@ -129,8 +129,8 @@ fn benches(c: &mut Criterion) {
 
     let state = tempfile::tempdir_in(tmp.path()).unwrap();
     let opts = ImportOptions {
-        state_root: Some(state.path().to_path_buf()),
-        ..ImportOptions::default()
+        state_root: state.path().to_path_buf(),
+        shadow: None,
     };
     let (ws, _) = Workspace::import(&real, &opts).unwrap();
     g.bench_function("status_unchanged_10k_files", |b| {
@@ -237,8 +237,8 @@ fn benches(c: &mut Criterion) {
                 copy_tree(&small, &copy);
                 let state = tempfile::tempdir_in(tmp.path()).unwrap();
                 let opts = ImportOptions {
-                    state_root: Some(state.path().to_path_buf()),
-                    ..ImportOptions::default()
+                    state_root: state.path().to_path_buf(),
+                    shadow: None,
                 };
                 let (mut ws, _) = Workspace::import(&copy, &opts).unwrap();
                 change_all(ws.shadow());

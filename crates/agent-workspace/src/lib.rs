@@ -28,7 +28,7 @@
 //! # let real = tempfile::tempdir().unwrap();
 //! # let state = tempfile::tempdir().unwrap();
 //! std::fs::write(real.path().join("a.txt"), "one\n")?;
-//! let opts = ImportOptions { state_root: Some(state.path().into()), ..ImportOptions::default() };
+//! let opts = ImportOptions { state_root: state.path().into(), shadow: None };
 //! let (mut ws, report) = Workspace::import(real.path(), &opts)?;
 //! assert_eq!(report.files, 1);
 //! std::fs::write(ws.shadow().join("a.txt"), "two\n")?;      // a tool edits the shadow
@@ -66,4 +66,4 @@ pub use review::{Review, ReviewedPath};
 pub use root::import_root;
 pub use shadow::{ImportOptions, ImportReport, RefreshReport, Workspace};
 pub use snapshot::{Entry, EntryKind, Snapshot};
-pub use state::{STATE_FILE, default_root};
+pub use state::STATE_FILE;

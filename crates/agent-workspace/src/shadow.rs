@@ -20,16 +20,17 @@ use super::git::{self, GitReport};
 use super::journal::{self, Recovery};
 use super::quote::quote_path;
 use super::snapshot::{Entry, EntryKind, Snapshot, same, sha256, sha256_file};
-use super::state::{State, default_root, dir_for, find_by_shadow};
+use super::state::{State, dir_for, find_by_shadow};
 
 /// The block size of copies: each file is read once, block by block, hashed and written.
 const COPY_BLOCK: usize = 256 << 10;
 
 /// How to import.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct ImportOptions {
-    /// Where workspace state lives (default [`super::default_root`]).
-    pub state_root: Option<PathBuf>,
+    /// Where workspace state lives (the CLI's is `$AGENT_HOME/workspaces`,
+    /// [`agent_core::home::AgentHome::workspaces`]).
+    pub state_root: PathBuf,
     /// Where the shadow tree goes (default `<state dir>/tree`); must be empty or absent and
     /// must not overlap the real folder.
     pub shadow: Option<PathBuf>,
@@ -86,11 +87,7 @@ impl Workspace {
         opts: &ImportOptions,
     ) -> Result<(Self, ImportReport), WorkspaceError> {
         let real = canonical_dir(real, "the folder to import")?;
-        let root = match &opts.state_root {
-            Some(r) => r.clone(),
-            None => default_root()?,
-        };
-        let dir = dir_for(&root, &real);
+        let dir = dir_for(&opts.state_root, &real);
         if let Ok(existing) = State::load(&dir) {
             return Err(WorkspaceError::Exists {
                 real,
@@ -155,17 +152,13 @@ impl Workspace {
     /// [`WorkspaceError::NotFound`] when there is none, [`WorkspaceError::State`] when its
     /// state cannot be read, [`WorkspaceError::RollbackIncomplete`] when an interrupted
     /// commit could neither be finished nor wholly undone.
-    pub fn open(folder: &Path, state_root: Option<&Path>) -> Result<Self, WorkspaceError> {
+    pub fn open(folder: &Path, state_root: &Path) -> Result<Self, WorkspaceError> {
         let folder = canonical_dir(folder, "the workspace folder")?;
-        let root = match state_root {
-            Some(r) => r.to_path_buf(),
-            None => default_root()?,
-        };
-        let dir = dir_for(&root, &folder);
+        let dir = dir_for(state_root, &folder);
         let dir = if dir.join(super::state::STATE_FILE).exists() {
             dir
         } else {
-            find_by_shadow(&root, &folder).ok_or(WorkspaceError::NotFound(folder))?
+            find_by_shadow(state_root, &folder).ok_or(WorkspaceError::NotFound(folder))?
         };
         let recovered = journal::recover(&dir)?;
         Ok(Self {

@@ -28,22 +28,6 @@ pub struct State {
     pub base: Snapshot,
 }
 
-/// The default state root: `$AGENT_HOME/workspaces`, else `~/.agent/workspaces`.
-///
-/// # Errors
-/// [`WorkspaceError::Invalid`] when neither `AGENT_HOME` nor `HOME` is set.
-pub fn default_root() -> Result<PathBuf, WorkspaceError> {
-    if let Some(home) = std::env::var_os("AGENT_HOME").filter(|h| !h.is_empty()) {
-        return Ok(PathBuf::from(home).join("workspaces"));
-    }
-    match std::env::var_os("HOME").filter(|h| !h.is_empty()) {
-        Some(home) => Ok(PathBuf::from(home).join(".agent").join("workspaces")),
-        None => Err(WorkspaceError::Invalid(
-            "neither AGENT_HOME nor HOME is set; set one, or pass the state directory".into(),
-        )),
-    }
-}
-
 /// The directory of the workspace of `real` (canonical) under `root`.
 pub fn dir_for(root: &Path, real: &Path) -> PathBuf {
     let id = sha256(real.as_os_str().as_encoded_bytes());

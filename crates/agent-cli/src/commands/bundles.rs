@@ -37,12 +37,12 @@ pub fn run(cmd: BundlesCommand) -> Result<Exit> {
 
 /// The default bundle cache: `$AGENT_HOME/bundles`.
 pub fn default_store() -> Result<PathBuf> {
-    Ok(agent_home()?.join("bundles"))
+    Ok(agent_home()?.bundles())
 }
 
 /// Where the user's trust store is: `$AGENT_HOME/keys/trusted.json`.
 pub fn trust_path() -> Result<PathBuf> {
-    Ok(agent_home()?.join("keys").join("trusted.json"))
+    Ok(agent_home()?.trusted_keys())
 }
 
 /// The user's trust store.

@@ -58,7 +58,7 @@ pub fn run(args: ChatArgs) -> Result<Exit> {
     let options = args.session;
     let opened = open(&mut options.clone(), false)?;
     let mut editor = DefaultEditor::new().context("cannot start the line editor")?;
-    let history = super::agent_home().ok().map(|h| h.join("history"));
+    let history = super::agent_home().ok().map(|h| h.history());
     if let Some(h) = &history {
         // A missing history file is a first session, not an error.
         let _ = editor.load_history(h);

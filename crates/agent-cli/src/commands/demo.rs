@@ -253,7 +253,7 @@ fn demo_dir(dir: Option<PathBuf>) -> Result<PathBuf> {
     let dir = match dir {
         Some(d) => super::absolute(d)?,
         None => agent_home()?
-            .join("demo")
+            .demo()
             .join(uuid::Uuid::now_v7().simple().to_string()),
     };
     if dir.exists()
@@ -303,7 +303,7 @@ pub fn run(args: DemoArgs) -> Result<Exit> {
         trust: false,
         setting_sources: Some(String::new()),
     })?;
-    let (ws, imported) = workspace(&project, None)?;
+    let (ws, imported) = workspace(&project, &agent_home()?.workspaces())?;
     let shadow = ws.shadow().to_path_buf();
     let provider = Arc::new(ScriptedProvider::new(script()));
     let config = HooksConfig::from_settings(&loaded.settings)?;
@@ -334,11 +334,11 @@ pub fn run(args: DemoArgs) -> Result<Exit> {
     });
     let (tools, policies) = tools(&loaded.settings, &loaded.home)?;
     let mut options = AgentOptions::new("scripted-demo").max_turns(10);
-    options.transcript_dir = Some(agent_home()?.join("transcripts"));
+    options.transcript_dir = Some(agent_home()?.transcripts());
     let runtime = runtime()?;
     let (result, logged, session, set) = runtime.block_on(async {
         let store: Arc<dyn SessionBackend> =
-            Arc::new(SessionStore::open(StoreOptions::new(StoreOptions::default_root()?)).await?);
+            Arc::new(SessionStore::open(StoreOptions::new(agent_home()?.sessions())).await?);
         let mut agent = Agent::builder(provider, Arc::clone(&store), &shadow)
             .options(options)
             .permissions(policies.into_iter().fold(

@@ -23,7 +23,7 @@ pub fn run(cmd: KeysCommand) -> Result<Exit> {
 fn generate(args: &KeysGenerateArgs) -> Result<Exit> {
     let dir = match &args.out {
         Some(d) => absolute(d.clone())?,
-        None => agent_home()?.join("keys"),
+        None => agent_home()?.keys(),
     };
     let pair = KeyPair::generate(&args.id)?;
     let private = dir.join(format!("{}.jwk", args.id));

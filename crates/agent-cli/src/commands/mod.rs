@@ -22,8 +22,10 @@ pub mod trust;
 pub mod workspace;
 
 use std::path::PathBuf;
+use std::sync::OnceLock;
 
-use agent_core::permissions::{SettingSources, Settings, SettingsLoader};
+use agent_core::home::{AgentHome, NoAgentHome};
+use agent_core::settings::{SettingSources, Settings, SettingsLoader};
 use anyhow::{Context, Result};
 
 use crate::cli::{CompletionsArgs, SettingsArgs};
@@ -132,9 +134,9 @@ pub fn hook_registry_with(
     }
     registry.set_project_dir(project_dir);
     registry.set_home(home);
-    registry.set_output_caps(agent_core::hooks::OutputCaps {
-        dir: agent_home()?.join("hook-output"),
-        ..agent_core::hooks::OutputCaps::default()
+    registry.set_output_caps(agent_core::hooks::HookOutputCaps {
+        dir: agent_home()?.hook_output(),
+        ..agent_core::hooks::HookOutputCaps::default()
     });
     registry.load(config)?;
     for w in registry.warnings() {
@@ -151,12 +153,13 @@ pub fn home_dir() -> Result<PathBuf> {
         .context("$HOME is not set; set it to your home directory")
 }
 
-/// `$AGENT_HOME`, or `~/.agent`.
-pub fn agent_home() -> Result<PathBuf> {
-    match std::env::var_os("AGENT_HOME").filter(|h| !h.is_empty()) {
-        Some(h) => Ok(PathBuf::from(h)),
-        None => Ok(home_dir()?.join(".agent")),
-    }
+/// `$AGENT_HOME`, or `~/.agent`: read from the environment once per process, then passed to
+/// the libraries, which never read it themselves.
+pub fn agent_home() -> Result<&'static AgentHome> {
+    static HOME: OnceLock<Result<AgentHome, NoAgentHome>> = OnceLock::new();
+    HOME.get_or_init(AgentHome::from_env)
+        .as_ref()
+        .map_err(|e| anyhow::Error::new(e.clone()))
 }
 
 /// Makes `p` absolute against the process's current directory, without touching the disk

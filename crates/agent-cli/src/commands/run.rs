@@ -10,9 +10,8 @@ use std::sync::Arc;
 
 use agent_core::events::{Event, EventPayload, TokenUsage};
 use agent_core::hooks::HooksConfig;
-use agent_core::permissions::{
-    PermissionEngine, PermissionMode, PermissionPolicy, RuleList, Settings,
-};
+use agent_core::permissions::{PermissionEngine, PermissionMode, PermissionPolicy, RuleList};
+use agent_core::settings::Settings;
 use agent_core::tools::Tool;
 use agent_loop::{Agent, AgentEvent, AgentOptions, ModelHooks, RunResult, RunStopReason};
 use agent_providers::{Provider, ProviderConfig, ProviderKind};
@@ -142,7 +141,7 @@ fn own_settings(
     if loaded.sources.user {
         return Ok(None);
     }
-    let path = super::agent_home()?.join("settings.json");
+    let path = super::agent_home()?.settings();
     let Ok(text) = std::fs::read_to_string(&path) else {
         return Ok(None);
     };
@@ -193,16 +192,13 @@ fn provider(
 }
 
 /// The shadow workspace of `folder`: the existing one, or a fresh import.
-pub(crate) fn workspace(
-    folder: &Path,
-    state_root: Option<&Path>,
-) -> Result<(Workspace, Option<Event>)> {
+pub(crate) fn workspace(folder: &Path, state_root: &Path) -> Result<(Workspace, Option<Event>)> {
     match Workspace::open(folder, state_root) {
         Ok(ws) => Ok((ws, None)),
         Err(WorkspaceError::NotFound(_)) => {
             let opts = ImportOptions {
-                state_root: state_root.map(Path::to_path_buf),
-                ..ImportOptions::default()
+                state_root: state_root.to_path_buf(),
+                shadow: None,
             };
             let (ws, report) = Workspace::import(folder, &opts)?;
             let event = Event::new(
@@ -504,10 +500,13 @@ pub(crate) fn open_with(args: &mut SessionOptions, with: OpenWith<'_>) -> Result
         None if resuming => None,
         None => Some(loaded.settings.mode(None)?),
     };
-    let state_root = args.state_dir.clone().map(absolute).transpose()?;
+    let state_root = match args.state_dir.clone() {
+        Some(dir) => absolute(dir)?,
+        None => super::agent_home()?.workspaces(),
+    };
     // The repository the folder belongs to is imported; the agent starts where it was run.
     let (root, inside) = agent_workspace::import_root(&folder);
-    let (mut ws, imported) = workspace(&root, state_root.as_deref())?;
+    let (mut ws, imported) = workspace(&root, &state_root)?;
     if imported.is_none() {
         fresh(&mut ws)?;
     }
@@ -528,7 +527,7 @@ pub(crate) fn open_with(args: &mut SessionOptions, with: OpenWith<'_>) -> Result
 
     let runtime = runtime()?;
     let store: Arc<dyn SessionBackend> = Arc::new(runtime.block_on(SessionStore::open(
-        StoreOptions::new(StoreOptions::default_root()?),
+        StoreOptions::new(super::agent_home()?.sessions()),
     ))?);
     let models: Arc<dyn agent_core::hooks::HookExtension> = Arc::new(ModelHooks::new(
         Arc::clone(&provider),
@@ -590,7 +589,7 @@ pub(crate) fn open_with(args: &mut SessionOptions, with: OpenWith<'_>) -> Result
     let mut options = AgentOptions::new(model).max_turns(args.max_turns);
     options.session_id = with.session_id.clone();
     options.view = Some(view.clone());
-    options.transcript_dir = Some(super::agent_home()?.join("transcripts"));
+    options.transcript_dir = Some(super::agent_home()?.transcripts());
     options.resume = ResumeOptions {
         session_id: match (&args.session, &args.fork) {
             (Some(s), _) | (None, Some(s)) => Some(SessionId::parse(s)?),

@@ -27,7 +27,7 @@ const SUMMARY_CHARS: usize = 120;
 pub fn run(args: SessionsArgs) -> Result<Exit> {
     let root = match args.store {
         Some(dir) => super::absolute(dir)?,
-        None => StoreOptions::default_root()?,
+        None => super::agent_home()?.sessions(),
     };
     let store = LocalStore::open(StoreOptions::new(root))?;
     match args.command {

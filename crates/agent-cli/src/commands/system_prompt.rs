@@ -39,7 +39,7 @@ pub(crate) fn session_prompt(
     bash: &Bash,
 ) -> Result<SystemPrompt> {
     let memory = MemoryLoader::new(root, folder)
-        .user_defaults(&loaded.home, &super::agent_home()?)
+        .user_defaults(&loaded.home, super::agent_home()?.root())
         .claude(loaded.sources.claude)
         .load();
     for w in &memory.warnings {

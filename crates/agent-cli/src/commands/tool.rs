@@ -71,11 +71,7 @@ pub fn run(mut args: ToolArgs) -> Result<Exit> {
             }
             (
                 name.clone(),
-                Some(
-                    agent_home()?
-                        .join("tool-state")
-                        .join(format!("{name}.json")),
-                ),
+                Some(agent_home()?.tool_state().join(format!("{name}.json"))),
             )
         }
         None => (format!("tool-{}", uuid::Uuid::now_v7()), None),
@@ -133,7 +129,7 @@ pub fn run(mut args: ToolArgs) -> Result<Exit> {
 /// (the returned tool's [`agent_tools::Bash::host_policy`] must be installed in the
 /// permission engine), unless the user's own settings say `sandbox.failIfUnavailable: false`.
 pub(crate) fn bash_tool(
-    settings: &agent_core::permissions::Settings,
+    settings: &agent_core::settings::Settings,
     home: &std::path::Path,
     view: Option<&agent_core::view::PathView>,
 ) -> Result<agent_tools::Bash> {

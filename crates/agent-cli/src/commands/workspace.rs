@@ -29,7 +29,7 @@ use crate::output;
 /// Appends `payload` to `session`'s log when one was named.
 fn log(session: Option<&SessionId>, payload: EventPayload) -> Result<()> {
     let Some(id) = session else { return Ok(()) };
-    let store = LocalStore::open(StoreOptions::new(StoreOptions::default_root()?))?;
+    let store = LocalStore::open(StoreOptions::new(super::agent_home()?.sessions()))?;
     store.append(id, vec![Event::new(0, None, payload)])?;
     store.close(id)?;
     Ok(())
@@ -38,13 +38,16 @@ fn log(session: Option<&SessionId>, payload: EventPayload) -> Result<()> {
 pub fn run(args: WorkspaceArgs) -> Result<Exit> {
     let session = args.session.as_deref().map(SessionId::parse).transpose()?;
     let session = session.as_ref();
-    let state_root = args.state_dir.map(super::absolute).transpose()?;
+    let state_root = match args.state_dir {
+        Some(dir) => super::absolute(dir)?,
+        None => super::agent_home()?.workspaces(),
+    };
     let open = |workspace: Option<PathBuf>| -> Result<Workspace> {
         let folder = match workspace {
             Some(d) => d,
             None => std::env::current_dir().context("cannot read the current directory")?,
         };
-        let ws = Workspace::open(&folder, state_root.as_deref())?;
+        let ws = Workspace::open(&folder, &state_root)?;
         if let Some(r) = ws.recovered() {
             output::warning(&recovery_note(r));
         }

@@ -6,20 +6,20 @@ use std::io::Write;
 use std::path::PathBuf;
 
 /// The default cap, in characters (claude-code.md §5.5).
-pub const MAX_HOOK_TEXT_CHARS: usize = 10_000;
+pub(crate) const MAX_HOOK_TEXT_CHARS: usize = 10_000;
 /// Characters of a capped text kept as its preview.
-pub const PREVIEW_CHARS: usize = 2_000;
+pub(crate) const PREVIEW_CHARS: usize = 2_000;
 
 /// Where capped text goes.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct OutputCaps {
+pub struct HookOutputCaps {
     /// The cap in characters.
     pub max_chars: usize,
     /// The directory full texts are saved in (created on first use).
     pub dir: PathBuf,
 }
 
-impl Default for OutputCaps {
+impl Default for HookOutputCaps {
     fn default() -> Self {
         Self {
             max_chars: MAX_HOOK_TEXT_CHARS,
@@ -28,7 +28,7 @@ impl Default for OutputCaps {
     }
 }
 
-impl OutputCaps {
+impl HookOutputCaps {
     /// `text` if it fits, otherwise a preview and the path of a file with all of it.
     pub fn apply(&self, text: String) -> String {
         if text.len() <= self.max_chars || text.chars().nth(self.max_chars).is_none() {
@@ -77,7 +77,7 @@ mod tests {
     #[test]
     fn short_text_is_unchanged_and_long_text_is_saved() {
         let dir = tempfile::tempdir().unwrap();
-        let caps = OutputCaps {
+        let caps = HookOutputCaps {
             max_chars: 10,
             dir: dir.path().join("out"),
         };

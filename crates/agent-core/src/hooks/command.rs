@@ -23,9 +23,9 @@ use super::protocol::{RawExit, RawRun};
 use crate::process::ProcessTree as HookTree;
 
 /// At most this much of a hook's stdout is kept in memory; the rest is read and discarded.
-pub const MAX_STDOUT_BYTES: usize = 1 << 20;
+pub(crate) const MAX_STDOUT_BYTES: usize = 1 << 20;
 /// At most this much of a hook's stderr is kept.
-pub const MAX_STDERR_BYTES: usize = 64 << 10;
+pub(crate) const MAX_STDERR_BYTES: usize = 64 << 10;
 
 /// How to start one command hook.
 #[derive(Clone, Debug)]

@@ -21,7 +21,8 @@ use serde_json::{Map, Value};
 use super::environment::HookEnvironment;
 use super::event::HookEvent;
 use super::protocol::OnFailure;
-use crate::permissions::{Scope, Settings};
+use crate::permissions::Scope;
+use crate::settings::Settings;
 
 /// Where a configured hook came from.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -22,11 +22,12 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::permissions::{Scope, SettingsFile};
+use crate::permissions::Scope;
 use crate::secrets::is_secret_name;
+use crate::settings::SettingsFile;
 
 /// The settings key.
-pub const HOOK_ENVIRONMENT_KEY: &str = "hookEnvironment";
+pub(crate) const HOOK_ENVIRONMENT_KEY: &str = "hookEnvironment";
 
 /// The environment policy of hooks (the `hookEnvironment` setting).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

@@ -13,7 +13,7 @@ use std::time::Duration;
 use super::protocol::{RawExit, RawRun};
 
 /// At most this much of a reply body is read.
-pub const MAX_BODY_BYTES: usize = 1 << 20;
+pub(crate) const MAX_BODY_BYTES: usize = 1 << 20;
 
 /// One POST.
 #[derive(Clone, Debug)]
@@ -48,7 +48,7 @@ pub trait HookHttpClient: Send + Sync {
 
 /// Replaces `$NAME` and `${NAME}` in `value`: names in `allowed` read `lookup`, every other name
 /// becomes the empty string. `$$` is a literal `$`.
-pub fn interpolate(
+pub(crate) fn interpolate(
     value: &str,
     allowed: &[String],
     lookup: &dyn Fn(&str) -> Option<String>,

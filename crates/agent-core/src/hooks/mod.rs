@@ -25,7 +25,7 @@
 //!
 //! ```
 //! use agent_core::hooks::{HookContext, HookEvent, HookRegistry, HooksConfig, Decision};
-//! use agent_core::permissions::Settings;
+//! use agent_core::settings::Settings;
 //! use serde_json::json;
 //! use std::path::Path;
 //!
@@ -64,20 +64,19 @@ pub mod protocol;
 mod registry;
 mod run;
 
-pub use caps::{MAX_HOOK_TEXT_CHARS, OutputCaps, PREVIEW_CHARS};
-pub use command::{MAX_STDERR_BYTES, MAX_STDOUT_BYTES};
-pub use config::{
-    ConfiguredHook, HandlerConfig, HookConfigError, HookShell, HookSource, HooksConfig,
-};
+pub use caps::HookOutputCaps;
+pub use config::HookShell;
+pub use config::{ConfiguredHook, HandlerConfig, HookConfigError, HookSource, HooksConfig};
 pub use entry::{BoxError, HookId};
+pub(crate) use environment::HOOK_ENVIRONMENT_KEY;
+pub use environment::HookEnvironment;
 pub(crate) use environment::parse as parse_hook_environment;
-pub use environment::{HOOK_ENVIRONMENT_KEY, HookEnvironment};
 pub use event::{ALL_EVENTS, DecisionControl, ExitTwo, HookEvent, UnknownEvent};
 pub use extension::{ExtensionHook, HookExtension};
 pub use gate::{GatedDecision, HookPermissionRequests, check_tool_call};
 #[cfg(feature = "http")]
 pub use http::ReqwestHookClient;
-pub use http::{HookHttpClient, HttpHookReply, HttpHookRequest, MAX_BODY_BYTES, interpolate};
+pub use http::{HookHttpClient, HttpHookReply, HttpHookRequest};
 pub use input::{
     CompactInput, EventFields, HookContext, HookInput, InputError, NotificationInput,
     PermissionDeniedInput, PermissionRequestInput, PromptInput, SessionEndInput, SessionStartInput,
@@ -87,7 +86,7 @@ pub use matcher::Matcher;
 pub use outcome::{Decision, HookOutcome};
 pub use output::{
     HookNotification, HookOutput, HookSpecificOutput, PermissionDecisionValue,
-    PermissionRequestDecision, StdoutKind, TopLevelDecision,
+    PermissionRequestDecision, TopLevelDecision,
 };
 pub use protocol::OnFailure;
 pub use registry::{

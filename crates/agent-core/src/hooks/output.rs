@@ -168,7 +168,7 @@ pub struct HookNotification {
 
 /// How a hook's stdout (or HTTP body) reads.
 #[derive(Clone, Debug, PartialEq)]
-pub enum StdoutKind {
+pub(crate) enum StdoutKind {
     /// Nothing but whitespace.
     Empty,
     /// Starts with `{` and is a schema-valid output.

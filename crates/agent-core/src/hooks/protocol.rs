@@ -193,7 +193,7 @@ fn exit_two(event: HookEvent, label: &str, raw: &RawRun) -> HookOutcome {
 }
 
 /// Applies a schema-valid JSON output (§5.6) of the hook called `label` for `event`.
-pub fn from_output(event: HookEvent, label: &str, out: &HookOutput) -> HookOutcome {
+pub(crate) fn from_output(event: HookEvent, label: &str, out: &HookOutput) -> HookOutcome {
     let mut o = HookOutcome::default();
     if out.continue_ == Some(false) {
         o.continue_ = false;

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use super::caps::OutputCaps;
+use super::caps::HookOutputCaps;
 use super::condition::Condition;
 use super::entry::{self, BoxError, BoxedOutputFuture, Entry, Handler, HookFn, HookId};
 use super::environment::HookEnvironment;
@@ -193,7 +193,7 @@ impl HookRegistry {
             next_id: 0,
             runner: Arc::new(Runner {
                 http: None,
-                caps: OutputCaps::default(),
+                caps: HookOutputCaps::default(),
                 project_dir,
                 environment: HookEnvironment::default(),
             }),
@@ -228,7 +228,7 @@ impl HookRegistry {
     }
 
     /// Sets the output caps.
-    pub fn set_output_caps(&mut self, caps: OutputCaps) {
+    pub fn set_output_caps(&mut self, caps: HookOutputCaps) {
         self.runner_mut().caps = caps;
     }
 

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use futures_util::FutureExt;
 use tracing::Instrument;
 
-use super::caps::OutputCaps;
+use super::caps::HookOutputCaps;
 use super::command::{self, CommandSpec};
 use super::config::HandlerConfig;
 use super::entry::{Entry, Handler, HookFn, HookId};
@@ -75,7 +75,7 @@ impl HookRunResult {
 #[derive(Clone)]
 pub(super) struct Runner {
     pub(super) http: Option<Arc<dyn HookHttpClient>>,
-    pub(super) caps: OutputCaps,
+    pub(super) caps: HookOutputCaps,
     pub(super) project_dir: PathBuf,
     pub(super) environment: HookEnvironment,
 }

@@ -4,13 +4,13 @@
 //! commands, the safety step), so neither depends on the other.
 
 use super::workdirs::{ResolvedPath, WorkingDirs};
-use crate::glob::{Limits, Pattern};
+use crate::glob::{ExpansionLimits, Pattern};
 use crate::shell::Word;
 
 /// How far the permission engine expands one glob a read-only command reads before it asks
 /// instead (a command line with more paths is rarely what a read-only command was meant to be
 /// given, and a decision stays quick on a large tree: `*/*/*`).
-pub(crate) const GLOB_LIMITS: Limits = Limits {
+pub(crate) const GLOB_LIMITS: ExpansionLimits = ExpansionLimits {
     matches: 1_000,
     entries: 10_000,
 };

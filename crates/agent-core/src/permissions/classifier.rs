@@ -11,14 +11,28 @@ use crate::shell::wrappers::basename;
 use crate::shell::{SimpleCommand, Word};
 
 /// One classifier rule.
-pub struct DangerRule {
+pub(crate) struct DangerRule {
     /// Short identifier, shown in the ask reason.
     pub id: &'static str,
     /// Why it is dangerous.
     pub why: &'static str,
-    /// Commands this rule flags.
+    /// Commands this rule flags (its specification: the tests check each one).
+    #[cfg_attr(
+        not(test),
+        expect(
+            dead_code,
+            reason = "the examples are the rule's specification, read by its tests"
+        )
+    )]
     pub examples: &'static [&'static str],
     /// Commands it must not flag.
+    #[cfg_attr(
+        not(test),
+        expect(
+            dead_code,
+            reason = "the examples are the rule's specification, read by its tests"
+        )
+    )]
     pub counter_examples: &'static [&'static str],
     check: fn(&SimpleCommand, &[Word], &WorkingDirs) -> bool,
 }
@@ -45,7 +59,7 @@ fn outside(words: &[Word], wd: &WorkingDirs) -> bool {
 }
 
 /// The rules, in the order they are checked.
-pub const RULES: &[DangerRule] = &[
+pub(crate) const RULES: &[DangerRule] = &[
     DangerRule {
         id: "recursive-rm-outside",
         why: "removes files recursively or by force outside the working directories",

@@ -5,7 +5,7 @@
 //! Deny and ask rules see every form of a command (with and without assignments, through every
 //! wrapper, by basename); allow rules see one form only: after the transparent wrappers, with
 //! only known-safe assignments before it. A prefix allow rule never approves an exec wrapper
-//! (`watch`, `setsid`, `ionice`, `flock`), nor what [`crate::programs::rule_scope`] keeps for
+//! (`watch`, `setsid`, `ionice`, `flock`), nor what `programs/rule_scope.rs` keeps for
 //! exact rules (`find -exec` / `-delete`, options hidden in expansions or globs, package scripts
 //! run with unknown options); only an exact rule does.
 

@@ -11,7 +11,7 @@
 //!   [`SAFE_ENV_VARS`] with a plain static value ([`is_safe_env_assignment`]);
 //! - a shell variable (`NAME=v` alone, `read NAME`, `for NAME in …`, `${NAME:=v}`, `printf -v
 //!   NAME`, `declare NAME`, `unset NAME`, `coproc NAME`) is harmless when it is one of those,
-//!   or when its name is all lowercase ([`is_shell_local`]): bash reads no lowercase variable
+//!   or when its name is all lowercase (`is_shell_local`): bash reads no lowercase variable
 //!   specially in a script, and POSIX reserves lowercase names for applications, so no
 //!   standard utility reads one. A shell variable only reaches a program when it is exported,
 //!   so uppercase names (which the environment may already export: `PATH`, `HOME`) are not

@@ -14,13 +14,14 @@
 //! # Core concepts
 //! - [`PermissionMode`]: the six modes.
 //! - [`rules`]: the rule grammar, parsed once when settings load.
-//! - [`Settings`] / [`SettingsLoader`]: files, merging, trust ([`TrustStore`]).
+//! - [`crate::settings`]: the settings files the rules come from, merging, folder trust.
 //! - [`PermissionPolicy`]: an embedder's constraints, binding even in `bypassPermissions`.
 //! - [`SessionGrants`]: "ask once per session, then allow", revocable.
 //! - [`Prompter`]: who answers when the engine asks.
 //!
 //! ```
-//! use agent_core::permissions::{Behavior, PermissionEngine, PreToolUseOutcome, Settings, Step, ToolCall};
+//! use agent_core::permissions::{Behavior, PermissionEngine, PreToolUseOutcome, Step, ToolCall};
+//! use agent_core::settings::Settings;
 //! use serde_json::json;
 //! use std::path::Path;
 //!
@@ -50,7 +51,6 @@ mod descriptors;
 mod engine;
 pub mod environment;
 mod grants;
-pub mod known_keys;
 mod links;
 mod policy;
 mod prompt;
@@ -59,20 +59,17 @@ mod request;
 pub mod rules;
 mod ruleset;
 mod safety;
-mod settings;
-pub mod settings_keys;
-mod trust;
 mod workdirs;
 
 pub use crate::modes::{PermissionMode, UnknownMode};
-pub use classifier::{DangerRule, RULES as DANGER_RULES};
 pub use containment::{Containment, FileSeen, WriteScope, programs_seen};
 pub use decision::{Behavior, PermissionDecision, RuleList, RuleOrigin, RuleRef, Scope, Step};
 pub use engine::{
     EngineError, PermissionEngine, PermissionEngineBuilder, PreparedCall, SandboxState,
 };
 pub use environment::{SAFE_ENV_VARS, is_safe_env_assignment};
-pub use grants::{Grant, GrantError, GrantId, GrantScope, SessionGrants};
+pub use grants::GrantError;
+pub use grants::{Grant, GrantId, GrantScope, SessionGrants};
 pub use policy::{
     CompositePolicy, FnPolicy, PermissionPolicy, PolicyVerdict, ReadOnlyPolicy,
     ToolNameAllowlistPolicy, ToolNameDenylistPolicy,
@@ -83,7 +80,4 @@ pub use prompt::{
 };
 pub use request::ToolCall;
 pub use ruleset::RuleEntry;
-pub use safety::MAX_AUTO_COMMAND_LEN;
-pub use settings::{SettingSources, Settings, SettingsError, SettingsFile, SettingsLoader};
-pub use trust::{TrustError, TrustStore, TrustedFolder};
 pub use workdirs::{ResolvedPath, WorkingDirs, normalize as normalize_path};

@@ -13,7 +13,7 @@ use super::links;
 use super::rules::url_host;
 use super::workdirs::{ResolvedPath, WorkingDirs};
 use crate::programs::{effects, sed};
-use crate::shell::{self, ParsedScript, ShellError, SimpleCommand, Word, wrappers::basename};
+use crate::shell::{self, ParsedScript, ScriptParseError, SimpleCommand, Word, wrappers::basename};
 use crate::tools::ToolKind;
 
 /// One tool call to decide on.
@@ -117,7 +117,7 @@ impl PathArg {
 #[derive(Debug)]
 pub(crate) struct BashSubject {
     pub text: String,
-    pub parsed: Result<ParsedScript, ShellError>,
+    pub parsed: Result<ParsedScript, ScriptParseError>,
     /// The text and its one parse (tree included), for the decision to carry to the tool.
     pub prepared: std::sync::Arc<shell::Prepared>,
     pub reads: Vec<PathArg>,
@@ -250,7 +250,7 @@ impl BashSubject {
         let parsed = prepared.script().cloned().map_err(Clone::clone);
         let mut subject = Self {
             text: text.to_owned(),
-            parsed: Err(ShellError {
+            parsed: Err(ScriptParseError {
                 message: String::new(),
             }),
             prepared,

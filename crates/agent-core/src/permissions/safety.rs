@@ -27,7 +27,7 @@ use super::workdirs::{ResolvedPath, WorkingDirs};
 use crate::shell::wrappers::basename;
 
 /// Commands longer than this are never auto-approved (Claude Code's limit).
-pub const MAX_AUTO_COMMAND_LEN: usize = 10_000;
+pub(crate) const MAX_AUTO_COMMAND_LEN: usize = 10_000;
 
 /// Directories whose contents are protected, as path-segment sequences.
 const PROTECTED_DIRS: &[&[&str]] = &[

@@ -3,7 +3,7 @@
 //! when it ends, or its time is up, every process it started ends with it, including those that
 //! left its process group or session (`setsid`, a double fork) and the grandchildren a launcher
 //! such as `npx` leaves behind. On Linux the runtime is a child subreaper while any run is
-//! active, and a `/proc` scan attributes descendants to their run (see [`tree`]'s docs for the
+//! active, and a `/proc` scan attributes descendants to their run (see `process/tree.rs` for the
 //! rules and the limit); elsewhere the run's process group is killed.
 //!
 //! ```no_run
@@ -23,6 +23,6 @@
 //! # Ok::<(), std::io::Error>(())
 //! ```
 
-pub mod tree;
+mod tree;
 
-pub use tree::{CLEANUP_BUDGET, MARKER_VAR, ProcessTree};
+pub use tree::{CLEANUP_BUDGET, ProcessTree};

@@ -12,7 +12,7 @@
 //! found anywhere in a cluster. What is *allowed* without asking is decided elsewhere, by
 //! allowlists ([`super::read_only`]), and a word these checks cannot read (an expansion or a
 //! glob that could be an option) keeps a prefix allow rule from approving the command
-//! ([`super::rule_scope`]). The words are read after brace expansion; sed's scripts are read
+//! (`rule_scope.rs`). The words are read after brace expansion; sed's scripts are read
 //! by the `sed` module's parser.
 
 use super::getopt::{Event, TableKind, long_matches, scan};
@@ -179,7 +179,7 @@ const PROGRAMS: &[(&[&str], Reader)] = &[
 /// Whether [`of`] reads the options of the program `name` (a basename): a program whose
 /// options it checks, so that an argument it cannot read (a word only known at run time where
 /// an option may stand) leaves those checks undone.
-pub fn inspects_options(name: &str) -> bool {
+pub(crate) fn inspects_options(name: &str) -> bool {
     PROGRAMS.iter().any(|(names, _)| names.contains(&name))
 }
 

@@ -193,7 +193,10 @@ fn attached(w: &Word, value: &str) -> Word {
 ///
 /// # Errors
 /// The first [`ArgError`].
-pub fn parse_args<'a>(table: &'a OptTable, args: &'a [Word]) -> Result<Vec<Arg<'a>>, ArgError> {
+pub(crate) fn parse_args<'a>(
+    table: &'a OptTable,
+    args: &'a [Word],
+) -> Result<Vec<Arg<'a>>, ArgError> {
     let texts: Vec<&str> = args.iter().map(|w| w.text.as_str()).collect();
     let numeric = |t: &str| {
         let body = t.strip_prefix('-').filter(|b| !b.starts_with('-'))?;
@@ -302,7 +305,7 @@ pub enum TableKind<'k> {
     Allowlist,
     /// Every option of the program, read as glibc's `getopt_long` with `+`: the options end at
     /// the first operand, a long option may be any prefix that names one option (an exact name
-    /// wins; several options make it [`Stop::Ambiguous`]), any other option is an error.
+    /// wins; several options make it [`GetoptError::Ambiguous`]), any other option is an error.
     Complete,
     /// The options looked for, among others the table does not know: options may follow
     /// operands, a long option matches the first one of the table it is a prefix of (except

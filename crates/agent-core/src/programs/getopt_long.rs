@@ -29,7 +29,7 @@ use super::getopt::{Arity, Event, OptionEntry, Stop, TableKind, scan};
 
 /// What an option means for the command the program runs, for the permission checker.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Role {
+pub enum OptionRole {
     /// Nothing the checker needs: a flag, or a value that is text (a duration, a signal, a
     /// user name).
     Plain,
@@ -68,7 +68,7 @@ pub struct Opt {
     /// Whether it takes a value.
     pub arity: Arity,
     /// What it means for the command run.
-    pub role: Role,
+    pub role: OptionRole,
 }
 
 impl Opt {
@@ -83,7 +83,7 @@ impl Opt {
             short,
             long,
             arity: Arity::None,
-            role: Role::Plain,
+            role: OptionRole::Plain,
         }
     }
 
@@ -112,7 +112,7 @@ impl Opt {
     }
 
     /// The same option with `role`.
-    pub const fn role(self, role: Role) -> Self {
+    pub const fn role(self, role: OptionRole) -> Self {
         Self { role, ..self }
     }
 }

@@ -10,7 +10,7 @@
 //!   the sandbox's command checker).
 //! - `accept_edits`: the filesystem commands `acceptEdits` runs, an allowlist of options each.
 //! - [`recursion`]: recursive readers, and which options make them follow symbolic links.
-//! - [`rule_scope`]: the commands only an exact-string allow rule approves (hidden options,
+//! - `rule_scope` (crate-internal): the commands only an exact-string allow rule approves (hidden options,
 //!   `find` actions, package scripts run with unknown options).
 //! - [`getopt_long`]: GNU `getopt_long` over a program's complete option table.
 //! - [`wrappers`]: the programs that run another program (`xargs`, `env`, `timeout`, `sudo`,
@@ -24,7 +24,7 @@ pub mod getopt_long;
 pub(crate) mod git;
 pub mod read_only;
 pub mod recursion;
-pub mod rule_scope;
+pub(crate) mod rule_scope;
 pub mod sed;
 pub(crate) mod test;
 pub mod wrappers;

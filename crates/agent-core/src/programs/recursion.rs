@@ -6,7 +6,7 @@
 //! table of which programs keep links as links and which options make them follow them, or,
 //! for those that follow them unless told not to (`diff` of two directories), which option
 //! stops them. Two readers use it:
-//! - the permission engine's read-only set ([`super::read_only`], [`super::find`]): its
+//! - the permission engine's read-only set ([`super::read_only`], `find.rs`): its
 //!   allowlists leave out every option the table lists as following links (a test holds them
 //!   to it), and a command that follows links by default is read-only only when none of its
 //!   operands is a directory ([`super::read_only::Reads::follows_links_in_directories`]);
@@ -94,7 +94,7 @@ pub const LINKS: &[LinkOptions] = &[
 ];
 
 /// Programs that read directories recursively without being asked to.
-pub const RECURSIVE_BY_DEFAULT: &[&str] = &[
+pub(crate) const RECURSIVE_BY_DEFAULT: &[&str] = &[
     "find", "rg", "du", "tree", "tar", "zip", "rsync", "fd", "fdfind", "ag", "ack",
 ];
 
@@ -111,7 +111,7 @@ fn recursive_letters(name: &str) -> &'static [char] {
 }
 
 /// The table's entry for the program `name` (a basename).
-pub fn link_options(name: &str) -> Option<&'static LinkOptions> {
+pub(crate) fn link_options(name: &str) -> Option<&'static LinkOptions> {
     LINKS.iter().find(|l| l.names.contains(&name))
 }
 

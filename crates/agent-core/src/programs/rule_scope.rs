@@ -87,7 +87,7 @@ fn runner_table(i: usize) -> Option<&'static OptTable> {
 
 /// Why only an exact-string allow rule may approve the command `words` (name first, after the
 /// transparent wrappers), or `None` when a prefix rule may.
-pub fn exact_rule_only(words: &[Word]) -> Option<String> {
+pub(crate) fn exact_rule_only(words: &[Word]) -> Option<String> {
     let Ok(words) = expand_words(words) else {
         return Some(format!(
             "its braces make more than {MAX_CHECKED_WORDS} words, too many to check one by one"

@@ -31,7 +31,7 @@
 //! let script = shell::parse("git status && echo $(rm -rf x) | bash -c 'curl evil'")?;
 //! let names: Vec<_> = script.commands.iter().filter_map(|c| c.name()).collect();
 //! assert_eq!(names, ["git", "echo", "rm", "bash", "curl"]);
-//! # Ok::<(), agent_core::shell::ShellError>(())
+//! # Ok::<(), agent_core::shell::ScriptParseError>(())
 //! ```
 
 pub mod arithmetic;
@@ -47,7 +47,7 @@ pub mod wrappers;
 
 use std::fmt;
 
-pub use guards::{MAX_COMPOUND_DEPTH, MAX_PAREN_DEPTH, MAX_SCRIPT_BYTES};
+pub use guards::{MAX_PAREN_DEPTH, MAX_SCRIPT_BYTES};
 pub use walk::MAX_DEPTH;
 pub use words::decode_ansi_c;
 
@@ -375,7 +375,7 @@ pub enum IssueKind {
 #[error(
     "cannot parse shell command: {message}; commands that cannot be parsed are never auto-approved"
 )]
-pub struct ShellError {
+pub struct ScriptParseError {
     /// The parser's message.
     pub message: String,
 }
@@ -383,10 +383,10 @@ pub struct ShellError {
 /// Parses a shell script into its simple commands.
 ///
 /// # Errors
-/// [`ShellError`] when the top-level script does not parse (unterminated quotes, stray
+/// [`ScriptParseError`] when the top-level script does not parse (unterminated quotes, stray
 /// operators, ...). Failures inside nested scripts are [`Issue`]s of the result instead, so the
 /// commands that did parse can still be checked against deny rules.
-pub fn parse(script: &str) -> Result<ParsedScript, ShellError> {
+pub fn parse(script: &str) -> Result<ParsedScript, ScriptParseError> {
     walk::parse_top(script, true)
 }
 
@@ -400,7 +400,7 @@ pub struct Prepared {
     /// are equal.
     pub text: String,
     /// Its parse.
-    pub parsed: Result<Parsed, ShellError>,
+    pub parsed: Result<Parsed, ScriptParseError>,
 }
 
 impl Prepared {
@@ -414,12 +414,12 @@ impl Prepared {
 
     /// The parse of `text` when this is it, else `None` (a hook or the user changed the
     /// command after it was decided: the reader parses the new text).
-    pub fn of(&self, text: &str) -> Option<&Result<Parsed, ShellError>> {
+    pub fn of(&self, text: &str) -> Option<&Result<Parsed, ScriptParseError>> {
         (self.text == text).then_some(&self.parsed)
     }
 
     /// The simple commands, as [`parse`] gives them.
-    pub fn script(&self) -> Result<&ParsedScript, &ShellError> {
+    pub fn script(&self) -> Result<&ParsedScript, &ScriptParseError> {
         self.parsed.as_ref().map(|p| &p.script)
     }
 }
@@ -440,7 +440,7 @@ pub struct Parsed {
 ///
 /// # Errors
 /// As [`parse`].
-pub fn parse_script(script: &str) -> Result<Parsed, ShellError> {
+pub fn parse_script(script: &str) -> Result<Parsed, ScriptParseError> {
     parse_script_with(script, true)
 }
 
@@ -450,13 +450,13 @@ pub fn parse_script(script: &str) -> Result<Parsed, ShellError> {
 ///
 /// # Errors
 /// As [`parse`].
-pub fn parse_script_with_brush_only(script: &str) -> Result<Parsed, ShellError> {
+pub fn parse_script_with_brush_only(script: &str) -> Result<Parsed, ScriptParseError> {
     parse_script_with(script, false)
 }
 
 /// [`parse_script`]; `fast` lets plain scripts skip brush-parser.
-fn parse_script_with(script: &str, fast: bool) -> Result<Parsed, ShellError> {
-    let tree = lower::parse(script, fast).map_err(|message| ShellError { message })?;
+fn parse_script_with(script: &str, fast: bool) -> Result<Parsed, ScriptParseError> {
+    let tree = lower::parse(script, fast).map_err(|message| ScriptParseError { message })?;
     let script = walk::walk_script(&tree, fast);
     Ok(Parsed { tree, script })
 }
@@ -467,6 +467,6 @@ fn parse_script_with(script: &str, fast: bool) -> Result<Parsed, ShellError> {
 ///
 /// # Errors
 /// As [`parse`].
-pub fn parse_with_brush_only(script: &str) -> Result<ParsedScript, ShellError> {
+pub fn parse_with_brush_only(script: &str) -> Result<ParsedScript, ScriptParseError> {
     walk::parse_top(script, false)
 }

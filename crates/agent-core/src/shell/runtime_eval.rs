@@ -33,7 +33,7 @@ use super::wrappers::basename;
 use super::{Issue, IssueKind, Word};
 
 /// Variables whose value bash itself runs or expands as code later on.
-pub const CODE_VARIABLES: &[&str] = &[
+pub(crate) const CODE_VARIABLES: &[&str] = &[
     "PS0",
     "PS1",
     "PS2",
@@ -55,7 +55,7 @@ fn issue(detail: String) -> Issue {
 
 /// Whether an arithmetic expression names nothing: digits, operators, parentheses and blanks
 /// only, so evaluating it cannot reach a variable's value.
-pub fn arithmetic_is_literal(text: &str) -> bool {
+pub(crate) fn arithmetic_is_literal(text: &str) -> bool {
     text.chars().all(|c| {
         c.is_ascii_digit()
             || c.is_ascii_whitespace()

@@ -53,7 +53,7 @@ pub struct Unwrapped {
 
 /// Wrappers that execute their arguments in a way a prefix rule cannot vouch for: only an
 /// exact-string allow rule approves them (claude-code.md §3.2 item 5).
-pub fn is_exec_wrapper(name: &str) -> bool {
+pub(crate) fn is_exec_wrapper(name: &str) -> bool {
     tables::is_exec_wrapper(name)
 }
 
@@ -110,7 +110,7 @@ pub(super) fn input_items() -> Word {
 }
 
 /// `NAME=value` with a valid shell identifier before `=`.
-pub fn is_assignment(arg: &str) -> bool {
+pub(crate) fn is_assignment(arg: &str) -> bool {
     match arg.split_once('=') {
         Some((name, _)) => {
             !name.is_empty()

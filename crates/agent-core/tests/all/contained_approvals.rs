@@ -20,7 +20,7 @@ const MODES: [PermissionMode; 5] = [
 ];
 
 fn engine_at(cwd: &Path, allow: &[&str], mode: PermissionMode) -> PermissionEngine {
-    let s = agent_core::permissions::Settings::from_value(
+    let s = agent_core::settings::Settings::from_value(
         json!({"permissions": {"allow": allow}}),
         "contained.json",
         cwd,

@@ -9,7 +9,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use agent_core::hooks::{Decision, HookContext, HookInput, HookRegistry, HooksConfig};
-use agent_core::permissions::Settings;
+use agent_core::settings::Settings;
 use serde_json::{Value, json};
 
 fn registry(dir: &Path, hooks: Value) -> HookRegistry {

@@ -4,7 +4,7 @@
 
 use agent_core::hooks::protocol::{OnFailure, RawExit, RawRun, interpret};
 use agent_core::hooks::{Decision, HookEvent, HookInput, HookOutcome, HookRegistry, HooksConfig};
-use agent_core::permissions::Settings;
+use agent_core::settings::Settings;
 use serde_json::json;
 
 const EVENTS: [HookEvent; 6] = [

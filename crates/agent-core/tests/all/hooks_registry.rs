@@ -7,9 +7,10 @@ use std::time::Duration;
 
 use agent_core::hooks::{
     Decision, ExtensionHook, HookContext, HookEvent, HookExtension, HookHttpClient, HookInput,
-    HookOptions, HookOutput, HookRegistry, HooksConfig, HttpHookReply, HttpHookRequest, OutputCaps,
+    HookOptions, HookOutput, HookOutputCaps, HookRegistry, HooksConfig, HttpHookReply,
+    HttpHookRequest,
 };
-use agent_core::permissions::{Settings, SettingsLoader};
+use agent_core::settings::{Settings, SettingsLoader};
 use serde_json::{Value, json};
 
 fn settings(dir: &Path, value: Value) -> Settings {
@@ -105,7 +106,7 @@ async fn identical_handlers_from_two_files_run_once() {
     )
     .unwrap();
     let s = SettingsLoader::new(&home, &proj, &proj)
-        .agent_home(home.join(".agent"))
+        .agent_home(&agent_core::home::AgentHome::new(home.join(".agent")))
         .trusted(true)
         .load()
         .unwrap();
@@ -146,7 +147,7 @@ async fn untrusted_project_hooks_do_not_run_and_disable_all_hooks_works() {
     .unwrap();
     let load = |trusted: bool| {
         let s = SettingsLoader::new(&home, &proj, &proj)
-            .agent_home(home.join(".agent"))
+            .agent_home(&agent_core::home::AgentHome::new(home.join(".agent")))
             .trusted(trusted)
             .load()
             .unwrap();
@@ -514,7 +515,7 @@ async fn http_hooks_interpolate_only_allowed_env_vars() {
 async fn long_context_is_capped_and_saved() {
     let dir = tempfile::tempdir().unwrap();
     let mut reg = HookRegistry::new();
-    reg.set_output_caps(OutputCaps {
+    reg.set_output_caps(HookOutputCaps {
         max_chars: 10_000,
         dir: dir.path().join("spill"),
     });

@@ -5,8 +5,9 @@
 
 use agent_core::permissions::Behavior::{self, Allow, Ask, Deny};
 use agent_core::permissions::{
-    HookDecision, PermissionEngine, PermissionMode, PreToolUseOutcome, Settings, ToolCall,
+    HookDecision, PermissionEngine, PermissionMode, PreToolUseOutcome, ToolCall,
 };
+use agent_core::settings::Settings;
 use serde_json::{Value, json};
 use std::path::Path;
 

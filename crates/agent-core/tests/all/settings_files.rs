@@ -3,8 +3,10 @@
 use std::path::{Path, PathBuf};
 
 use agent_core::permissions::{
-    Behavior, PermissionEngine, PermissionMode, PreToolUseOutcome, SettingSources, Settings,
-    SettingsError, SettingsLoader, Step, ToolCall, TrustStore,
+    Behavior, PermissionEngine, PermissionMode, PreToolUseOutcome, Step, ToolCall,
+};
+use agent_core::settings::{
+    SettingSources, Settings, SettingsError, SettingsLoader, TrustedFolders,
 };
 use serde_json::json;
 
@@ -150,7 +152,7 @@ fn untrusted_project_keeps_its_denies_but_not_its_allows() {
     assert_eq!(bash(&e, "rm x").0, Behavior::Deny);
     assert_eq!(bash(&e, "git push").1, Step::AskRule);
     // Trusting the folder through the store applies the rest.
-    TrustStore::load(f.home.join(".agent/trust.json"))
+    TrustedFolders::load(f.home.join(".agent/trust.json"))
         .unwrap()
         .trust(&f.project)
         .unwrap();

@@ -2,9 +2,10 @@
 //! works lexically), and helpers to build engines and calls.
 
 use agent_core::permissions::{
-    Behavior, PermissionDecision, PermissionEngine, PermissionMode, PreToolUseOutcome, Settings,
-    Step, ToolCall,
+    Behavior, PermissionDecision, PermissionEngine, PermissionMode, PreToolUseOutcome, Step,
+    ToolCall,
 };
+use agent_core::settings::Settings;
 use serde_json::{Value, json};
 use std::path::Path;
 

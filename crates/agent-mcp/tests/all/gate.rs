@@ -4,7 +4,8 @@
 use std::path::Path;
 
 use agent_core::hooks::{HookContext, HookRegistry, check_tool_call};
-use agent_core::permissions::{Behavior, PermissionEngine, Settings, Step};
+use agent_core::permissions::{Behavior, PermissionEngine, Step};
+use agent_core::settings::Settings;
 use agent_core::tools::{Tool, ToolContext};
 use agent_mcp::McpOptions;
 use serde_json::json;

@@ -21,14 +21,14 @@
 
 use std::path::{Path, PathBuf};
 
-use agent_core::glob::{ExpandError, Limits, Pattern, Reach, is_pattern};
+use agent_core::glob::{ExpandError, ExpansionLimits, Pattern, Reach, is_pattern};
 use agent_core::shell::Word;
 
 use super::recursion::{self, Recursion};
 use crate::paths::{Op, PathPolicy, absolute, lexical, resolve};
 
 /// How far the checker expands one glob before it refuses the command as too large to check.
-pub(crate) const GLOB_LIMITS: Limits = Limits {
+pub(crate) const GLOB_LIMITS: ExpansionLimits = ExpansionLimits {
     matches: 4_096,
     entries: 16_384,
 };

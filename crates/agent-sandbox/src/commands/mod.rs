@@ -35,7 +35,7 @@ use std::path::{Path, PathBuf};
 
 use agent_core::glob::{Pattern, Reach};
 use agent_core::programs::{effects, sed};
-use agent_core::shell::{self, ParsedScript, ShellError, SimpleCommand, wrappers};
+use agent_core::shell::{self, ParsedScript, ScriptParseError, SimpleCommand, wrappers};
 use serde_json::Value;
 
 use self::arguments::{Base, Candidate, Reading};
@@ -252,7 +252,7 @@ impl CommandChecker {
     /// Checks a command already parsed with [`agent_core::shell::parse`]: the permission
     /// engine's parse of the same call ([`agent_core::permissions::PreparedCall::shell_parse`]),
     /// so that a call is parsed once. A parse error is a denial.
-    pub fn check_parsed(&self, parsed: &Result<ParsedScript, ShellError>) -> Verdict {
+    pub fn check_parsed(&self, parsed: &Result<ParsedScript, ScriptParseError>) -> Verdict {
         self.check_result(parsed.as_ref())
     }
 
@@ -270,7 +270,7 @@ impl CommandChecker {
         }
     }
 
-    fn check_result(&self, parsed: Result<&ParsedScript, &ShellError>) -> Verdict {
+    fn check_result(&self, parsed: Result<&ParsedScript, &ScriptParseError>) -> Verdict {
         if self.unrestricted {
             return Self::unrestricted_verdict();
         }

@@ -75,7 +75,7 @@ pub(crate) fn compile(script: &str) -> Result<Plan, ShellError> {
 
 /// Compiles a script agent-core has parsed (the parse the permission checks read).
 pub(crate) fn compile_parsed(
-    parsed: &Result<agent_core::shell::Parsed, agent_core::shell::ShellError>,
+    parsed: &Result<agent_core::shell::Parsed, agent_core::shell::ScriptParseError>,
 ) -> Result<Plan, ShellError> {
     let parsed = parsed.as_ref().map_err(|e| ShellError::Parse {
         position: position_in_message(&e.message),

@@ -31,7 +31,7 @@ impl Plan {
     /// # Errors
     /// As [`Plan::parse`].
     pub fn from_parsed(
-        parsed: &Result<agent_core::shell::Parsed, agent_core::shell::ShellError>,
+        parsed: &Result<agent_core::shell::Parsed, agent_core::shell::ScriptParseError>,
     ) -> Result<Self, ShellError> {
         super::parse::compile_parsed(parsed)
     }

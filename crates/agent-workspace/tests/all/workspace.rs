@@ -58,8 +58,8 @@ fn fixture() -> Fixture {
 
 fn import(f: &Fixture) -> Workspace {
     let opts = ImportOptions {
-        state_root: Some(f.state.path().to_path_buf()),
-        ..ImportOptions::default()
+        state_root: f.state.path().to_path_buf(),
+        shadow: None,
     };
     Workspace::import(f.real.path(), &opts).unwrap().0
 }
@@ -91,8 +91,8 @@ fn files(root: &Path) -> BTreeMap<String, String> {
 fn import_copies_what_belongs_and_follows_no_link() {
     let f = fixture();
     let opts = ImportOptions {
-        state_root: Some(f.state.path().to_path_buf()),
-        ..ImportOptions::default()
+        state_root: f.state.path().to_path_buf(),
+        shadow: None,
     };
     let (ws, report) = Workspace::import(f.real.path(), &opts).unwrap();
     let shadow = files(ws.shadow());
@@ -127,9 +127,9 @@ fn import_copies_what_belongs_and_follows_no_link() {
     assert_eq!(base.size, 13);
     assert_eq!(base.sha256.len(), 64);
     // Reopened from the real folder or from the shadow.
-    let again = Workspace::open(f.real.path(), Some(f.state.path())).unwrap();
+    let again = Workspace::open(f.real.path(), f.state.path()).unwrap();
     assert_eq!(again.shadow(), ws.shadow());
-    let by_shadow = Workspace::open(ws.shadow(), Some(f.state.path())).unwrap();
+    let by_shadow = Workspace::open(ws.shadow(), f.state.path()).unwrap();
     assert_eq!(by_shadow.real(), ws.real());
     // A second import is refused with what to do.
     let err = Workspace::import(f.real.path(), &opts).unwrap_err();
@@ -142,8 +142,8 @@ fn import_copies_what_belongs_and_follows_no_link() {
 fn a_git_directory_git_cannot_read_is_not_copied_and_the_report_says_why() {
     let f = fixture();
     let opts = ImportOptions {
-        state_root: Some(f.state.path().to_path_buf()),
-        ..ImportOptions::default()
+        state_root: f.state.path().to_path_buf(),
+        shadow: None,
     };
     let (ws, report) = Workspace::import(f.real.path(), &opts).unwrap();
     assert!(!ws.shadow().join(".git").exists());
@@ -416,7 +416,7 @@ fn discard_drops_every_shadow_change() {
 fn a_shadow_inside_the_real_folder_is_refused() {
     let f = fixture();
     let opts = ImportOptions {
-        state_root: Some(f.state.path().to_path_buf()),
+        state_root: f.state.path().to_path_buf(),
         shadow: Some(f.real.path().join("shadow")),
     };
     let err = Workspace::import(f.real.path(), &opts).unwrap_err();
@@ -755,7 +755,7 @@ fn kill_trial_child() {
         lines.next().unwrap(),
         lines.next().unwrap(),
     );
-    let mut ws = Workspace::open(Path::new(real), Some(Path::new(state))).unwrap();
+    let mut ws = Workspace::open(Path::new(real), Path::new(state)).unwrap();
     let opts = CommitOptions {
         kill_at: kill.parse().ok(),
         ..CommitOptions::default()
@@ -785,8 +785,8 @@ fn kill_trial_fixture(real: &Path, state: &Path) -> (Workspace, BTreeMap<String,
         }
     }
     let opts = ImportOptions {
-        state_root: Some(state.to_path_buf()),
-        ..ImportOptions::default()
+        state_root: state.to_path_buf(),
+        shadow: None,
     };
     let (ws, _) = Workspace::import(real, &opts).unwrap();
     let s = ws.shadow().to_path_buf();
@@ -866,7 +866,7 @@ fn a_commit_killed_at_any_point_leaves_the_real_folder_untouched_or_fully_commit
         let status = child.wait().unwrap();
         let what = format!("seed {seed}, trial {trial}, kill at {kill}, {status}");
         // The next command that opens the workspace finishes or rolls back the commit.
-        let mut ws = Workspace::open(real.path(), Some(state.path())).unwrap();
+        let mut ws = Workspace::open(real.path(), state.path()).unwrap();
         let now = tree(real.path());
         if now == committed {
             finished += 1;
@@ -974,7 +974,7 @@ fn a_rollback_that_cannot_restore_a_path_names_it_and_keeps_its_backup() {
     );
     assert!(!r.join("src/new.rs").exists());
     // The kept backups are out of recovery's way: opening the workspace does not replay them.
-    let ws = Workspace::open(r, Some(f.state.path())).unwrap();
+    let ws = Workspace::open(r, f.state.path()).unwrap();
     assert_eq!(ws.recovered(), None);
     assert!(backup.exists());
 }

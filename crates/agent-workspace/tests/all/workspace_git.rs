@@ -132,8 +132,8 @@ fn git_works_in_the_shadow_and_the_real_git_dir_is_never_written() {
     let real_head = git(&real, &["rev-parse", "HEAD"]).trim().to_owned();
 
     let opts = ImportOptions {
-        state_root: Some(state),
-        ..ImportOptions::default()
+        state_root: state,
+        shadow: None,
     };
     let (mut ws, report) = Workspace::import(&real, &opts).unwrap();
     let report = report.git.unwrap();
@@ -237,8 +237,8 @@ fn refresh_says_when_the_user_committed_in_the_real_repository() {
     std::fs::create_dir_all(&real).unwrap();
     repository(&real);
     let opts = ImportOptions {
-        state_root: Some(tmp.path().join("state")),
-        ..ImportOptions::default()
+        state_root: tmp.path().join("state"),
+        shadow: None,
     };
     let (mut ws, _) = Workspace::import(&real, &opts).unwrap();
     let shadow_head = git(ws.shadow(), &["rev-parse", "HEAD"]);
@@ -277,8 +277,8 @@ fn a_linked_worktree_whose_git_is_a_file_gets_a_shadow_git_too() {
     let before = hashes(&main.join(".git"));
 
     let opts = ImportOptions {
-        state_root: Some(tmp.path().join("state")),
-        ..ImportOptions::default()
+        state_root: tmp.path().join("state"),
+        shadow: None,
     };
     let (ws, report) = Workspace::import(&linked, &opts).unwrap();
     let report = report.git.unwrap();
@@ -308,8 +308,8 @@ fn a_git_symlink_is_not_followed_and_the_report_says_so() {
     write(&real, "a.txt", "a\n");
     std::os::unix::fs::symlink(elsewhere.join(".git"), real.join(".git")).unwrap();
     let opts = ImportOptions {
-        state_root: Some(tmp.path().join("state")),
-        ..ImportOptions::default()
+        state_root: tmp.path().join("state"),
+        shadow: None,
     };
     let (ws, report) = Workspace::import(&real, &opts).unwrap();
     let why = report.git.unwrap().skipped.unwrap();

@@ -29,7 +29,7 @@ fn vm_hwm_kb() -> u64 {
 /// In the child: open the workspace, review it as `agent workspace status` and `diff` do, and
 /// write the peak RSS (kB) to `report`.
 fn child(real: &Path, state: &Path, report: &Path) {
-    let ws = Workspace::open(real, Some(state)).unwrap();
+    let ws = Workspace::open(real, state).unwrap();
     let set = ws.status().unwrap();
     let kinds: Vec<(&str, &ChangeKind, bool)> = set
         .changes
@@ -83,8 +83,8 @@ fn status_and_diff_of_a_2gb_sparse_file_stay_under_100mb() {
     std::fs::write(real.path().join("notes.txt"), "notes\n").unwrap();
     std::fs::write(real.path().join("small.txt"), "one\n").unwrap();
     let opts = ImportOptions {
-        state_root: Some(state.path().to_path_buf()),
-        ..ImportOptions::default()
+        state_root: state.path().to_path_buf(),
+        shadow: None,
     };
     let (ws, _) = Workspace::import(real.path(), &opts).unwrap();
     // What `truncate -s 2G` does: a 2 GB file of zeros that takes no disk space.

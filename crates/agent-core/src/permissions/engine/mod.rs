@@ -54,10 +54,10 @@ use super::request::{BashSubject, Subject, ToolCall, Via};
 use super::rules::{Parsed, RuleContent, ToolPattern, canonical_tool, parse_rule};
 use super::ruleset::{CompiledList, PathUse, RuleEntry};
 use super::safety::{self, Finding};
-use super::settings::Settings;
 use super::workdirs::WorkingDirs;
 use crate::modes::PermissionMode;
-use crate::shell::{ParsedScript, ShellError};
+use crate::settings::Settings;
+use crate::shell::{ParsedScript, ScriptParseError};
 use crate::tools::ToolKind;
 
 mod allow;
@@ -107,7 +107,7 @@ impl PreparedCall {
     /// The shell parse of a Bash call's `command`, made once by [`PermissionEngine::prepare`]
     /// (`None` for other tools, or when the input has no command string). The sandbox's command
     /// checker takes it as is (`CommandChecker::check_parsed`), so a call is parsed once.
-    pub fn shell_parse(&self) -> Option<&Result<ParsedScript, ShellError>> {
+    pub fn shell_parse(&self) -> Option<&Result<ParsedScript, ScriptParseError>> {
         match &self.subject {
             Subject::Bash(b) => Some(&b.parsed),
             _ => None,

@@ -127,19 +127,49 @@ pub enum Parsed {
 const PRIMARY_PARAMS: &[&str] = &["command", "file_path", "path", "notebook_path", "url"];
 
 /// The canonical name of a tool (`Task` is the old name of `Agent`).
-pub fn canonical_tool(name: &str) -> &str {
+pub(crate) fn canonical_tool(name: &str) -> &str {
     match name {
         "Task" => "Agent",
         other => other,
     }
 }
 
-/// Parses one rule from `list`.
+/// Parses one rule from `list`: its syntax, then a tool-name glob or a whole MCP server, a
+/// tool without a specifier, else the specifier by the tool's content grammar (Bash patterns,
+/// paths, WebFetch domains, parameter rules, the one field of the other tools).
 ///
 /// # Errors
 /// A message saying what is wrong and how to write it instead.
 pub fn parse_rule(text: &str, list: RuleList) -> Result<Parsed, String> {
     let trimmed = text.trim();
+    let (name, content) = split_rule(trimmed)?;
+    if let Some(parsed) = tool_pattern_rule(trimmed, name, content, list)? {
+        return Ok(parsed);
+    }
+    let canonical = canonical_tool(name).to_owned();
+    let Some(content) = content else {
+        let tool = ToolPattern::Name(canonical);
+        return Ok(Parsed::Rule(
+            Rule {
+                text: trimmed.to_owned(),
+                tool,
+                content: RuleContent::Any,
+            },
+            None,
+        ));
+    };
+    RuleText {
+        trimmed,
+        list,
+        param: param_of(content),
+        tool: ToolPattern::Name(canonical.clone()),
+        canonical,
+    }
+    .content_rule(content)
+}
+
+/// A rule's tool name and specifier (trimmed; `None` for none or `*`), checked for syntax.
+fn split_rule(trimmed: &str) -> Result<(&str, Option<&str>), String> {
     if trimmed.is_empty() {
         return Err("empty rule; write `Tool` or `Tool(specifier)`".into());
     }
@@ -179,13 +209,27 @@ pub fn parse_rule(text: &str, list: RuleList) -> Result<Parsed, String> {
             "`{trimmed}`: empty specifier; write `{name}` to match every call"
         ));
     }
-    let content = content.filter(|c| *c != "*");
-    let rule = |tool: ToolPattern, content: RuleContent| Rule {
-        text: trimmed.to_owned(),
-        tool,
-        content,
-    };
+    Ok((name, content.filter(|c| *c != "*")))
+}
 
+/// The rule when its tool is a pattern: a tool-name glob or a whole MCP server; `None` for a
+/// rule on one tool.
+fn tool_pattern_rule(
+    trimmed: &str,
+    name: &str,
+    content: Option<&str>,
+    list: RuleList,
+) -> Result<Option<Parsed>, String> {
+    let rule = |tool: ToolPattern| {
+        Parsed::Rule(
+            Rule {
+                text: trimmed.to_owned(),
+                tool,
+                content: RuleContent::Any,
+            },
+            None,
+        )
+    };
     if name.contains('*') {
         if content.is_some() {
             return Err(format!(
@@ -193,169 +237,197 @@ pub fn parse_rule(text: &str, list: RuleList) -> Result<Parsed, String> {
             ));
         }
         if list == RuleList::Allow && !anchored_mcp_glob(name) {
-            return Ok(Parsed::Ignored(format!(
+            return Ok(Some(Parsed::Ignored(format!(
                 "allow rule `{trimmed}` is ignored: allow rules may glob a tool name only after `mcp__<server>__`"
-            )));
+            ))));
         }
-        return Ok(Parsed::Rule(
-            rule(ToolPattern::Glob(name.to_owned()), RuleContent::Any),
-            None,
-        ));
+        return Ok(Some(rule(ToolPattern::Glob(name.to_owned()))));
     }
-    let canonical = canonical_tool(name).to_owned();
     if let Some(server) = name.strip_prefix("mcp__")
         && !server.is_empty()
         && !server.contains("__")
         && content.is_none()
     {
-        return Ok(Parsed::Rule(
-            rule(ToolPattern::McpServer(name.to_owned()), RuleContent::Any),
-            None,
-        ));
+        return Ok(Some(rule(ToolPattern::McpServer(name.to_owned()))));
     }
-    let tool = ToolPattern::Name(canonical.clone());
-    let Some(content) = content else {
-        return Ok(Parsed::Rule(rule(tool, RuleContent::Any), None));
-    };
+    Ok(None)
+}
 
-    // `param:value`, when `param` is an identifier the tool has (or any identifier for tools
-    // without a content grammar).
-    let param = content.split_once(':').and_then(|(p, v)| {
+/// `param:value`, when `param` is an identifier (whether the tool has it is the tool's
+/// grammar's to say).
+fn param_of(content: &str) -> Option<(String, String)> {
+    content.split_once(':').and_then(|(p, v)| {
         let p = p.trim();
         let ident = !p.is_empty()
             && !p.starts_with(|c: char| c.is_ascii_digit())
             && p.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
         ident.then(|| (p.to_owned(), v.trim().to_owned()))
-    });
-    let param_rule = |name: String, value: String| -> Result<Parsed, String> {
+    })
+}
+
+/// One rule with a specifier, read by its tool's content grammar.
+struct RuleText<'a> {
+    /// The rule as written, trimmed.
+    trimmed: &'a str,
+    list: RuleList,
+    /// The tool's canonical name.
+    canonical: String,
+    tool: ToolPattern,
+    /// The specifier as `param:value`, when it has that shape.
+    param: Option<(String, String)>,
+}
+
+impl RuleText<'_> {
+    fn rule(&self, content: RuleContent) -> Rule {
+        Rule {
+            text: self.trimmed.to_owned(),
+            tool: self.tool.clone(),
+            content,
+        }
+    }
+
+    /// The specifier by the tool's grammar: Bash patterns, paths, WebFetch domains, or the one
+    /// field of the other tools.
+    fn content_rule(self, content: &str) -> Result<Parsed, String> {
+        match self.canonical.as_str() {
+            "Bash" => self.bash_rule(content),
+            "Read" | "Edit" | "Write" | "MultiEdit" | "NotebookEdit" | "Glob" => {
+                self.path_rule(content)
+            }
+            "WebFetch" => self.web_fetch_rule(),
+            _ => self.other_rule(content),
+        }
+    }
+
+    /// A parameter rule (`Tool(param:value)`): deny and ask lists only, never on the tool's
+    /// primary content.
+    fn param_rule(&self, name: String, value: String) -> Result<Parsed, String> {
+        let trimmed = self.trimmed;
         if PRIMARY_PARAMS.contains(&name.as_str()) {
             return Ok(Parsed::Ignored(format!(
                 "rule `{trimmed}` is ignored: `{name}` is the tool's primary content; write `{}(...)` with a content pattern instead",
-                canonical
+                self.canonical
             )));
         }
-        if list == RuleList::Allow {
+        if self.list == RuleList::Allow {
             return Ok(Parsed::Ignored(format!(
                 "allow rule `{trimmed}` is ignored: parameter rules work in deny and ask lists only"
             )));
         }
         Ok(Parsed::Rule(
-            rule(
-                ToolPattern::Name(canonical.clone()),
-                RuleContent::Param { name, value },
-            ),
+            self.rule(RuleContent::Param { name, value }),
             None,
         ))
-    };
+    }
 
-    match canonical.as_str() {
-        "Bash" => {
-            if let Some((p, v)) = param.filter(|(p, _)| {
-                matches!(
-                    p.as_str(),
-                    "command"
-                        | "description"
-                        | "timeout"
-                        | "run_in_background"
-                        | "dangerouslyDisableSandbox"
-                )
-            }) {
-                return param_rule(p, v);
-            }
-            Ok(Parsed::Rule(
-                rule(
-                    tool,
-                    RuleContent::Bash(
-                        BashPattern::parse(content).map_err(|e| format!("`{trimmed}`: {e}"))?,
-                    ),
-                ),
-                None,
-            ))
+    fn bash_rule(&self, content: &str) -> Result<Parsed, String> {
+        if let Some((p, v)) = self.param.clone().filter(|(p, _)| {
+            matches!(
+                p.as_str(),
+                "command"
+                    | "description"
+                    | "timeout"
+                    | "run_in_background"
+                    | "dangerouslyDisableSandbox"
+            )
+        }) {
+            return self.param_rule(p, v);
         }
-        "Read" | "Edit" | "Write" | "MultiEdit" | "NotebookEdit" | "Glob" => {
-            let known: &[&str] = match canonical.as_str() {
-                "Read" => &["offset", "limit", "pages", "file_path"],
-                "Edit" | "MultiEdit" => &["replace_all", "file_path"],
-                "Glob" => &["pattern", "path"],
-                "NotebookEdit" => &["cell_id", "edit_mode", "notebook_path"],
-                _ => &["file_path"],
-            };
-            if let Some((p, v)) = param.filter(|(p, _)| known.contains(&p.as_str())) {
-                return param_rule(p, v);
-            }
-            let pattern = PathPattern::parse(content).map_err(|e| format!("`{trimmed}`: {e}"))?;
-            let family = match canonical.as_str() {
-                "Read" => PathFamily::Read,
-                "Edit" => PathFamily::Edit,
-                other => {
-                    if list == RuleList::Allow {
-                        return Ok(Parsed::Ignored(format!(
-                            "allow rule `{trimmed}` is ignored: path allow rules are written `Edit(...)` (for every editing tool) or `Read(...)`"
-                        )));
-                    }
-                    let note = format!(
-                        "`{trimmed}` applies to the {other} tool only; Claude Code ignores `{other}(path)` rules, write `Edit(...)` or `Read(...)` to cover every tool"
-                    );
-                    return Ok(Parsed::Rule(
-                        rule(
-                            tool,
-                            RuleContent::Path {
-                                family: PathFamily::Only(other.to_owned()),
-                                pattern,
-                            },
-                        ),
-                        Some(note),
-                    ));
+        let pattern =
+            BashPattern::parse(content).map_err(|e| format!("`{}`: {e}", self.trimmed))?;
+        Ok(Parsed::Rule(self.rule(RuleContent::Bash(pattern)), None))
+    }
+
+    fn path_rule(&self, content: &str) -> Result<Parsed, String> {
+        let trimmed = self.trimmed;
+        let known: &[&str] = match self.canonical.as_str() {
+            "Read" => &["offset", "limit", "pages", "file_path"],
+            "Edit" | "MultiEdit" => &["replace_all", "file_path"],
+            "Glob" => &["pattern", "path"],
+            "NotebookEdit" => &["cell_id", "edit_mode", "notebook_path"],
+            _ => &["file_path"],
+        };
+        if let Some((p, v)) = self
+            .param
+            .clone()
+            .filter(|(p, _)| known.contains(&p.as_str()))
+        {
+            return self.param_rule(p, v);
+        }
+        let pattern = PathPattern::parse(content).map_err(|e| format!("`{trimmed}`: {e}"))?;
+        let family = match self.canonical.as_str() {
+            "Read" => PathFamily::Read,
+            "Edit" => PathFamily::Edit,
+            other => {
+                if self.list == RuleList::Allow {
+                    return Ok(Parsed::Ignored(format!(
+                        "allow rule `{trimmed}` is ignored: path allow rules are written `Edit(...)` (for every editing tool) or `Read(...)`"
+                    )));
                 }
-            };
-            Ok(Parsed::Rule(
-                rule(tool, RuleContent::Path { family, pattern }),
-                None,
-            ))
-        }
-        "WebFetch" => match param {
+                let note = format!(
+                    "`{trimmed}` applies to the {other} tool only; Claude Code ignores `{other}(path)` rules, write `Edit(...)` or `Read(...)` to cover every tool"
+                );
+                return Ok(Parsed::Rule(
+                    self.rule(RuleContent::Path {
+                        family: PathFamily::Only(other.to_owned()),
+                        pattern,
+                    }),
+                    Some(note),
+                ));
+            }
+        };
+        Ok(Parsed::Rule(
+            self.rule(RuleContent::Path { family, pattern }),
+            None,
+        ))
+    }
+
+    fn web_fetch_rule(&self) -> Result<Parsed, String> {
+        match self.param.clone() {
             Some((p, v)) if p == "domain" => {
-                let d = DomainPattern::parse(&v).map_err(|e| format!("`{trimmed}`: {e}"))?;
-                Ok(Parsed::Rule(rule(tool, RuleContent::Domain(d)), None))
+                let d = DomainPattern::parse(&v).map_err(|e| format!("`{}`: {e}", self.trimmed))?;
+                Ok(Parsed::Rule(self.rule(RuleContent::Domain(d)), None))
             }
-            Some((p, v)) => param_rule(p, v),
+            Some((p, v)) => self.param_rule(p, v),
             None => Err(format!(
-                "`{trimmed}`: WebFetch rules are written `WebFetch(domain:example.com)`"
+                "`{}`: WebFetch rules are written `WebFetch(domain:example.com)`",
+                self.trimmed
             )),
-        },
-        other => {
-            if let Some((p, v)) = param {
-                return param_rule(p, v);
-            }
-            let field = match other {
-                "Agent" => Some("subagent_type"),
-                "Skill" => Some("skill"),
-                "WebSearch" => Some("query"),
-                "PowerShell" => Some("command"),
-                _ => None,
-            };
-            match field {
-                Some(field) => Ok(Parsed::Rule(
-                    rule(
-                        tool,
-                        RuleContent::Literal {
-                            field,
-                            value: content.to_owned(),
-                        },
-                    ),
-                    None,
+        }
+    }
+
+    /// Any other tool: a parameter rule, the one field it matches literally, or (no such
+    /// field) a rule on every call.
+    fn other_rule(&self, content: &str) -> Result<Parsed, String> {
+        let (trimmed, other) = (self.trimmed, self.canonical.as_str());
+        if let Some((p, v)) = self.param.clone() {
+            return self.param_rule(p, v);
+        }
+        let field = match other {
+            "Agent" => Some("subagent_type"),
+            "Skill" => Some("skill"),
+            "WebSearch" => Some("query"),
+            "PowerShell" => Some("command"),
+            _ => None,
+        };
+        match field {
+            Some(field) => Ok(Parsed::Rule(
+                self.rule(RuleContent::Literal {
+                    field,
+                    value: content.to_owned(),
+                }),
+                None,
+            )),
+            None if self.list == RuleList::Allow => Ok(Parsed::Ignored(format!(
+                "allow rule `{trimmed}` is ignored: `{other}` takes no specifier; write `{other}` or a parameter rule"
+            ))),
+            None => Ok(Parsed::Rule(
+                self.rule(RuleContent::Any),
+                Some(format!(
+                    "`{trimmed}`: `{other}` takes no specifier, so this {} rule applies to every `{other}` call",
+                    self.list.as_str()
                 )),
-                None if list == RuleList::Allow => Ok(Parsed::Ignored(format!(
-                    "allow rule `{trimmed}` is ignored: `{other}` takes no specifier; write `{other}` or a parameter rule"
-                ))),
-                None => Ok(Parsed::Rule(
-                    rule(tool, RuleContent::Any),
-                    Some(format!(
-                        "`{trimmed}`: `{other}` takes no specifier, so this {} rule applies to every `{other}` call",
-                        list.as_str()
-                    )),
-                )),
-            }
+            )),
         }
     }
 }
@@ -368,7 +440,7 @@ fn anchored_mcp_glob(name: &str) -> bool {
 }
 
 /// `*` matches any sequence; everything else is literal. Linear-time two-pointer match.
-pub fn wildcard_match(pattern: &str, text: &str) -> bool {
+pub(crate) fn wildcard_match(pattern: &str, text: &str) -> bool {
     let (p, t) = (pattern.as_bytes(), text.as_bytes());
     let (mut pi, mut ti) = (0, 0);
     let mut star: Option<(usize, usize)> = None;

@@ -2,7 +2,7 @@
 //! a typo (`"permisions"`), which would otherwise be ignored without a word. Settings loading
 //! warns once per file, naming the file, each unknown key and the known key nearest to it.
 //!
-//! Known keys are the trust table's ([`super::settings_keys::KEYS`]: every key this runtime
+//! Known keys are the trust table's ([`super::trust_table::KEYS`]: every key this runtime
 //! reads), [`OUR_MEMBERS`], and [`CLAUDE_CODE_KEYS`] (Claude Code's settings reference, so a
 //! `.claude/settings.json` written for Claude Code loads without a warning for each key only
 //! Claude Code uses). Members are checked inside the objects whose members are all listed
@@ -10,7 +10,7 @@
 //! the user's choosing (`env`, `hooks`, `mcpServers`, `enabledPlugins`) are not looked into.
 //!
 //! ```
-//! use agent_core::permissions::known_keys::unknown_keys;
+//! use agent_core::settings::known_keys::unknown_keys;
 //! use serde_json::json;
 //!
 //! let found = unknown_keys(json!({"permisions": {}, "permissions": {"alow": []}}).as_object().unwrap());
@@ -22,7 +22,7 @@
 
 use serde_json::{Map, Value};
 
-use super::settings_keys::KEYS;
+use super::trust_table::KEYS;
 
 /// Keys this runtime reads that the trust table lists only as their object: the members of
 /// `provider` (`agent run`'s model provider).

@@ -21,7 +21,7 @@
 //! every one of them from an untrusted project and check that it has no effect.
 //!
 //! ```
-//! use agent_core::permissions::settings_keys::{KEYS, Tightens, spec};
+//! use agent_core::settings::trust_table::{KEYS, Tightens, spec};
 //!
 //! assert!(matches!(spec("permissions.deny").unwrap().tightens, Tightens::Always));
 //! assert!(matches!(spec("permissions.allow").unwrap().tightens, Tightens::Never));
@@ -33,7 +33,7 @@
 
 use serde_json::{Map, Value};
 
-use super::decision::Scope;
+use crate::permissions::Scope;
 
 /// Whether a key's values only restrict.
 #[derive(Clone, Copy, Debug)]

@@ -33,7 +33,7 @@ struct TrustFile {
 /// Occurs when the trust store cannot be read or written.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
-pub enum TrustError {
+pub enum FolderTrustError {
     /// Occurs when the file exists but cannot be read or written.
     #[error("{path}: {source}")]
     Io {
@@ -56,29 +56,29 @@ pub enum TrustError {
 
 /// The trusted folders, backed by a JSON file.
 #[derive(Debug, Clone)]
-pub struct TrustStore {
+pub struct TrustedFolders {
     path: PathBuf,
     folders: Vec<TrustedFolder>,
 }
 
-impl TrustStore {
+impl TrustedFolders {
     /// Loads the store at `path`; a missing file is an empty store.
     ///
     /// # Errors
-    /// [`TrustError`] when the file exists but cannot be read or parsed.
-    pub fn load(path: impl Into<PathBuf>) -> Result<Self, TrustError> {
+    /// [`FolderTrustError`] when the file exists but cannot be read or parsed.
+    pub fn load(path: impl Into<PathBuf>) -> Result<Self, FolderTrustError> {
         let path = path.into();
         let folders = match std::fs::read_to_string(&path) {
             Ok(text) => {
                 let file: TrustFile =
-                    serde_json::from_str(&text).map_err(|source| TrustError::Format {
+                    serde_json::from_str(&text).map_err(|source| FolderTrustError::Format {
                         path: path.clone(),
                         source,
                     })?;
                 file.trusted
             }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
-            Err(source) => return Err(TrustError::Io { path, source }),
+            Err(source) => return Err(FolderTrustError::Io { path, source }),
         };
         Ok(Self { path, folders })
     }
@@ -92,9 +92,9 @@ impl TrustStore {
     /// Trusts `dir` and saves the store.
     ///
     /// # Errors
-    /// [`TrustError::Io`] when the store cannot be written.
-    pub fn trust(&mut self, dir: &Path) -> Result<(), TrustError> {
-        let dir = std::fs::canonicalize(dir).map_err(|source| TrustError::Io {
+    /// [`FolderTrustError::Io`] when the store cannot be written.
+    pub fn trust(&mut self, dir: &Path) -> Result<(), FolderTrustError> {
+        let dir = std::fs::canonicalize(dir).map_err(|source| FolderTrustError::Io {
             path: dir.to_path_buf(),
             source,
         })?;
@@ -110,8 +110,8 @@ impl TrustStore {
     /// Removes `dir` from the store and saves it; returns whether it was there.
     ///
     /// # Errors
-    /// [`TrustError::Io`] when the store cannot be written.
-    pub fn untrust(&mut self, dir: &Path) -> Result<bool, TrustError> {
+    /// [`FolderTrustError::Io`] when the store cannot be written.
+    pub fn untrust(&mut self, dir: &Path) -> Result<bool, FolderTrustError> {
         let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
         let before = self.folders.len();
         self.folders.retain(|f| f.path != dir);
@@ -127,8 +127,8 @@ impl TrustStore {
         &self.folders
     }
 
-    fn save(&self) -> Result<(), TrustError> {
-        let io = |source| TrustError::Io {
+    fn save(&self) -> Result<(), FolderTrustError> {
+        let io = |source| FolderTrustError::Io {
             path: self.path.clone(),
             source,
         };
@@ -157,16 +157,16 @@ mod tests {
         let store_path = tmp.path().join("home/trust.json");
         let proj = tmp.path().join("proj");
         std::fs::create_dir_all(proj.join("sub")).unwrap();
-        let mut store = TrustStore::load(&store_path).unwrap();
+        let mut store = TrustedFolders::load(&store_path).unwrap();
         assert!(!store.is_trusted(&proj));
         store.trust(&proj).unwrap();
-        let store2 = TrustStore::load(&store_path).unwrap();
+        let store2 = TrustedFolders::load(&store_path).unwrap();
         assert!(store2.is_trusted(&proj));
         assert!(store2.is_trusted(&proj.join("sub")));
         assert!(!store2.is_trusted(tmp.path()));
         let mut store3 = store2;
         assert!(store3.untrust(&proj).unwrap());
-        assert!(!TrustStore::load(&store_path).unwrap().is_trusted(&proj));
+        assert!(!TrustedFolders::load(&store_path).unwrap().is_trusted(&proj));
     }
 
     #[test]
@@ -175,7 +175,7 @@ mod tests {
         let p = tmp.path().join("trust.json");
         std::fs::write(&p, "{nope").unwrap();
         assert!(
-            TrustStore::load(&p)
+            TrustedFolders::load(&p)
                 .unwrap_err()
                 .to_string()
                 .contains("fix or delete")
