@@ -15,7 +15,7 @@ use anyhow::{Context, Result, bail};
 use serde_json::json;
 
 use super::{absolute, bundles};
-use crate::cli::{ShellArgs, WasiArgs, WasiExecArgs};
+use crate::cli::wasi::{ShellArgs, WasiArgs, WasiExecArgs};
 use crate::exit::Exit;
 use crate::output;
 

@@ -7,7 +7,9 @@ use serde_json::{Value, json};
 
 use super::bundles::trust_path;
 use super::{absolute, agent_home};
-use crate::cli::{KeysCommand, KeysGenerateArgs, KeysListArgs, KeysTrustArgs, KeysUntrustArgs};
+use crate::cli::keys::{
+    KeysCommand, KeysGenerateArgs, KeysListArgs, KeysTrustArgs, KeysUntrustArgs,
+};
 use crate::exit::Exit;
 use crate::output;
 

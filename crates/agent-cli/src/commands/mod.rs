@@ -5,12 +5,15 @@ pub mod bundles;
 pub mod chat;
 mod cost;
 pub mod demo;
+pub mod drive;
 pub mod exec;
 pub mod headless;
 pub mod hooks;
 pub mod keys;
 pub mod live;
+pub mod open;
 pub mod permissions;
+pub mod provider;
 pub mod run;
 pub mod sandbox;
 pub mod sessions;
@@ -26,7 +29,8 @@ use std::path::PathBuf;
 use agent_core::permissions::{SettingSources, Settings, SettingsLoader};
 use anyhow::{Context, Result};
 
-use crate::cli::{CompletionsArgs, SettingsArgs};
+use crate::cli::CompletionsArgs;
+use crate::cli::settings::SettingsArgs;
 use crate::exit::Exit;
 use crate::output;
 

@@ -20,10 +20,11 @@ use anyhow::{Context, Result, bail};
 use serde_json::json;
 
 use super::load_settings;
-use crate::cli::{
+use crate::cli::sandbox::{
     CheckCommandArgs, CheckPathArgs, CheckUrlArgs, ExecArgs, ProfileArgs, SandboxCommand,
-    SelectionArgs, SettingsArgs,
+    SelectionArgs,
 };
+use crate::cli::settings::SettingsArgs;
 use crate::exit::Exit;
 use crate::output;
 

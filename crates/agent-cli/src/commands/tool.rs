@@ -9,7 +9,7 @@ use anyhow::{Context, Result, bail};
 use serde_json::Value;
 
 use super::{absolute, agent_home, hook_registry, load_settings};
-use crate::cli::ToolArgs;
+use crate::cli::tool::ToolArgs;
 use crate::exit::Exit;
 use crate::output;
 

@@ -1,21 +1,23 @@
 //! `agent bundles build | sign | verify | install | list | remove | which | pin | unpin | gc`.
 
-use std::path::{Path, PathBuf};
+mod clashes;
+mod manifest;
 
-use agent_bundles::keys::{KeyPair, PublicKey};
-use agent_bundles::manifest::Manifest;
+use std::path::PathBuf;
+
 use agent_bundles::registry::Registry;
 use agent_bundles::store::{BundleError, BundleStore, InstallStatus, InstalledBundle, Resolver};
 use agent_bundles::trust::TrustStore;
-use agent_bundles::verify::{self, SignatureStatus};
-use agent_bundles::{digest, pack};
-use anyhow::{Context, Result, bail};
+use agent_bundles::verify::SignatureStatus;
+use anyhow::Result;
 use serde_json::{Value, json};
 
+use self::clashes::{Clash, clash_warnings, install_clashes};
+use self::manifest::{build, sign, verify_cmd};
 use super::{absolute, agent_home};
-use crate::cli::{
-    BundleBuildArgs, BundleInstallArgs, BundlePinArgs, BundleRemoveArgs, BundleSignArgs,
-    BundleUnpinArgs, BundleVerifyArgs, BundleWhichArgs, BundlesCommand, StoreArgs,
+use crate::cli::bundles::{
+    BundleInstallArgs, BundlePinArgs, BundleRemoveArgs, BundleUnpinArgs, BundleWhichArgs,
+    BundlesCommand, StoreArgs,
 };
 use crate::exit::Exit;
 use crate::output;
@@ -65,13 +67,7 @@ fn split_label(label: &str) -> (&str, Option<&str>) {
     }
 }
 
-fn read_manifest(path: &Path) -> Result<(Vec<u8>, Manifest)> {
-    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
-    let manifest = Manifest::parse(&bytes)
-        .with_context(|| format!("{} is not a bundle manifest", path.display()))?;
-    Ok((bytes, manifest))
-}
-
+/// A signature's status, as JSON.
 fn signature_json(status: &SignatureStatus) -> Value {
     match status {
         SignatureStatus::Verified { key_id } => json!({"verified": true, "keyId": key_id}),
@@ -81,6 +77,7 @@ fn signature_json(status: &SignatureStatus) -> Value {
     }
 }
 
+/// A signature's status, in words.
 fn signature_text(status: &SignatureStatus) -> String {
     match status {
         SignatureStatus::Verified { key_id } => format!("signed by {key_id}"),
@@ -89,184 +86,6 @@ fn signature_text(status: &SignatureStatus) -> String {
         }
         SignatureStatus::NotRequired { present: false } => "unsigned (not required here)".into(),
     }
-}
-
-fn build(args: &BundleBuildArgs) -> Result<Exit> {
-    let spec = pack::read_spec(&absolute(args.spec.clone())?)?;
-    let modules = absolute(args.modules.clone())?;
-    let mut manifest = pack::build_manifest(&spec, &modules)?;
-    if let Some(key) = &args.key {
-        let key = KeyPair::load(&absolute(key.clone())?)?;
-        manifest = verify::sign_manifest(&manifest, &key);
-    }
-    let mut written = Vec::new();
-    if let Some(registry) = &args.registry {
-        let path = pack::publish(&manifest, &modules, &absolute(registry.clone())?)?;
-        written.push(path);
-    }
-    if let Some(out) = &args.out {
-        let out = absolute(out.clone())?;
-        std::fs::write(&out, manifest.to_pretty_json())
-            .with_context(|| format!("cannot write {}", out.display()))?;
-        written.push(out);
-    }
-    if args.json {
-        output::stdout_line(
-            &json!({
-                "bundle": manifest.label(),
-                "manifest": Value::Object(manifest.document().clone()),
-                "written": written,
-            })
-            .to_string(),
-        );
-    } else if written.is_empty() {
-        output::stdout_text(&String::from_utf8_lossy(&manifest.to_pretty_json()));
-    } else {
-        let size: u64 = manifest.assets.iter().map(|a| a.size).sum();
-        output::stdout_line(&format!(
-            "built {}: {} commands, {} assets, {} bytes{}",
-            manifest.label(),
-            manifest.commands.len(),
-            manifest.assets.len(),
-            size,
-            match &manifest.signature {
-                Some(s) => format!(", signed by {}", s.key_id),
-                None => ", unsigned".into(),
-            }
-        ));
-        for path in written {
-            output::stdout_line(&format!("  wrote {}", path.display()));
-        }
-    }
-    Ok(Exit::Success)
-}
-
-fn sign(args: &BundleSignArgs) -> Result<Exit> {
-    let path = absolute(args.manifest.clone())?;
-    let (_, manifest) = read_manifest(&path)?;
-    let key = KeyPair::load(&absolute(args.key.clone())?)?;
-    let signed = verify::sign_manifest(&manifest, &key);
-    let out = match &args.out {
-        Some(o) => absolute(o.clone())?,
-        None => path,
-    };
-    std::fs::write(&out, signed.to_pretty_json())
-        .with_context(|| format!("cannot write {}", out.display()))?;
-    if args.json {
-        output::stdout_line(
-            &json!({"bundle": signed.label(), "keyId": key.key_id, "manifest": out}).to_string(),
-        );
-    } else {
-        output::stdout_line(&format!(
-            "signed {} with {} -> {}",
-            signed.label(),
-            key.key_id,
-            out.display()
-        ));
-    }
-    Ok(Exit::Success)
-}
-
-fn verify_cmd(args: &BundleVerifyArgs) -> Result<Exit> {
-    let path = absolute(args.manifest.clone())?;
-    let bytes = std::fs::read(&path).with_context(|| format!("cannot read {}", path.display()))?;
-    let keys: Vec<PublicKey> = args
-        .keys
-        .iter()
-        .map(|k| PublicKey::from_assignment(k).with_context(|| format!("bad --key {k:?}")))
-        .collect::<Result<_>>()?;
-    if serde_json::from_slice::<Value>(&bytes).is_err() {
-        bail!(
-            "{} is not JSON; a manifest is a JSON object with name, version, assets and commands",
-            path.display()
-        );
-    }
-    let report = |valid: bool,
-                  label: &str,
-                  signature: Value,
-                  assets: Value,
-                  reason: Option<String>| {
-        if args.json {
-            output::stdout_line(
-                &json!({"valid": valid, "bundle": label, "signature": signature, "assets": assets, "reason": reason})
-                    .to_string(),
-            );
-        } else if let Some(reason) = &reason {
-            output::error(&format!("invalid: {}: {reason}", path.display()));
-        }
-    };
-    let manifest = match Manifest::parse(&bytes) {
-        Ok(m) => m,
-        Err(e) => {
-            report(false, "", Value::Null, Value::Null, Some(e.to_string()));
-            return Ok(Exit::Denied);
-        }
-    };
-    let label = manifest.label();
-    let keys = if keys.is_empty() {
-        trust_store()?.all_keys()
-    } else {
-        keys
-    };
-    let must_sign = !args.keys.is_empty() || args.signature_only || manifest.signature.is_some();
-    let signature = if must_sign {
-        match verify::verify_signature_with(&manifest, &keys, &path.display().to_string()) {
-            Ok(s) => s,
-            Err(e) => {
-                report(false, &label, Value::Null, Value::Null, Some(e.to_string()));
-                return Ok(Exit::Denied);
-            }
-        }
-    } else {
-        SignatureStatus::NotRequired { present: false }
-    };
-    let mut checked = Vec::new();
-    if !args.signature_only {
-        let dir = path.parent().unwrap_or(Path::new("."));
-        for asset in &manifest.assets {
-            let file = dir.join(&asset.path);
-            let outcome = match digest::sha256_file(&file) {
-                Ok((sha, size)) => {
-                    verify::check_digest(asset, &sha, size).map_err(|e| e.to_string())
-                }
-                Err(e) => Err(format!(
-                    "`{}`: cannot read {}: {e}",
-                    asset.path,
-                    file.display()
-                )),
-            };
-            if let Err(reason) = outcome {
-                report(
-                    false,
-                    &label,
-                    signature_json(&signature),
-                    Value::Null,
-                    Some(reason),
-                );
-                return Ok(Exit::Denied);
-            }
-            checked.push(asset.path.clone());
-        }
-    }
-    report(
-        true,
-        &label,
-        signature_json(&signature),
-        json!(checked),
-        None,
-    );
-    if !args.json {
-        output::stdout_line(&format!(
-            "valid: {label} ({}{})",
-            signature_text(&signature),
-            if args.signature_only {
-                String::new()
-            } else {
-                format!("; {} assets match their size and sha256", checked.len())
-            }
-        ));
-    }
-    Ok(Exit::Success)
 }
 
 fn bundle_json(bundle: &InstalledBundle) -> Value {
@@ -366,149 +185,6 @@ fn install(args: &BundleInstallArgs) -> Result<Exit> {
         output::warning(&warning);
     }
     Ok(Exit::Success)
-}
-
-/// A command the installed bundle shares with a bundle of the other class (official or
-/// third-party).
-struct Clash {
-    command: String,
-    /// The official bundle that wins it (`name@version`).
-    official: String,
-    /// The third-party bundles that provide it too (`name@version`).
-    third_party: Vec<String>,
-    /// The bundle name it is pinned to, if any.
-    pinned: Option<String>,
-}
-
-impl Clash {
-    fn to_json(&self) -> Value {
-        json!({
-            "command": self.command,
-            "official": self.official,
-            "thirdParty": self.third_party,
-            "pinned": self.pinned,
-            "resolvesTo": self.pinned.clone().unwrap_or_else(|| self.official.clone()),
-        })
-    }
-}
-
-/// The commands of `bundle` that a bundle of the other class also provides. A damaged pins
-/// file or unreadable cache gives none here (the resolver reports it where it matters).
-fn install_clashes(store: &BundleStore, bundle: &InstalledBundle) -> Vec<Clash> {
-    let Ok(resolver) = store.resolver(&[]) else {
-        return Vec::new();
-    };
-    let name = &bundle.manifest.name;
-    resolver
-        .clashes()
-        .into_iter()
-        .filter(|c| bundle.manifest.command(&c.command).is_some())
-        .filter(|c| {
-            let ours = |label: &String| label.split_once('@').is_some_and(|(n, _)| n == name);
-            ours(&c.official) || c.third_party.iter().any(ours)
-        })
-        .map(|c| Clash {
-            command: c.command,
-            official: c.official,
-            third_party: c.third_party,
-            pinned: c.pinned,
-        })
-        .collect()
-}
-
-/// What `install` says on stderr about clashes: the commands that stay official, and how to
-/// pin a third-party one.
-fn clash_warnings(bundle: &InstalledBundle, clashes: &[Clash]) -> Vec<String> {
-    let label = bundle.label();
-    let name = &bundle.manifest.name;
-    let mut out = Vec::new();
-    if clashes.is_empty() {
-        return out;
-    }
-    if bundle.origin.official {
-        // Group by the third-party bundle.
-        let mut by_other: Vec<(String, Vec<&Clash>)> = Vec::new();
-        for c in clashes {
-            for other in &c.third_party {
-                match by_other.iter_mut().find(|(o, _)| o == other) {
-                    Some((_, list)) => list.push(c),
-                    None => by_other.push((other.clone(), vec![c])),
-                }
-            }
-        }
-        for (other, list) in by_other {
-            let other_name = other.split_once('@').map_or(other.as_str(), |(n, _)| n);
-            let pinned: Vec<&Clash> = list
-                .iter()
-                .copied()
-                .filter(|c| c.pinned.as_deref() == Some(other_name))
-                .collect();
-            // Pinned to a third bundle: that bundle's group says so.
-            let official: Vec<&Clash> = list
-                .iter()
-                .copied()
-                .filter(|c| c.pinned.is_none() || c.pinned.as_deref() == Some(name.as_str()))
-                .collect();
-            if !official.is_empty() {
-                let names: Vec<&str> = official.iter().map(|c| c.command.as_str()).collect();
-                out.push(format!(
-                    "{label} is official and provides {}, which third-party {other} also provides: official bundles win every name clash, so these stay official and {other_name}'s are refused unless pinned (`agent bundles pin {} {other_name}`)",
-                    names.join(", "),
-                    names[0],
-                ));
-            }
-            if !pinned.is_empty() {
-                let names: Vec<&str> = pinned.iter().map(|c| c.command.as_str()).collect();
-                out.push(format!(
-                    "{} stay pinned to third-party {other}, so {label}'s are not used (`agent bundles unpin {}` to use the official one)",
-                    names.join(", "),
-                    names[0],
-                ));
-            }
-        }
-    } else {
-        // Group by the official bundle that wins.
-        let mut by_official: Vec<(String, Vec<&Clash>)> = Vec::new();
-        for c in clashes {
-            match by_official.iter_mut().find(|(o, _)| *o == c.official) {
-                Some((_, list)) => list.push(c),
-                None => by_official.push((c.official.clone(), vec![c])),
-            }
-        }
-        for (official, list) in by_official {
-            let official_name = official
-                .split_once('@')
-                .map_or(official.as_str(), |(n, _)| n);
-            let pinned: Vec<&Clash> = list
-                .iter()
-                .copied()
-                .filter(|c| c.pinned.as_deref() == Some(name.as_str()))
-                .collect();
-            // Pinned to another third-party bundle: neither runs, and `which` says which does.
-            let kept: Vec<&Clash> = list
-                .iter()
-                .copied()
-                .filter(|c| c.pinned.is_none() || c.pinned.as_deref() == Some(official_name))
-                .collect();
-            if !kept.is_empty() {
-                let names: Vec<&str> = kept.iter().map(|c| c.command.as_str()).collect();
-                out.push(format!(
-                    "{label} is third-party and provides {}, which the official {official} already provides: these stay official, and {name}'s are refused unless you pin them (`agent bundles pin {} {name}`)",
-                    names.join(", "),
-                    names[0],
-                ));
-            }
-            if !pinned.is_empty() {
-                let names: Vec<&str> = pinned.iter().map(|c| c.command.as_str()).collect();
-                out.push(format!(
-                    "{} are pinned to {name}, so {label}'s replace the official {official}'s (`agent bundles unpin {}` to undo)",
-                    names.join(", "),
-                    names[0],
-                ));
-            }
-        }
-    }
-    out
 }
 
 /// Verifies and compiles every installed command's module into the runner's cache; a warning
