@@ -1,15 +1,17 @@
 //! Driving one prompt's run: its events streamed to the live transcript (or an observer),
-//! Ctrl-C interrupting it cleanly, and Bash's background commands waited for before a review.
+//! Ctrl-C interrupting it cleanly, Bash's background commands waited for before a review, and the
+//! exit status a run ends with.
 
 use std::sync::Arc;
 
 use agent_core::events::Event;
-use agent_sessions::agent::{Agent, AgentEvent, RunResult};
+use agent_sessions::agent::{Agent, AgentEvent, RunResult, RunStopReason};
 use agent_sessions::tools::Bash;
 use anyhow::{Context, Result};
 use futures_util::{FutureExt as _, StreamExt as _};
 
 use super::live::Live;
+use crate::exit::Exit;
 use crate::output;
 
 /// Streams one prompt's run to the terminal through `live` (or collects it quietly for
@@ -90,4 +92,15 @@ pub(crate) async fn join_background(bash: &Arc<Bash>, quiet: bool) -> Result<()>
     let joined = Arc::clone(bash);
     tokio::task::spawn_blocking(move || joined.wait_background()).await?;
     Ok(())
+}
+
+/// The exit status of a run: 130 interrupted; 1 an error, the turn limit reached, or the
+/// commit refused; 0 otherwise.
+pub(crate) fn run_exit(result: &RunResult, refused: bool) -> Exit {
+    match result.stop_reason {
+        RunStopReason::Interrupted => Exit::Code(130),
+        RunStopReason::MaxTurns => Exit::Denied,
+        _ if result.is_error || refused => Exit::Denied,
+        _ => Exit::Success,
+    }
 }

@@ -5,7 +5,7 @@ use agent_bundles::trust::{BUILTIN_KEYS, TrustStore, registry_id};
 use anyhow::{Context, Result};
 use serde_json::{Value, json};
 
-use super::bundles::trust_path;
+use super::toolbox::trust_path;
 use super::{absolute, agent_home};
 use crate::cli::keys::{
     KeysCommand, KeysGenerateArgs, KeysListArgs, KeysTrustArgs, KeysUntrustArgs,

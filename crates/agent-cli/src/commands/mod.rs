@@ -20,6 +20,7 @@ pub mod sessions;
 pub mod slash;
 pub mod system_prompt;
 pub mod tool;
+pub mod toolbox;
 pub mod transcript;
 pub mod trust;
 pub mod workspace;

@@ -9,13 +9,13 @@ use std::path::Path;
 use std::sync::Arc;
 
 use agent_core::events::{Event, EventPayload, TokenUsage};
-use agent_sessions::agent::{Agent, AgentEvent, RunResult, RunStopReason};
+use agent_sessions::agent::{Agent, AgentEvent, RunResult};
 use agent_sessions::tools::Bash;
 use agent_sessions::workspace::{ChangeSet, CommitOptions, Workspace, WorkspaceError};
 use anyhow::Result;
 use serde_json::{Value, json};
 
-use super::drive::{drive_observed, join_background};
+use super::drive::{drive_observed, join_background, run_exit};
 use super::headless::stream::TurnEncoder;
 use super::live::Live;
 use super::open::{Opened, open};
@@ -229,15 +229,4 @@ fn report(args: &RunArgs, encoder: &TurnEncoder, ran: &Ran<'_>, reviewed: &Revie
         );
     }
     Ok(())
-}
-
-/// The exit status of a run: 130 interrupted; 1 an error, the turn limit reached, or the
-/// commit refused; 0 otherwise.
-pub(crate) fn run_exit(result: &RunResult, refused: bool) -> Exit {
-    match result.stop_reason {
-        RunStopReason::Interrupted => Exit::Code(130),
-        RunStopReason::MaxTurns => Exit::Denied,
-        _ if result.is_error || refused => Exit::Denied,
-        _ => Exit::Success,
-    }
 }

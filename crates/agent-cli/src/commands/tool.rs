@@ -168,7 +168,7 @@ pub(crate) fn bash_tool(
     let toolbox = if choice == Choice::HostOnly {
         None
     } else {
-        match super::exec::open_toolbox(None, &[], agent_wasi::Limits::default()) {
+        match super::toolbox::open_toolbox(None, &[], agent_wasi::Limits::default()) {
             Ok(t) => Some(t),
             Err(e) if choice == Choice::WasiOnly => {
                 return Err(e.context("bash.backend is \"wasi\""));

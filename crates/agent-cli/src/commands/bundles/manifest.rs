@@ -9,9 +9,10 @@ use agent_bundles::{digest, pack};
 use anyhow::{Context, Result, bail};
 use serde_json::{Value, json};
 
-use super::{signature_json, signature_text, trust_store};
+use super::{signature_json, signature_text};
 use crate::cli::bundles::{BundleBuildArgs, BundleSignArgs, BundleVerifyArgs};
 use crate::commands::absolute;
+use crate::commands::toolbox::trust_store;
 use crate::exit::Exit;
 use crate::output;
 

@@ -3,18 +3,16 @@
 mod clashes;
 mod manifest;
 
-use std::path::PathBuf;
-
 use agent_bundles::registry::Registry;
 use agent_bundles::store::{BundleError, BundleStore, InstallStatus, InstalledBundle, Resolver};
-use agent_bundles::trust::TrustStore;
 use agent_bundles::verify::SignatureStatus;
 use anyhow::Result;
 use serde_json::{Value, json};
 
 use self::clashes::{Clash, clash_warnings, install_clashes};
 use self::manifest::{build, sign, verify_cmd};
-use super::{absolute, agent_home};
+use super::absolute;
+use super::toolbox::{default_store, open_toolbox, trust_store};
 use crate::cli::bundles::{
     BundleInstallArgs, BundlePinArgs, BundleRemoveArgs, BundleUnpinArgs, BundleWhichArgs,
     BundlesCommand, StoreArgs,
@@ -35,21 +33,6 @@ pub fn run(cmd: BundlesCommand) -> Result<Exit> {
         BundlesCommand::Unpin(args) => unpin(&args),
         BundlesCommand::Gc(args) => gc(&args),
     }
-}
-
-/// The default bundle cache: `$AGENT_HOME/bundles`.
-pub fn default_store() -> Result<PathBuf> {
-    Ok(agent_home()?.join("bundles"))
-}
-
-/// Where the user's trust store is: `$AGENT_HOME/keys/trusted.json`.
-pub fn trust_path() -> Result<PathBuf> {
-    Ok(agent_home()?.join("keys").join("trusted.json"))
-}
-
-/// The user's trust store.
-pub fn trust_store() -> Result<TrustStore> {
-    Ok(TrustStore::load(&trust_path()?)?)
 }
 
 fn store(args: &StoreArgs) -> Result<BundleStore> {
@@ -190,16 +173,15 @@ fn install(args: &BundleInstallArgs) -> Result<Exit> {
 /// Verifies and compiles every installed command's module into the runner's cache; a warning
 /// (not a failure) when one cannot be prepared.
 fn warm_up(args: &StoreArgs) -> bool {
-    let toolbox =
-        match super::exec::open_toolbox(args.store.clone(), &[], agent_wasi::Limits::default()) {
-            Ok(t) => t,
-            Err(e) => {
-                output::warning(&format!(
-                    "installed, but the modules were not prepared: {e:#}"
-                ));
-                return false;
-            }
-        };
+    let toolbox = match open_toolbox(args.store.clone(), &[], agent_wasi::Limits::default()) {
+        Ok(t) => t,
+        Err(e) => {
+            output::warning(&format!(
+                "installed, but the modules were not prepared: {e:#}"
+            ));
+            return false;
+        }
+    };
     let failed = toolbox.warm_up();
     for (command, why) in &failed {
         output::warning(&format!(

@@ -351,7 +351,7 @@ fn print_mode(cli: SdkCli, mut inputs: Inputs) -> Result<Exit> {
         ));
         return Ok(Exit::Denied);
     }
-    Ok(super::run::run_exit(&result, false))
+    Ok(super::drive::run_exit(&result, false))
 }
 
 /// The SDK's session: reads `initialize` (its hooks become the session's), opens the session,
