@@ -16,11 +16,11 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use agent_sandbox::outer::{
-    BwrapBackend, Ending, ExecOutcome, ExecRequest, Limits, NoneBackend, OuterSandbox, run,
+    BwrapBackend, Ending, ExecOutcome, ExecRequest, NoneBackend, OuterSandbox, ResourceLimits, run,
 };
 use agent_sandbox::profile::env::EnvPlan;
 use agent_sandbox::profile::host::FixedHost;
-use agent_sandbox::profile::selection::{Plan, Selection, Workdir};
+use agent_sandbox::profile::selection::{ProfilePlan, Selection, Workdir};
 use agent_sandbox::profile::{ProfileTree, sbpl};
 
 fn bwrap() -> Option<BwrapBackend> {
@@ -38,13 +38,13 @@ fn tree() -> ProfileTree {
     ProfileTree::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../../profiles")).unwrap()
 }
 
-fn request(workdir: &Path, enable: &[&str], command: &str, limits: Limits) -> ExecRequest {
+fn request(workdir: &Path, enable: &[&str], command: &str, limits: ResourceLimits) -> ExecRequest {
     let host = FixedHost {
         home: std::env::var_os("HOME").map_or_else(|| PathBuf::from("/root"), PathBuf::from),
         cwd: workdir.to_path_buf(),
         ..FixedHost::default()
     };
-    let plan = Plan::resolve(
+    let plan = ProfilePlan::resolve(
         &tree(),
         &Selection {
             workdir: Workdir::Path(workdir.to_path_buf()),
@@ -81,7 +81,11 @@ fn request(workdir: &Path, enable: &[&str], command: &str, limits: Limits) -> Ex
 }
 
 fn sh(backend: &dyn OuterSandbox, workdir: &Path, command: &str) -> ExecOutcome {
-    run(backend, &request(workdir, &[], command, Limits::default())).unwrap()
+    run(
+        backend,
+        &request(workdir, &[], command, ResourceLimits::default()),
+    )
+    .unwrap()
 }
 
 fn text(bytes: &[u8]) -> String {
@@ -131,7 +135,7 @@ fn a_read_only_workdir_is_seen_but_not_changed() {
         work.path(),
         &[],
         "cat a.txt; echo evil > a.txt; touch new.txt; rm -f a.txt; echo scratch > /tmp/s && cat /tmp/s",
-        Limits::default(),
+        ResourceLimits::default(),
     );
     req.plan.workdir_read_only = true;
     let out = run(&b, &req).unwrap();
@@ -202,7 +206,11 @@ fn the_network_is_off_unless_enabled() {
          if command -v curl >/dev/null; then curl -s -m 2 http://127.0.0.1:{port}/ >/dev/null; [ $? -eq 7 ] || [ $? -eq 28 ] || echo CURL_REACHED; fi; \
          getent hosts example.com && echo RESOLVED; true"
     );
-    let off = run(&b, &request(work.path(), &[], &probe, Limits::default())).unwrap();
+    let off = run(
+        &b,
+        &request(work.path(), &[], &probe, ResourceLimits::default()),
+    )
+    .unwrap();
     assert!(!off.audit.network);
     assert!(!text(&off.stdout).contains("CONNECTED"), "{off:?}");
     assert!(!text(&off.stdout).contains("RESOLVED"), "{off:?}");
@@ -219,7 +227,7 @@ fn the_network_is_off_unless_enabled() {
             work.path(),
             &["network"],
             &format!("bash -c 'echo hi > /dev/tcp/127.0.0.1/{port}' && echo CONNECTED"),
-            Limits::default(),
+            ResourceLimits::default(),
         ),
     )
     .unwrap();
@@ -254,10 +262,10 @@ fn limits_stop_runaways() {
             work.path(),
             &[],
             "while :; do :; done",
-            Limits {
+            ResourceLimits {
                 cpu_seconds: Some(1),
                 wall: Some(Duration::from_secs(60)),
-                ..Limits::default()
+                ..ResourceLimits::default()
             },
         ),
     )
@@ -283,9 +291,9 @@ fn limits_stop_runaways() {
             work.path(),
             &[],
             "yes flood",
-            Limits {
+            ResourceLimits {
                 output_bytes: 64 * 1024,
-                ..Limits::default()
+                ..ResourceLimits::default()
             },
         ),
     )
@@ -305,9 +313,9 @@ fn limits_stop_runaways() {
             work.path(),
             &[],
             "sleep 30",
-            Limits {
+            ResourceLimits {
                 wall: Some(Duration::from_millis(500)),
-                ..Limits::default()
+                ..ResourceLimits::default()
             },
         ),
     )
@@ -320,9 +328,9 @@ fn limits_stop_runaways() {
             &[],
             // A memory bomb: allocate 2 GiB at once under a 256 MiB address-space limit.
             "if command -v python3 >/dev/null; then python3 -c 'b = bytearray(2 * 1024**3); print(\"ALLOCATED\")'; else head -c 2147483648 /dev/zero | sort > /dev/null; fi",
-            Limits {
+            ResourceLimits {
                 address_space: Some(256 << 20),
-                ..Limits::default()
+                ..ResourceLimits::default()
             },
         ),
     )
@@ -358,7 +366,7 @@ fn only_allowlisted_variables_are_passed() {
 fn an_unavailable_backend_fails_or_falls_back_as_configured() {
     let missing = BwrapBackend::new(Some(PathBuf::from("/nonexistent/bwrap")));
     let work = tempfile::tempdir().unwrap();
-    let mut req = request(work.path(), &[], "echo ran", Limits::default());
+    let mut req = request(work.path(), &[], "echo ran", ResourceLimits::default());
     let err = run(&missing, &req).unwrap_err().to_string();
     assert!(err.contains("the bwrap sandbox is unavailable"), "{err}");
     assert!(err.contains("failIfUnavailable"), "{err}");
@@ -382,7 +390,7 @@ fn an_unavailable_backend_fails_or_falls_back_as_configured() {
     );
     if let Some(b) = bwrap() {
         let gone = work.path().join("not-there");
-        let e = run(&b, &request(&gone, &[], "true", Limits::default()))
+        let e = run(&b, &request(&gone, &[], "true", ResourceLimits::default()))
             .unwrap_err()
             .to_string();
         assert!(e.contains("is not an existing directory"), "{e}");
@@ -403,9 +411,9 @@ fn the_none_backend_applies_limits() {
             work.path(),
             &[],
             "yes",
-            Limits {
+            ResourceLimits {
                 output_bytes: 1000,
-                ..Limits::default()
+                ..ResourceLimits::default()
             },
         ),
     )
@@ -421,7 +429,7 @@ fn the_none_backend_applies_limits() {
             work.path(),
             &[],
             "setsid sleep 5 & sleep 0.5; echo parent done",
-            Limits::default(),
+            ResourceLimits::default(),
         ),
     )
     .unwrap();
@@ -435,7 +443,7 @@ fn the_none_backend_applies_limits() {
         "{:?}",
         escaped.audit
     );
-    let policy = sbpl::render(&request(work.path(), &[], "true", Limits::default()).plan);
+    let policy = sbpl::render(&request(work.path(), &[], "true", ResourceLimits::default()).plan);
     assert!(policy.contains("(deny default)"));
 }
 
@@ -465,9 +473,9 @@ fn detached_descendants_end_with_the_command() {
         ),
     ] {
         let work = tempfile::tempdir().unwrap();
-        let limits = Limits {
+        let limits = ResourceLimits {
             wall,
-            ..Limits::default()
+            ..ResourceLimits::default()
         };
         let out = run(&none, &request(work.path(), &[], script, limits)).unwrap();
         let pid: i32 = std::fs::read_to_string(work.path().join("pid"))
@@ -560,7 +568,7 @@ fn a_cancelled_command_ends_at_once_with_everything_it_started() {
         let script = format!(
             "sleep {marker} & setsid sleep {marker} & echo started; sleep {marker}; echo not-cancelled"
         );
-        let request = request(work.path(), &[], &script, Limits::default());
+        let request = request(work.path(), &[], &script, ResourceLimits::default());
         let flag = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
         let setter = {
             let flag = std::sync::Arc::clone(&flag);

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use agent_sandbox::profile::env::EnvPlan;
 use agent_sandbox::profile::explain::explain;
 use agent_sandbox::profile::host::FixedHost;
-use agent_sandbox::profile::selection::{Plan, Reason, Selection, Workdir};
+use agent_sandbox::profile::selection::{ProfilePlan, Reason, Selection, Workdir};
 use agent_sandbox::profile::{ProfileError, ProfileTree, bwrap, sbpl};
 
 fn host() -> FixedHost {
@@ -40,8 +40,8 @@ const BASE: (&str, &str) = (
     "(version 1)\n(define HOME_DIR \"__AGENT_HOME_DIR__\")\n(deny default)\n",
 );
 
-fn plan(dir: &Path, selection: &Selection) -> Result<Plan, ProfileError> {
-    Plan::resolve(&ProfileTree::load(dir)?, selection, &host())
+fn plan(dir: &Path, selection: &Selection) -> Result<ProfilePlan, ProfileError> {
+    ProfilePlan::resolve(&ProfileTree::load(dir)?, selection, &host())
 }
 
 fn order(policy: &str) -> Vec<String> {
@@ -371,7 +371,7 @@ fn home_dir_symlinks_and_the_root() {
         PathBuf::from("/home/u/work"),
         PathBuf::from("/private/work"),
     );
-    let p = Plan::resolve(
+    let p = ProfilePlan::resolve(
         &ProfileTree::load(dir.path()).unwrap(),
         &Selection::default(),
         &h,
@@ -425,8 +425,10 @@ fn assembly_is_deterministic() {
         command: Some("claude".into()),
         ..Selection::default()
     };
-    let one = Plan::resolve(&ProfileTree::load(a.path()).unwrap(), &selection, &host()).unwrap();
-    let two = Plan::resolve(&ProfileTree::load(b.path()).unwrap(), &selection, &host()).unwrap();
+    let one =
+        ProfilePlan::resolve(&ProfileTree::load(a.path()).unwrap(), &selection, &host()).unwrap();
+    let two =
+        ProfilePlan::resolve(&ProfileTree::load(b.path()).unwrap(), &selection, &host()).unwrap();
     assert_eq!(sbpl::render(&one), sbpl::render(&two));
     let env = EnvPlan::sanitize(&[("PATH".into(), "/usr/bin".into())], &[]);
     assert_eq!(bwrap::render(&one, &env), bwrap::render(&two, &env));
@@ -459,7 +461,7 @@ fn our_tree_loads_and_resolves_everything() {
         "network",
         "ssh",
     ];
-    let p = Plan::resolve(
+    let p = ProfilePlan::resolve(
         &t,
         &Selection {
             enable: features.iter().map(|f| (*f).to_owned()).collect(),
@@ -494,7 +496,7 @@ fn snapshot_selection() -> Selection {
 
 #[test]
 fn snapshot_default_policy() {
-    let p = Plan::resolve(
+    let p = ProfilePlan::resolve(
         &ProfileTree::load(&ours()).unwrap(),
         &Selection::default(),
         &host(),
@@ -505,7 +507,7 @@ fn snapshot_default_policy() {
 
 #[test]
 fn snapshot_claude_with_docker_ssh_and_dirs() {
-    let p = Plan::resolve(
+    let p = ProfilePlan::resolve(
         &ProfileTree::load(&ours()).unwrap(),
         &snapshot_selection(),
         &host(),

@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 
 use agent_sandbox::profile::host::{FixedHost, GitWorktrees};
 use agent_sandbox::profile::sbpl::PROTECTED;
-use agent_sandbox::profile::selection::{Plan, Reason, Selection, Workdir};
+use agent_sandbox::profile::selection::{ProfilePlan, Reason, Selection, Workdir};
 use agent_sandbox::profile::{ProfileError, ProfileTree, sbpl};
 
 fn fixture() -> ProfileTree {
@@ -53,8 +53,8 @@ fn host() -> FixedHost {
     }
 }
 
-fn plan(selection: &Selection, host: &FixedHost) -> Result<Plan, ProfileError> {
-    Plan::resolve(&fixture(), selection, host)
+fn plan(selection: &Selection, host: &FixedHost) -> Result<ProfilePlan, ProfileError> {
+    ProfilePlan::resolve(&fixture(), selection, host)
 }
 
 /// The rules of a policy: comment lines, trailing comments and blank lines dropped.
@@ -237,7 +237,7 @@ fn a_missing_entry_in_a_requirement_list_is_named() {
     )
     .unwrap();
     let tree = ProfileTree::load(dir.path()).unwrap();
-    let err = Plan::resolve(
+    let err = ProfilePlan::resolve(
         &tree,
         &Selection {
             command: Some("aider".into()),

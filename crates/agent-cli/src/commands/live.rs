@@ -383,7 +383,7 @@ fn ask(
         err,
         "\n  {}\n  {}",
         palette.paint(
-            colour::Role::Ask,
+            colour::Ink::Ask,
             &format!(
                 "Allow {}({})?",
                 request.tool_name,

@@ -9,7 +9,8 @@ use std::time::{Duration, Instant};
 use agent_core::process::ProcessTree;
 
 use super::{
-    AuditRecord, Ending, ExecError, ExecOutcome, ExecRequest, Limits, NoneBackend, OuterSandbox,
+    AuditRecord, Ending, ExecError, ExecOutcome, ExecRequest, NoneBackend, OuterSandbox,
+    ResourceLimits,
 };
 
 /// How long output is still read after the command was reaped.
@@ -322,7 +323,7 @@ fn collect(readers: Vec<Reader>) -> (Vec<u8>, Vec<u8>, bool) {
 
 /// `/bin/sh -c 'ulimit ...; exec "$@"'` when any rlimit is set: limits are applied in the
 /// child without unsafe code, then the shell is replaced by the program.
-fn trampoline(limits: &Limits) -> Vec<String> {
+fn trampoline(limits: &ResourceLimits) -> Vec<String> {
     let mut script = Vec::new();
     if let Some(s) = limits.cpu_seconds {
         script.push(format!("ulimit -t {s}"));

@@ -1,4 +1,4 @@
-//! From what the user asked for (a [`Selection`]) to what goes into the policy (a [`Plan`]):
+//! From what the user asked for (a [`Selection`]) to what goes into the policy (a [`ProfilePlan`]):
 //! which profiles, in which order and why, and the resolved directories.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use super::ProfileError;
 use super::host::{GitWorktrees, Host};
 use super::resolved::{builtin_candidates, home_candidates};
-use super::tree::{Profile, ProfileTree, Stage};
+use super::tree::{Profile, ProfileStage, ProfileTree};
 use crate::paths::lexical;
 
 /// The base profile: its `HOME_DIR` and `WORK_DIR` placeholders are filled in, and its paths are
@@ -98,7 +98,7 @@ pub struct Appended {
 
 /// Everything the renderers need, resolved once.
 #[derive(Clone, Debug)]
-pub struct Plan {
+pub struct ProfilePlan {
     /// The profile tree's directory.
     pub tree_root: PathBuf,
     /// The selected profiles, in assembly order.
@@ -128,7 +128,7 @@ pub struct Plan {
     pub workdir_read_only: bool,
 }
 
-impl Plan {
+impl ProfilePlan {
     /// Resolves `selection` against `tree`, reading machine facts from `host`.
     ///
     /// # Errors
@@ -155,7 +155,7 @@ impl Plan {
         let parts = with_requirements(tree, &chosen)?;
         let excluded = profiles
             .iter()
-            .filter(|p| p.stage == Stage::OptionalIntegrations)
+            .filter(|p| p.stage == ProfileStage::OptionalIntegrations)
             .filter(|p| !parts.iter().any(|part| part.profile.rel == p.rel))
             .map(|p| p.name.clone())
             .collect();
@@ -242,9 +242,11 @@ fn chosen(
     for (i, p) in profiles.iter().enumerate() {
         let reason = match p.stage {
             s if s.always() => Some(Reason::Always),
-            Stage::OptionalIntegrations => enabled.contains(&p.name).then_some(Reason::Enabled),
-            Stage::Agents | Stage::Apps => {
-                let all = if p.stage == Stage::Agents {
+            ProfileStage::OptionalIntegrations => {
+                enabled.contains(&p.name).then_some(Reason::Enabled)
+            }
+            ProfileStage::Agents | ProfileStage::Apps => {
+                let all = if p.stage == ProfileStage::Agents {
                     ALL_AGENTS
                 } else {
                     ALL_APPS
@@ -406,8 +408,8 @@ fn enabled_features(
         tree.profiles()
             .iter()
             .filter(|p| {
-                matches!(p.stage, Stage::Agents | Stage::Apps)
-                    || (p.stage == Stage::OptionalIntegrations && !p.inject_only())
+                matches!(p.stage, ProfileStage::Agents | ProfileStage::Apps)
+                    || (p.stage == ProfileStage::OptionalIntegrations && !p.inject_only())
             })
             .map(|p| p.name.as_str()),
     );
@@ -432,7 +434,7 @@ fn enabled_features(
         let why = match tree
             .profiles()
             .iter()
-            .find(|p| p.name == name && p.stage == Stage::OptionalIntegrations)
+            .find(|p| p.name == name && p.stage == ProfileStage::OptionalIntegrations)
         {
             Some(_) => format!(
                 "`{name}` cannot be enabled by name: it is injected only when a selected profile requires it"
