@@ -690,6 +690,10 @@ pub fn run(args: &[String]) -> Result<()> {
     if let Some(section) = section(&previous, RELEASE_BINARY) {
         writeln!(out, "{}\n", section.trim_end())?;
     }
+    // Measured by hand (test builds before and after one binary per crate), kept as written.
+    if let Some(section) = section(&previous, TEST_BUILD) {
+        writeln!(out, "{}\n", section.trim_end())?;
+    }
     let path = root.join("docs/benchmarks.md");
     std::fs::write(&path, out.trim_end().to_owned() + "\n")
         .with_context(|| format!("cannot write {}", path.display()))?;
@@ -702,6 +706,10 @@ const BUNDLE_SIZES: &str = "Bundle sizes (`target/bundles/registry`, `cargo xtas
 /// The section on the release binary's size and build time, which `cargo xtask bench` keeps as
 /// it is (measuring it takes two whole release builds).
 const RELEASE_BINARY: &str = "Release binary (`cargo build --release -p agent-cli`)";
+
+/// The section on how long the integration tests take to build, which `cargo xtask bench`
+/// keeps as it is (measured by hand, before and after one test binary per crate).
+const TEST_BUILD: &str = "Test build (`cargo nextest run -p CRATE --no-run`)";
 
 /// The size of each module of the built core-utils bundle and of each command (the module it
 /// runs, shared by every command of that module), read from the registry's manifest; `None`

@@ -28,7 +28,7 @@ use std::time::{Duration, Instant};
 use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::json;
 
-#[path = "../tests/support/model.rs"]
+#[path = "../tests/all/support/model.rs"]
 mod model;
 
 use model::{calls, serve_with, text};

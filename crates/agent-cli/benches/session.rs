@@ -29,10 +29,10 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::json;
 
 #[cfg(target_os = "linux")]
-#[path = "../tests/support/model.rs"]
+#[path = "../tests/all/support/model.rs"]
 mod model;
 #[cfg(target_os = "linux")]
-#[path = "../tests/support/terminal.rs"]
+#[path = "../tests/all/support/terminal.rs"]
 mod terminal;
 
 #[cfg(target_os = "linux")]

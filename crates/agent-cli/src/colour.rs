@@ -109,9 +109,9 @@ pub struct Palette {
     on: bool,
 }
 
-/// What a piece of text is, for its colour.
+/// The ink a piece of text is painted in: what it is, for its colour.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Role {
+pub enum Ink {
     /// A tool call's header (bold cyan).
     Call,
     /// Something that went well: allowed, exit 0 (green).
@@ -134,7 +134,7 @@ pub enum Role {
     Heading,
 }
 
-impl Role {
+impl Ink {
     fn style(self) -> Style {
         match self {
             Self::Call => Style::new().bold().fg_color(Some(AnsiColor::Cyan.into())),
@@ -165,13 +165,13 @@ impl Palette {
         Self::new(stderr())
     }
 
-    /// `text` in the colour of `role` (as is when colour is off). `text` must already be
+    /// `text` in the colour of `ink` (as is when colour is off). `text` must already be
     /// sanitised: the escape sequences added here are the only ones printed.
-    pub fn paint(self, role: Role, text: &str) -> String {
+    pub fn paint(self, ink: Ink, text: &str) -> String {
         if !self.on || text.is_empty() {
             return text.to_owned();
         }
-        let style = role.style();
+        let style = ink.style();
         format!("{}{text}{}", style.render(), style.render_reset())
     }
 
@@ -183,18 +183,18 @@ impl Palette {
         let mut out = String::with_capacity(text.len() + 64);
         for line in text.split_inclusive('\n') {
             let body = line.strip_suffix('\n').unwrap_or(line);
-            let role = if line.starts_with("+++") || line.starts_with("---") {
-                Some(Role::Heading)
+            let ink = if line.starts_with("+++") || line.starts_with("---") {
+                Some(Ink::Heading)
             } else if line.starts_with('+') {
-                Some(Role::Added)
+                Some(Ink::Added)
             } else if line.starts_with('-') {
-                Some(Role::Removed)
+                Some(Ink::Removed)
             } else if line.starts_with("@@") {
-                Some(Role::Hunk)
+                Some(Ink::Hunk)
             } else {
                 None
             };
-            match role {
+            match ink {
                 Some(r) => out.push_str(&self.paint(r, body)),
                 None => out.push_str(body),
             }
@@ -228,10 +228,10 @@ mod tests {
     #[test]
     fn a_palette_that_is_off_adds_nothing() {
         let off = Palette::new(false);
-        assert_eq!(off.paint(Role::Bad, "x"), "x");
+        assert_eq!(off.paint(Ink::Bad, "x"), "x");
         assert_eq!(off.diff("+a\n-b\n"), "+a\n-b\n");
         let on = Palette::new(true);
-        assert_eq!(on.paint(Role::Bad, "x"), "\u{1b}[31mx\u{1b}[0m");
+        assert_eq!(on.paint(Ink::Bad, "x"), "\u{1b}[31mx\u{1b}[0m");
         assert_eq!(
             on.diff("--- a/f\n+a\n ctx\n"),
             "\u{1b}[1m--- a/f\u{1b}[0m\n\u{1b}[32m+a\u{1b}[0m\n ctx\n"

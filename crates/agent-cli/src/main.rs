@@ -21,10 +21,10 @@ fn main() -> std::process::ExitCode {
     let mut args: Vec<std::ffi::OsString> = std::env::args_os().collect();
     // `agent -p PROMPT`, and the Claude Agent SDK's `agent --output-format stream-json …`: the
     // headless mode, flags only.
-    if cli::SdkCli::claims(&args) {
-        let parsed = cli::SdkCli::command()
+    if cli::sdk::SdkCli::claims(&args) {
+        let parsed = cli::sdk::SdkCli::command()
             .try_get_matches_from(&args)
-            .and_then(|m| cli::SdkCli::from_arg_matches(&m));
+            .and_then(|m| cli::sdk::SdkCli::from_arg_matches(&m));
         return match parsed.map(commands::headless::run) {
             Ok(Ok(code)) => code.into(),
             Ok(Err(e)) => {

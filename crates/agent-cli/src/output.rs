@@ -2,7 +2,7 @@
 
 use std::io::Write;
 
-use crate::colour::{Palette, Role};
+use crate::colour::{Ink, Palette};
 use crate::exit::Exit;
 
 /// Writes `text` and a newline to stdout. A closed pipe (`agent ... | head`) is not an error.
@@ -18,7 +18,7 @@ pub fn stdout_text(text: &str) {
 
 /// Prints `agent: error: MESSAGE` (one line) to stderr.
 pub fn error(message: &str) {
-    let label = Palette::for_stderr().paint(Role::Bad, "error:");
+    let label = Palette::for_stderr().paint(Ink::Bad, "error:");
     let _ = writeln!(
         std::io::stderr().lock(),
         "agent: {label} {}",
@@ -28,7 +28,7 @@ pub fn error(message: &str) {
 
 /// Prints `agent: warning: MESSAGE` to stderr.
 pub fn warning(message: &str) {
-    let label = Palette::for_stderr().paint(Role::Warn, "warning:");
+    let label = Palette::for_stderr().paint(Ink::Warn, "warning:");
     let _ = writeln!(
         std::io::stderr().lock(),
         "agent: {label} {}",

@@ -29,7 +29,7 @@ use agent_store::{SessionStore, StoreOptions};
 use agent_tools::{ToolState, builtin_tools};
 use serde_json::{Value, json};
 
-#[path = "../../agent-cli/tests/support/model.rs"]
+#[path = "../../agent-cli/tests/all/support/model.rs"]
 mod model;
 
 use model::{Reported, Turn, serve_anthropic};

@@ -17,11 +17,13 @@
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use agent_sandbox::outer::{self, BwrapBackend, ExecRequest, Limits, NoneBackend, OuterSandbox};
+use agent_sandbox::outer::{
+    self, BwrapBackend, ExecRequest, NoneBackend, OuterSandbox, ResourceLimits,
+};
 use agent_sandbox::profile::ProfileTree;
 use agent_sandbox::profile::env::EnvPlan;
 use agent_sandbox::profile::host::{Host, SystemHost};
-use agent_sandbox::profile::selection::{Plan, Selection, Workdir};
+use agent_sandbox::profile::selection::{ProfilePlan, Selection, Workdir};
 use criterion::{Criterion, criterion_group, criterion_main};
 
 fn request(workdir: &Path) -> ExecRequest {
@@ -33,10 +35,10 @@ fn request(workdir: &Path) -> ExecRequest {
         ..Selection::default()
     };
     ExecRequest {
-        plan: Plan::resolve(&tree, &selection, &SystemHost).unwrap(),
+        plan: ProfilePlan::resolve(&tree, &selection, &SystemHost).unwrap(),
         env: EnvPlan::sanitize(&SystemHost.vars(), &[]),
         command: vec!["/bin/bash".into(), "-c".into(), "true".into()],
-        limits: Limits::default(),
+        limits: ResourceLimits::default(),
         fail_if_unavailable: true,
     }
 }

@@ -95,7 +95,7 @@ fn bench(c: &mut Criterion) {
 /// resolve the selection, render the Seatbelt policy; vs. reading the same files alone.
 fn profile_assembly(g: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>) {
     use agent_sandbox::profile::host::FixedHost;
-    use agent_sandbox::profile::selection::{Plan, Selection};
+    use agent_sandbox::profile::selection::{ProfilePlan, Selection};
     use agent_sandbox::profile::{ProfileTree, sbpl};
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../profiles");
     let host = FixedHost {
@@ -128,7 +128,7 @@ fn profile_assembly(g: &mut criterion::BenchmarkGroup<'_, criterion::measurement
     g.bench_function("profile_assemble_full_tree_5_add_dirs", |b| {
         b.iter(|| {
             let tree = ProfileTree::load(&root).unwrap();
-            let plan = Plan::resolve(&tree, black_box(&selection), &host).unwrap();
+            let plan = ProfilePlan::resolve(&tree, black_box(&selection), &host).unwrap();
             sbpl::render(&plan)
         })
     });

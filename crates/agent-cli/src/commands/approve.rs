@@ -15,7 +15,7 @@ use agent_core::permissions::{GrantScope, PermissionRequest, PromptAnswer};
 use serde_json::{Value, json};
 
 use super::transcript::Paths;
-use crate::colour::{Palette, Role};
+use crate::colour::{Ink, Palette};
 use crate::output;
 
 /// Lines of a diff or a new file shown at most.
@@ -54,7 +54,7 @@ pub fn preview(
                 Some(old) => lines.extend(edit_diff(&old, content, palette)),
                 None => {
                     lines.push(palette.paint(
-                        Role::Dim,
+                        Ink::Dim,
                         &format!(
                             "new file, {} line(s), {} bytes",
                             content.lines().count(),
@@ -63,7 +63,7 @@ pub fn preview(
                     ));
                     lines.extend(
                         content.lines().take(PREVIEW_LINES).map(|l| {
-                            palette.paint(Role::Added, &format!("+{}", output::sanitize(l)))
+                            palette.paint(Ink::Added, &format!("+{}", output::sanitize(l)))
                         }),
                     );
                 }
@@ -75,10 +75,10 @@ pub fn preview(
                 output::sanitize(&paths.text(field("command")))
             ));
             if !field("description").is_empty() {
-                lines.push(palette.paint(Role::Dim, &output::sanitize(field("description"))));
+                lines.push(palette.paint(Ink::Dim, &output::sanitize(field("description"))));
             }
             lines.push(palette.paint(
-                Role::Dim,
+                Ink::Dim,
                 &match runs_where {
                     Some(w) => format!("runs {}", output::sanitize(&w)),
                     None => "runs in the WASI shell when every program it names is a bundle command, else in the host's bash inside the OS sandbox".to_owned(),
@@ -88,7 +88,7 @@ pub fn preview(
         "WebFetch" => {
             lines.push(format!("GET {}", output::sanitize(field("url"))));
             if !field("prompt").is_empty() {
-                lines.push(palette.paint(Role::Dim, &output::sanitize(field("prompt"))));
+                lines.push(palette.paint(Ink::Dim, &output::sanitize(field("prompt"))));
             }
         }
         _ => lines.push(output::sanitize(&paths.brief(input))),
@@ -107,7 +107,7 @@ fn edit_diff(old: &str, new: &str, palette: Palette) -> Vec<String> {
     if lines.len() > PREVIEW_LINES {
         let more = lines.len() - PREVIEW_LINES;
         lines.truncate(PREVIEW_LINES);
-        lines.push(palette.paint(Role::Dim, &format!("… {more} more line(s)")));
+        lines.push(palette.paint(Ink::Dim, &format!("… {more} more line(s)")));
     }
     lines
 }

@@ -1,6 +1,6 @@
 //! `agent chat` (and `agent` alone on a terminal): the interactive session.
 //!
-//! The session is opened as `agent run` opens one ([`super::run::open`]: the folder's
+//! The session is opened as `agent run` opens one ([`super::open::open`]: the folder's
 //! repository in its shadow workspace, refreshed when reused; the provider, mode and session
 //! options; MCP servers), then a line editor (rustyline: history in `$AGENT_HOME/history`)
 //! reads prompts and slash commands ([`super::slash`]) until `/exit`, Ctrl-D, or Ctrl-C twice
@@ -21,9 +21,10 @@ use anyhow::{Context as _, Result};
 use rustyline::DefaultEditor;
 use rustyline::error::ReadlineError;
 
-use super::run::{Opened, drive, join_background, open};
+use super::drive::{drive, join_background};
+use super::open::{Opened, open};
 use super::slash::{self, Slash};
-use crate::cli::{ChatArgs, SessionOptions};
+use crate::cli::run::{ChatArgs, SessionOptions};
 use crate::colour::Palette;
 use crate::exit::Exit;
 use crate::output;

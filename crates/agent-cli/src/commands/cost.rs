@@ -6,7 +6,7 @@ use std::io::Write as _;
 
 use agent_providers::{Usage, pricing};
 
-use crate::colour::{Palette, Role};
+use crate::colour::{Ink, Palette};
 
 /// One line: the tokens of each kind, and the cost when the model's price is known.
 pub(crate) fn summary(usage: &Usage, model: &str) -> String {
@@ -30,7 +30,7 @@ pub(crate) fn cost_usd(usage: &Usage, model: &str) -> Option<f64> {
 
 /// Prints [`summary`] on stderr, dimmed like the transcript's other summary lines.
 pub(crate) fn print_summary(usage: &Usage, model: &str) {
-    let line = Palette::for_stderr().paint(Role::Dim, &format!("── {}", summary(usage, model)));
+    let line = Palette::for_stderr().paint(Ink::Dim, &format!("── {}", summary(usage, model)));
     let _ = writeln!(std::io::stderr().lock(), "{line}");
 }
 

@@ -27,11 +27,13 @@ use agent_store::{SessionBackend, SessionStore, StoreOptions};
 use anyhow::{Context, Result, bail};
 use serde_json::json;
 
+use super::drive::drive;
 use super::live::Live;
-use super::run::{drive, runtime, tools, workspace};
+use super::open::{runtime, tools, workspace};
 use super::transcript::Paths;
 use super::{agent_home, hook_registry, load_settings};
-use crate::cli::{DemoArgs, SettingsArgs};
+use crate::cli::run::DemoArgs;
+use crate::cli::settings::SettingsArgs;
 use crate::exit::Exit;
 use crate::output;
 

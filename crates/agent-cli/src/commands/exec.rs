@@ -2,20 +2,19 @@
 
 use std::io::{IsTerminal as _, Read as _, Write as _};
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::Duration;
 
-use agent_bundles::store::BundleStore;
 use agent_sandbox::settings::NetworkSettings;
 use agent_sandbox::urls::{UrlPolicy, normalize_domain_entry};
 use agent_wasi::shell::ShellContext;
 use agent_wasi::toolbox::Toolbox;
-use agent_wasi::{CommandInput, Input, Limits, NetGrant, Output, Runtime, RuntimeConfig};
+use agent_wasi::{CommandInput, Input, Limits, NetGrant, Output};
 use anyhow::{Context, Result, bail};
 use serde_json::json;
 
-use super::{absolute, bundles};
-use crate::cli::{ShellArgs, WasiArgs, WasiExecArgs};
+use super::absolute;
+use super::toolbox::open_toolbox;
+use crate::cli::wasi::{ShellArgs, WasiArgs, WasiExecArgs};
 use crate::exit::Exit;
 use crate::output;
 
@@ -28,23 +27,6 @@ struct Setup {
     env: Vec<(String, String)>,
     toolbox: Toolbox,
     output_limit: usize,
-}
-
-/// The toolbox over the bundle cache `store` (default `$AGENT_HOME/bundles`), with compiled
-/// modules cached in `<store>/.compiled` (or `$AGENT_WASI_CACHE`).
-pub fn open_toolbox(store: Option<PathBuf>, prefer: &[String], limits: Limits) -> Result<Toolbox> {
-    let store = BundleStore::new(match store {
-        Some(s) => absolute(s)?,
-        None => bundles::default_store()?,
-    });
-    let cache = match std::env::var_os("AGENT_WASI_CACHE").filter(|c| !c.is_empty()) {
-        Some(dir) => absolute(PathBuf::from(dir))?,
-        None => store.root().join(".compiled"),
-    };
-    let runtime = Runtime::new(RuntimeConfig::default().with_cache_dir(cache))
-        .context("cannot start the WASI runtime")?;
-    let toolbox = Toolbox::open(Arc::new(runtime), &store, bundles::trust_store()?, prefer)?;
-    Ok(toolbox.with_limits(limits))
 }
 
 fn setup(args: &WasiArgs) -> Result<Setup> {

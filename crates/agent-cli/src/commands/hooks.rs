@@ -9,7 +9,7 @@ use anyhow::{Context, Result, bail};
 use serde_json::{Value, json};
 
 use super::{LoadedSettings, absolute, hook_registry, load_settings};
-use crate::cli::{HookSourcesArgs, HooksCommand, HooksListArgs, HooksRunArgs};
+use crate::cli::hooks::{HookSourcesArgs, HooksCommand, HooksListArgs, HooksRunArgs};
 use crate::exit::Exit;
 use crate::output;
 

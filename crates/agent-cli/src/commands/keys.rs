@@ -5,9 +5,11 @@ use agent_bundles::trust::{BUILTIN_KEYS, TrustStore, registry_id};
 use anyhow::{Context, Result};
 use serde_json::{Value, json};
 
-use super::bundles::trust_path;
+use super::toolbox::trust_path;
 use super::{absolute, agent_home};
-use crate::cli::{KeysCommand, KeysGenerateArgs, KeysListArgs, KeysTrustArgs, KeysUntrustArgs};
+use crate::cli::keys::{
+    KeysCommand, KeysGenerateArgs, KeysListArgs, KeysTrustArgs, KeysUntrustArgs,
+};
 use crate::exit::Exit;
 use crate::output;
 

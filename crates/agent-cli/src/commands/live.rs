@@ -267,7 +267,7 @@ impl Drop for Paused {
     }
 }
 
-/// Ctrl-C presses seen while a run was driven (`run::drive`), so a permission question being
+/// Ctrl-C presses seen while a run was driven (`drive::drive`), so a permission question being
 /// asked gives up at once instead of swallowing the next line typed.
 static CTRL_C: AtomicU64 = AtomicU64::new(0);
 
@@ -383,7 +383,7 @@ fn ask(
         err,
         "\n  {}\n  {}",
         palette.paint(
-            colour::Role::Ask,
+            colour::Ink::Ask,
             &format!(
                 "Allow {}({})?",
                 request.tool_name,

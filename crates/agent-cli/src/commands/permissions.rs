@@ -5,7 +5,7 @@ use anyhow::{Context, Result, bail};
 use serde_json::{Value, json};
 
 use super::{absolute, load_settings};
-use crate::cli::{CheckArgs, PermissionsCommand};
+use crate::cli::permissions::{CheckArgs, PermissionsCommand};
 use crate::exit::Exit;
 use crate::output;
 

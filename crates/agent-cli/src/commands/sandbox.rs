@@ -7,12 +7,12 @@ use std::time::Duration;
 
 use agent_sandbox::Verdict;
 use agent_sandbox::commands::CommandChecker;
-use agent_sandbox::outer::{self, Ending, ExecRequest, Limits, backend_named};
+use agent_sandbox::outer::{self, Ending, ExecRequest, ResourceLimits, backend_named};
 use agent_sandbox::paths::{Op, PathPolicy};
 use agent_sandbox::profile::env::EnvPlan;
 use agent_sandbox::profile::explain::explain;
 use agent_sandbox::profile::host::{Host, SystemHost};
-use agent_sandbox::profile::selection::{Plan, Selection, Workdir};
+use agent_sandbox::profile::selection::{ProfilePlan, Selection, Workdir};
 use agent_sandbox::profile::{ProfileTree, bwrap, sbpl};
 use agent_sandbox::settings::SandboxSettings;
 use agent_sandbox::urls::{StaticResolver, UrlPolicy};
@@ -20,10 +20,11 @@ use anyhow::{Context, Result, bail};
 use serde_json::json;
 
 use super::load_settings;
-use crate::cli::{
+use crate::cli::sandbox::{
     CheckCommandArgs, CheckPathArgs, CheckUrlArgs, ExecArgs, ProfileArgs, SandboxCommand,
-    SelectionArgs, SettingsArgs,
+    SelectionArgs,
 };
+use crate::cli::settings::SettingsArgs;
 use crate::exit::Exit;
 use crate::output;
 
@@ -38,7 +39,7 @@ pub fn run(cmd: SandboxCommand) -> Result<Exit> {
 }
 
 /// The selection flags, resolved against the tree and this machine.
-fn plan(args: &SelectionArgs, command: Option<&str>) -> Result<Plan> {
+fn plan(args: &SelectionArgs, command: Option<&str>) -> Result<ProfilePlan> {
     let tree = match &args.profiles_dir {
         Some(dir) => ProfileTree::load(dir)?,
         None => crate::profiles::embedded()?,
@@ -63,7 +64,7 @@ fn plan(args: &SelectionArgs, command: Option<&str>) -> Result<Plan> {
         command: args.command.clone().or_else(|| command.map(str::to_owned)),
         workdir_read_only: false,
     };
-    Ok(Plan::resolve(&tree, &selection, &SystemHost)?)
+    Ok(ProfilePlan::resolve(&tree, &selection, &SystemHost)?)
 }
 
 fn profile(args: &ProfileArgs) -> Result<Exit> {
@@ -120,7 +121,7 @@ fn exec(args: &ExecArgs) -> Result<Exit> {
         ),
     };
     let backend = backend_named(backend_name).map_err(anyhow::Error::msg)?;
-    let defaults = Limits::default();
+    let defaults = ResourceLimits::default();
     let wall = match args.timeout {
         Some(t) if t.is_finite() && t > 0.0 => Some(Duration::from_secs_f64(t)),
         Some(t) => bail!("--timeout {t} must be a positive number of seconds"),
@@ -130,7 +131,7 @@ fn exec(args: &ExecArgs) -> Result<Exit> {
         plan,
         env: EnvPlan::sanitize(&SystemHost.vars(), &args.env),
         command: args.argv.clone(),
-        limits: Limits {
+        limits: ResourceLimits {
             wall,
             cpu_seconds: args.cpu_seconds.or(defaults.cpu_seconds),
             address_space: args.memory_bytes.or(defaults.address_space),

@@ -17,7 +17,7 @@ use agent_store::{
 use anyhow::{Context, Result};
 use serde_json::{Value, json};
 
-use crate::cli::{SessionsArgs, SessionsCommand};
+use crate::cli::sessions::{SessionsArgs, SessionsCommand};
 use crate::exit::Exit;
 use crate::output;
 

@@ -9,7 +9,7 @@ use anyhow::{Context, Result, bail};
 use serde_json::Value;
 
 use super::{absolute, agent_home, hook_registry, load_settings};
-use crate::cli::ToolArgs;
+use crate::cli::tool::ToolArgs;
 use crate::exit::Exit;
 use crate::output;
 
@@ -162,7 +162,7 @@ pub(crate) fn bash_tool(
     let toolbox = if choice == Choice::HostOnly {
         None
     } else {
-        match super::exec::open_toolbox(None, &[], agent_wasi::Limits::default()) {
+        match super::toolbox::open_toolbox(None, &[], agent_wasi::Limits::default()) {
             Ok(t) => Some(t),
             Err(e) if choice == Choice::WasiOnly => {
                 return Err(e.context("bash.backend is \"wasi\""));

@@ -23,7 +23,7 @@ use agent_core::view::PathView;
 use agent_loop::AgentEvent;
 use serde_json::{Map, Value};
 
-use crate::colour::{Palette, Role};
+use crate::colour::{Ink, Palette};
 use crate::output::sanitize;
 
 /// Lines of one stream shown whole; past this a result is folded (a 24-row terminal, less the
@@ -251,7 +251,7 @@ impl Transcript {
             },
         );
         self.pending.push(id.to_owned());
-        Out::Line(self.palette.paint(Role::Call, &text))
+        Out::Line(self.palette.paint(Ink::Call, &text))
     }
 
     fn event(&mut self, event: &AgentEvent) -> Vec<Out> {
@@ -261,10 +261,10 @@ impl Transcript {
                 self.pending.clear();
                 vec![Out::Text(sanitize(d))]
             }
-            AgentEvent::Notice(n) => vec![Out::Line(self.palette.paint(
-                Role::Warn,
-                &format!("  ! {}", sanitize(&self.paths.text(n))),
-            ))],
+            AgentEvent::Notice(n) => vec![Out::Line(
+                self.palette
+                    .paint(Ink::Warn, &format!("  ! {}", sanitize(&self.paths.text(n)))),
+            )],
             AgentEvent::Retry(r) => {
                 let text = format!(
                     "retrying in {} after {} (retry {} of {})",
@@ -279,7 +279,7 @@ impl Transcript {
             AgentEvent::Finished(r) => {
                 self.pending.clear();
                 let mut out = vec![Out::Line(self.palette.paint(
-                    Role::Dim,
+                    Ink::Dim,
                     &format!(
                         "── {} · {} turn(s) · {} in / {} out tokens · session {}",
                         r.stop_reason,
@@ -302,7 +302,7 @@ impl Transcript {
             return None;
         }
         let text = format!("  error: {}", sanitize(&self.paths.text(message)));
-        Some(Out::Line(self.palette.paint(Role::Bad, &text)))
+        Some(Out::Line(self.palette.paint(Ink::Bad, &text)))
     }
 
     fn logged(&mut self, e: &Event) -> Vec<Out> {
@@ -314,7 +314,7 @@ impl Transcript {
             }
             EventPayload::PermissionQuestion(_) if self.hide_questions => Vec::new(),
             EventPayload::PermissionQuestion(q) => line(self.palette.paint(
-                Role::Ask,
+                Ink::Ask,
                 &format!(
                     "  ? {} asks: {}",
                     q.tool_name,
@@ -337,12 +337,12 @@ impl Transcript {
                 if d.allowed {
                     line(
                         self.palette
-                            .paint(Role::Good, &format!("  ✓ {number}allowed ({how})")),
+                            .paint(Ink::Good, &format!("  ✓ {number}allowed ({how})")),
                     )
                 } else {
                     let reason = d.reason.as_deref().unwrap_or("");
                     line(self.palette.paint(
-                        Role::Bad,
+                        Ink::Bad,
                         &format!(
                             "  ✗ {number}denied ({how}): {}",
                             sanitize(&self.paths.text(reason))
@@ -365,7 +365,7 @@ impl Transcript {
                     .collect()
             }
             EventPayload::HookRun(h) => line(self.palette.paint(
-                Role::Dim,
+                Ink::Dim,
                 &format!(
                     "  ↳ hook {} ({}) → {} in {} ms",
                     h.event,
@@ -375,7 +375,7 @@ impl Transcript {
                 ),
             )),
             EventPayload::Compaction(c) => line(self.palette.paint(
-                Role::Dim,
+                Ink::Dim,
                 &format!(
                     "  ⋯ compacted events {}..{} into a summary",
                     c.from_seq, c.to_seq
@@ -383,7 +383,7 @@ impl Transcript {
             )),
             EventPayload::SubagentStart(s) => line(
                 self.palette
-                    .paint(Role::Call, &format!("  ⤷ subagent {} started", s.agent_id)),
+                    .paint(Ink::Call, &format!("  ⤷ subagent {} started", s.agent_id)),
             ),
             EventPayload::Error(err) => self.error_once(&err.message).into_iter().collect(),
             _ => Vec::new(),
@@ -407,7 +407,7 @@ impl Transcript {
         if is_error {
             let text = plain(output);
             return vec![self.palette.paint(
-                Role::Bad,
+                Ink::Bad,
                 &format!("{head}error: {}", self.first_line(&text)),
             )];
         }
@@ -443,19 +443,19 @@ impl Transcript {
         }
         let code = o.get("exitCode").and_then(Value::as_i64);
         let mut status = match code {
-            Some(0) => self.palette.paint(Role::Good, "exit 0"),
-            Some(c) => self.palette.paint(Role::Bad, &format!("exit {c}")),
-            None => self.palette.paint(Role::Bad, "no exit status"),
+            Some(0) => self.palette.paint(Ink::Good, "exit 0"),
+            Some(c) => self.palette.paint(Ink::Bad, &format!("exit {c}")),
+            None => self.palette.paint(Ink::Bad, "no exit status"),
         };
         if let Some(why) = o.get("stoppedBy").and_then(Value::as_str) {
             status.push_str(
                 &self
                     .palette
-                    .paint(Role::Bad, &format!(" · stopped by {}", sanitize(why))),
+                    .paint(Ink::Bad, &format!(" · stopped by {}", sanitize(why))),
             );
         }
         if o.get("interrupted").and_then(Value::as_bool) == Some(true) {
-            status.push_str(&self.palette.paint(Role::Bad, " · interrupted"));
+            status.push_str(&self.palette.paint(Ink::Bad, " · interrupted"));
         }
         let stdout = o.get("stdout").and_then(Value::as_str).unwrap_or("");
         let stderr = o.get("stderr").and_then(Value::as_str).unwrap_or("");
@@ -470,13 +470,13 @@ impl Transcript {
         };
         lines.extend(self.stream(stdout, spill("stdoutFile").as_deref()));
         if !stderr.trim().is_empty() {
-            lines.push(format!("    {}", self.palette.paint(Role::Bad, "stderr:")));
+            lines.push(format!("    {}", self.palette.paint(Ink::Bad, "stderr:")));
             lines.extend(self.stream(stderr, spill("stderrFile").as_deref()));
         }
         if let Some(Value::Array(notes)) = o.get("notes") {
             for n in notes.iter().filter_map(Value::as_str) {
                 lines.push(self.palette.paint(
-                    Role::Dim,
+                    Ink::Dim,
                     &format!("    note: {}", sanitize(&self.paths.text(n))),
                 ));
             }
@@ -503,7 +503,7 @@ impl Transcript {
             let folded = lines.len() - 2 * FOLD_KEEP;
             out.extend(lines[..FOLD_KEEP].iter().map(|l| show(l)));
             out.push(self.palette.paint(
-                Role::Dim,
+                Ink::Dim,
                 &format!(
                     "    … {folded} lines folded{} …",
                     where_.clone().unwrap_or_default()
@@ -515,7 +515,7 @@ impl Transcript {
             if let Some(w) = where_ {
                 out.push(
                     self.palette
-                        .paint(Role::Dim, &format!("    … output cut{w} …")),
+                        .paint(Ink::Dim, &format!("    … output cut{w} …")),
                 );
             }
         }
@@ -593,9 +593,9 @@ impl Transcript {
         let more = diff.len().saturating_sub(DIFF_LINES);
         for l in diff.into_iter().take(DIFF_LINES) {
             let role = if l.starts_with('-') {
-                Role::Removed
+                Ink::Removed
             } else {
-                Role::Added
+                Ink::Added
             };
             let l = sanitize(&cut(&l.replace('\t', "    "), LINE_CHARS));
             lines.push(format!("    {}", self.palette.paint(role, &l)));
@@ -603,7 +603,7 @@ impl Transcript {
         if more > 0 {
             lines.push(
                 self.palette
-                    .paint(Role::Dim, &format!("    … {more} more diff lines")),
+                    .paint(Ink::Dim, &format!("    … {more} more diff lines")),
             );
         }
         lines
@@ -660,7 +660,7 @@ impl Transcript {
         if rest > 0 {
             out.push(
                 self.palette
-                    .paint(Role::Dim, &format!("    … and {rest} more")),
+                    .paint(Ink::Dim, &format!("    … and {rest} more")),
             );
         }
         out

@@ -5,7 +5,7 @@ use anyhow::{Context, Result};
 use serde_json::json;
 
 use super::{absolute, agent_home};
-use crate::cli::TrustArgs;
+use crate::cli::permissions::TrustArgs;
 use crate::exit::Exit;
 use crate::output;
 

@@ -22,7 +22,10 @@ use agent_workspace::{
 use anyhow::{Context, Result, bail};
 use serde_json::json;
 
-use crate::cli::{WorkspaceArgs, WorkspaceCommand};
+use crate::cli::workspace::{
+    WorkspaceArgs, WorkspaceCommand, WorkspaceCommitArgs, WorkspaceDiffArgs, WorkspaceImportArgs,
+    WorkspaceJsonArg, WorkspaceYesArg,
+};
 use crate::exit::Exit;
 use crate::output;
 
@@ -54,155 +57,177 @@ pub fn run(args: WorkspaceArgs) -> Result<Exit> {
         Ok(ws)
     };
     match args.command {
-        WorkspaceCommand::Import(a) => {
-            if a.include_git {
-                bail!(
-                    "--include-git was removed: .git is never part of the change set; the shadow of a Git repository gets a .git of its own that shares the real objects (docs/workspace.md, Git in the shadow); import without it"
-                );
-            }
-            let opts = ImportOptions {
-                state_root: state_root.clone(),
-                shadow: a.shadow.map(super::absolute).transpose()?,
-            };
-            let (ws, report) = Workspace::import(&a.dir, &opts)?;
-            log(
-                session,
-                EventPayload::WorkspaceImport(ws.import_event(&report)),
-            )?;
-            if a.json {
-                let mut v = serde_json::to_value(&report)?;
-                v["shadow"] = json!(ws.shadow());
-                v["real"] = json!(ws.real());
-                output::stdout_line(&v.to_string());
-            } else {
-                output::stdout_line(&ws.shadow().display().to_string());
-                for link in &report.skipped_links {
-                    output::warning(&format!(
-                        "{} is a symlink that leaves the folder; it was not imported",
-                        quote_path(link)
-                    ));
-                }
-                if let Some(why) = report.git.as_ref().and_then(|g| g.skipped.as_deref()) {
-                    output::warning(why);
-                }
-            }
-        }
-        WorkspaceCommand::Status(a) => {
-            let ws = open(args.workspace)?;
-            let set = ws.status()?;
-            log(session, EventPayload::WorkspaceDiff(set.event()))?;
-            if a.json {
-                let v = json!({"real": ws.real(), "shadow": ws.shadow(), "changes": set.changes});
-                output::stdout_line(&v.to_string());
-            } else {
-                print_set(&set);
-            }
-        }
-        WorkspaceCommand::Diff(a) => {
-            let ws = open(args.workspace)?;
-            log(session, EventPayload::WorkspaceDiff(ws.status()?.event()))?;
-            // `Workspace::diff` has already made every control character in the text
-            // visible, so the only escape sequences printed are the palette's colours.
-            let palette = crate::colour::Palette::for_stdout();
-            for (_, text) in ws.diff(a.path.as_deref())? {
-                output::stdout_text(&palette.diff(&text));
-            }
-        }
-        WorkspaceCommand::Commit(a) => {
-            let mut ws = open(args.workspace)?;
-            let review = ws.review()?;
-            let set = review.changes();
-            if set.is_empty() {
-                if a.json {
-                    output::stdout_line(&json!({"applied": [], "forced": []}).to_string());
-                } else {
-                    output::stdout_line("nothing to commit");
-                }
-                return Ok(Exit::Success);
-            }
-            if !a.yes {
-                print_set(set);
-                confirm(&format!(
-                    "Apply these {} change(s) to {}?",
-                    set.changes.len(),
-                    ws.real().display()
-                ))?;
-            }
-            let opts = CommitOptions {
-                force: a.force,
-                ..CommitOptions::default()
-            };
-            match ws.commit_review(&review, &opts) {
-                Ok(report) => {
-                    log(session, EventPayload::WorkspaceCommit(report.event()))?;
-                    if a.json {
-                        output::stdout_line(&serde_json::to_string(&report)?);
-                    } else {
-                        output::stdout_line(&format!(
-                            "committed {} path(s) to {}",
-                            report.applied.len(),
-                            ws.real().display()
-                        ));
-                    }
-                }
-                Err(WorkspaceError::Conflicts(conflicts)) => {
-                    log(
-                        session,
-                        EventPayload::WorkspaceCommit(CommitReport::refused_event(&conflicts)),
-                    )?;
-                    if a.json {
-                        output::stdout_line(&json!({"conflicts": conflicts}).to_string());
-                    }
-                    output::error(&WorkspaceError::Conflicts(conflicts).to_string());
-                    return Ok(Exit::Denied);
-                }
-                Err(WorkspaceError::ChangedSinceReview(paths)) => {
-                    if a.json {
-                        output::stdout_line(&json!({"changedSinceReview": paths}).to_string());
-                    }
-                    output::error(&WorkspaceError::ChangedSinceReview(paths).to_string());
-                    return Ok(Exit::Denied);
-                }
-                Err(e) => return Err(e.into()),
-            }
-        }
-        WorkspaceCommand::Discard(a) => {
-            let mut ws = open(args.workspace)?;
-            if !a.yes {
-                let set = ws.status()?;
-                print_set(&set);
-                confirm(&format!(
-                    "Drop these {} change(s) and rebuild the shadow from {}?",
-                    set.changes.len(),
-                    ws.real().display()
-                ))?;
-            }
-            let report = ws.discard()?;
-            output::stdout_line(&format!(
-                "shadow rebuilt from {} ({} files)",
-                ws.real().display(),
-                report.files
+        WorkspaceCommand::Import(a) => import(a, state_root, session),
+        WorkspaceCommand::Status(a) => status(&open(args.workspace)?, &a, session),
+        WorkspaceCommand::Diff(a) => diff(&open(args.workspace)?, &a, session),
+        WorkspaceCommand::Commit(a) => commit(open(args.workspace)?, a, session),
+        WorkspaceCommand::Discard(a) => discard(open(args.workspace)?, &a),
+        WorkspaceCommand::Refresh(a) => refresh(open(args.workspace)?, &a),
+    }
+}
+
+/// `agent workspace import`.
+fn import(
+    a: WorkspaceImportArgs,
+    state_root: PathBuf,
+    session: Option<&SessionId>,
+) -> Result<Exit> {
+    if a.include_git {
+        bail!(
+            "--include-git was removed: .git is never part of the change set; the shadow of a Git repository gets a .git of its own that shares the real objects (docs/workspace.md, Git in the shadow); import without it"
+        );
+    }
+    let opts = ImportOptions {
+        state_root,
+        shadow: a.shadow.map(super::absolute).transpose()?,
+    };
+    let (ws, report) = Workspace::import(&a.dir, &opts)?;
+    log(
+        session,
+        EventPayload::WorkspaceImport(ws.import_event(&report)),
+    )?;
+    if a.json {
+        let mut v = serde_json::to_value(&report)?;
+        v["shadow"] = json!(ws.shadow());
+        v["real"] = json!(ws.real());
+        output::stdout_line(&v.to_string());
+    } else {
+        output::stdout_line(&ws.shadow().display().to_string());
+        for link in &report.skipped_links {
+            output::warning(&format!(
+                "{} is a symlink that leaves the folder; it was not imported",
+                quote_path(link)
             ));
         }
-        WorkspaceCommand::Refresh(a) => {
-            let mut ws = open(args.workspace)?;
-            let report = ws.refresh()?;
+        if let Some(why) = report.git.as_ref().and_then(|g| g.skipped.as_deref()) {
+            output::warning(why);
+        }
+    }
+    Ok(Exit::Success)
+}
+
+/// `agent workspace status`.
+fn status(ws: &Workspace, a: &WorkspaceJsonArg, session: Option<&SessionId>) -> Result<Exit> {
+    let set = ws.status()?;
+    log(session, EventPayload::WorkspaceDiff(set.event()))?;
+    if a.json {
+        let v = json!({"real": ws.real(), "shadow": ws.shadow(), "changes": set.changes});
+        output::stdout_line(&v.to_string());
+    } else {
+        print_set(&set);
+    }
+    Ok(Exit::Success)
+}
+
+/// `agent workspace diff`.
+fn diff(ws: &Workspace, a: &WorkspaceDiffArgs, session: Option<&SessionId>) -> Result<Exit> {
+    log(session, EventPayload::WorkspaceDiff(ws.status()?.event()))?;
+    // `Workspace::diff` has already made every control character in the text
+    // visible, so the only escape sequences printed are the palette's colours.
+    let palette = crate::colour::Palette::for_stdout();
+    for (_, text) in ws.diff(a.path.as_deref())? {
+        output::stdout_text(&palette.diff(&text));
+    }
+    Ok(Exit::Success)
+}
+
+/// `agent workspace commit`: shown and confirmed unless `--yes`, applied all or nothing.
+fn commit(mut ws: Workspace, a: WorkspaceCommitArgs, session: Option<&SessionId>) -> Result<Exit> {
+    let review = ws.review()?;
+    let set = review.changes();
+    if set.is_empty() {
+        if a.json {
+            output::stdout_line(&json!({"applied": [], "forced": []}).to_string());
+        } else {
+            output::stdout_line("nothing to commit");
+        }
+        return Ok(Exit::Success);
+    }
+    if !a.yes {
+        print_set(set);
+        confirm(&format!(
+            "Apply these {} change(s) to {}?",
+            set.changes.len(),
+            ws.real().display()
+        ))?;
+    }
+    let opts = CommitOptions {
+        force: a.force,
+        ..CommitOptions::default()
+    };
+    match ws.commit_review(&review, &opts) {
+        Ok(report) => {
+            log(session, EventPayload::WorkspaceCommit(report.event()))?;
             if a.json {
                 output::stdout_line(&serde_json::to_string(&report)?);
             } else {
-                for p in &report.pulled {
-                    output::stdout_line(&format!("pulled    {}", quote_path(p)));
-                }
-                for p in &report.conflicts {
-                    output::stdout_line(&format!(
-                        "conflict  {} (changed on both sides; the shadow's version stays)",
-                        quote_path(p)
-                    ));
-                }
-                if let Some(note) = &report.git {
-                    output::warning(note);
-                }
+                output::stdout_line(&format!(
+                    "committed {} path(s) to {}",
+                    report.applied.len(),
+                    ws.real().display()
+                ));
             }
+        }
+        Err(WorkspaceError::Conflicts(conflicts)) => {
+            log(
+                session,
+                EventPayload::WorkspaceCommit(CommitReport::refused_event(&conflicts)),
+            )?;
+            if a.json {
+                output::stdout_line(&json!({"conflicts": conflicts}).to_string());
+            }
+            output::error(&WorkspaceError::Conflicts(conflicts).to_string());
+            return Ok(Exit::Denied);
+        }
+        Err(WorkspaceError::ChangedSinceReview(paths)) => {
+            if a.json {
+                output::stdout_line(&json!({"changedSinceReview": paths}).to_string());
+            }
+            output::error(&WorkspaceError::ChangedSinceReview(paths).to_string());
+            return Ok(Exit::Denied);
+        }
+        Err(e) => return Err(e.into()),
+    }
+    Ok(Exit::Success)
+}
+
+/// `agent workspace discard`.
+fn discard(mut ws: Workspace, a: &WorkspaceYesArg) -> Result<Exit> {
+    if !a.yes {
+        let set = ws.status()?;
+        print_set(&set);
+        confirm(&format!(
+            "Drop these {} change(s) and rebuild the shadow from {}?",
+            set.changes.len(),
+            ws.real().display()
+        ))?;
+    }
+    let report = ws.discard()?;
+    output::stdout_line(&format!(
+        "shadow rebuilt from {} ({} files)",
+        ws.real().display(),
+        report.files
+    ));
+    Ok(Exit::Success)
+}
+
+/// `agent workspace refresh`.
+fn refresh(mut ws: Workspace, a: &WorkspaceJsonArg) -> Result<Exit> {
+    let report = ws.refresh()?;
+    if a.json {
+        output::stdout_line(&serde_json::to_string(&report)?);
+    } else {
+        for p in &report.pulled {
+            output::stdout_line(&format!("pulled    {}", quote_path(p)));
+        }
+        for p in &report.conflicts {
+            output::stdout_line(&format!(
+                "conflict  {} (changed on both sides; the shadow's version stays)",
+                quote_path(p)
+            ));
+        }
+        if let Some(note) = &report.git {
+            output::warning(note);
         }
     }
     Ok(Exit::Success)

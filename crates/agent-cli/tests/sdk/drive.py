@@ -1,5 +1,5 @@
 """Drives `agent` with the real Claude Agent SDK (PyPI `claude-agent-sdk`) and prints what it
-saw as one JSON object per scenario. Used by crates/agent-cli/tests/sdk.rs, which serves the
+saw as one JSON object per scenario. Used by crates/agent-cli/tests/all/sdk.rs, which serves the
 model on loopback and checks the JSON.
 
 usage: drive.py SCENARIO AGENT_BINARY FOLDER

@@ -7,7 +7,7 @@
 //! it, or, only when the settings say so (`failIfUnavailable: false`), runs the command without
 //! the OS sandbox and records that in the audit.
 //!
-//! Limits are set by a `/bin/sh` trampoline (`ulimit -t/-v/-f`, then `exec`) so no unsafe code
+//! ResourceLimits are set by a `/bin/sh` trampoline (`ulimit -t/-v/-f`, then `exec`) so no unsafe code
 //! runs between fork and exec; wall time, output size and a cancellation ([`run_cancellable`])
 //! are enforced by the runner, which kills the whole process group. Without `--unshare-pid`
 //! (the `none` backend) a process that leaves the group can outlive the command: that is what
@@ -26,11 +26,11 @@ pub use run::{run, run_cancellable};
 
 use crate::profile::bwrap::Mount;
 use crate::profile::env::EnvPlan;
-use crate::profile::selection::Plan;
+use crate::profile::selection::ProfilePlan;
 
 /// Resource limits of one run. `None` leaves a limit as inherited.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct Limits {
+pub struct ResourceLimits {
     /// Wall-clock time; the process group is killed when it passes.
     pub wall: Option<Duration>,
     /// CPU time in seconds (`RLIMIT_CPU`).
@@ -43,7 +43,7 @@ pub struct Limits {
     pub output_bytes: u64,
 }
 
-impl Default for Limits {
+impl Default for ResourceLimits {
     /// 10 minutes wall, 5 minutes CPU, 4 GiB address space, 1 GiB files, 1 MiB output.
     fn default() -> Self {
         Self {
@@ -60,13 +60,13 @@ impl Default for Limits {
 #[derive(Clone, Debug)]
 pub struct ExecRequest {
     /// The resolved policy selection.
-    pub plan: Plan,
+    pub plan: ProfilePlan,
     /// The environment the command gets.
     pub env: EnvPlan,
     /// The command and its arguments.
     pub command: Vec<String>,
     /// Resource limits.
-    pub limits: Limits,
+    pub limits: ResourceLimits,
     /// Whether an unavailable backend is an error (`true`, the default) or means running
     /// without the OS sandbox (`false`, recorded in the audit).
     pub fail_if_unavailable: bool,
@@ -178,7 +178,7 @@ pub struct AuditRecord {
     /// Environment variable names dropped as secrets.
     pub env_dropped: Vec<String>,
     /// The limits applied.
-    pub limits: Limits,
+    pub limits: ResourceLimits,
     /// What was denied or cut: limits hit, output dropped.
     pub denied: Vec<String>,
     /// How it ended.

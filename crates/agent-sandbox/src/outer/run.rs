@@ -9,7 +9,8 @@ use std::time::{Duration, Instant};
 use agent_core::process::ProcessTree;
 
 use super::{
-    AuditRecord, Ending, ExecError, ExecOutcome, ExecRequest, Limits, NoneBackend, OuterSandbox,
+    AuditRecord, Ending, ExecError, ExecOutcome, ExecRequest, NoneBackend, OuterSandbox,
+    ResourceLimits,
 };
 
 /// How long output is still read after the command was reaped.
@@ -65,23 +66,7 @@ pub fn run_cancellable(
     // command starts ends with it, also what left its process group (`setsid`), whatever the
     // backend; the OS backends' pid namespace is a second wall.
     let mut tree = ProcessTree::begin();
-    let mut cmd = Command::new(&argv[0]);
-    cmd.args(&argv[1..])
-        .env_clear()
-        .envs(request.env.kept.iter().map(|(k, v)| (k, v)))
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    if let Some((name, value)) = tree.marker() {
-        cmd.env(name, value);
-    }
-    #[cfg(unix)]
-    std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
-    if let Some((g, _)) = &request.plan.workdir {
-        cmd.current_dir(&g.path);
-    }
-    let spawned = cmd.spawn();
-    let mut child = match spawned {
+    let mut child = match spawn(request, &argv, &tree) {
         Ok(c) => c,
         Err(e) => {
             remove_policy(wrapped.policy_file.as_deref());
@@ -92,115 +77,17 @@ pub fn run_cancellable(
     tree.started(Some(pgid));
     let tree = Arc::new(Mutex::new(tree));
     let running = Arc::new(AtomicBool::new(true));
-    let scanner = {
-        // Learns the command's members while their ancestry is intact (after 100 ms, 200 ms,
-        // ... at most every second), so one that detaches later is still known.
-        let (tree, running) = (Arc::clone(&tree), Arc::clone(&running));
-        std::thread::spawn(move || {
-            let mut delay = std::time::Duration::from_millis(100);
-            loop {
-                std::thread::park_timeout(delay);
-                if !running.load(Ordering::SeqCst) {
-                    return;
-                }
-                tree.lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner)
-                    .scan_now();
-                delay = (delay * 2).min(std::time::Duration::from_secs(1));
-            }
-        })
-        .thread()
-        .clone()
-    };
-    let total = Arc::new(AtomicUsize::new(0));
-    let over = Arc::new(AtomicBool::new(false));
+    let scanner = start_scanner(&tree, &running);
     let cap = usize::try_from(request.limits.output_bytes).unwrap_or(usize::MAX);
-    let readers: Vec<_> = [
-        child
-            .stdout
-            .take()
-            .map(|s| Box::new(s) as Box<dyn Read + Send>),
-        child
-            .stderr
-            .take()
-            .map(|s| Box::new(s) as Box<dyn Read + Send>),
-    ]
-    .into_iter()
-    .map(|stream| {
-        let (total, over) = (Arc::clone(&total), Arc::clone(&over));
-        let kept = Arc::new(Mutex::new(Vec::new()));
-        let (tx, rx) = mpsc::channel::<()>();
-        let sink = Arc::clone(&kept);
-        std::thread::spawn(move || {
-            capture(stream, &sink, &total, &over, cap, pgid);
-            let _ = tx.send(());
-        });
-        (kept, rx)
-    })
-    .collect();
-    let (tx, rx) = mpsc::channel();
-    let waiter_tree = Arc::clone(&tree);
-    std::thread::spawn(move || {
-        // Nothing the command started may outlive it: once it has exited, and before it is
-        // reaped (so its pid, which is the group's id, cannot be reused), every process of the
-        // run is killed, in its process group or not, and adopted orphans are reaped.
-        wait_without_reaping(pgid);
-        running.store(false, Ordering::SeqCst);
-        scanner.unpark();
-        waiter_tree
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .end_blocking();
-        kill_group(pgid);
-        let _ = tx.send(child.wait());
-    });
-    // Waits for the command, its wall time, or the cancellation, whichever comes first.
+    let (readers, over) = start_readers(&mut child, cap, pgid);
+    let waiter = start_waiter(child, pgid, tree, running, scanner);
     let deadline = request
         .limits
         .wall
         .and_then(|wall| started.checked_add(wall));
-    let mut stopped: Option<Ending> = None;
-    let status = loop {
-        let now = Instant::now();
-        let slice = deadline.map_or(CANCEL_POLL, |d| {
-            d.saturating_duration_since(now).min(CANCEL_POLL)
-        });
-        match rx.recv_timeout(slice) {
-            Ok(s) => break s,
-            Err(mpsc::RecvTimeoutError::Disconnected) => {
-                return Err(std::io::Error::other("the waiter thread ended").into());
-            }
-            Err(mpsc::RecvTimeoutError::Timeout) => {
-                let ending = if cancelled() {
-                    Ending::Cancelled
-                } else if deadline.is_some_and(|d| Instant::now() >= d) {
-                    Ending::WallTimeout
-                } else {
-                    continue;
-                };
-                stopped = Some(ending);
-                kill_group(pgid);
-                break rx
-                    .recv()
-                    .map_err(|_| std::io::Error::other("the waiter thread ended"))?;
-            }
-        }
-    }?;
-    // A process that left the group (`setsid`) can hold the pipes open; its output is not
-    // waited for beyond a grace period, and the audit says so.
+    let (status, stopped) = wait(&waiter, deadline, cancelled, pgid)?;
+    let (stdout, stderr, held_open) = collect(readers);
     let mut denied = Vec::new();
-    let mut held_open = false;
-    let mut outputs = readers.into_iter().map(|(kept, done)| {
-        held_open |= done.recv_timeout(PIPE_GRACE).is_err();
-        std::mem::take(
-            &mut *kept
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner),
-        )
-    });
-    let stdout = outputs.next().unwrap_or_default();
-    let stderr = outputs.next().unwrap_or_default();
-    drop(outputs);
     if held_open {
         denied.push(
             "a process that left the command's process group kept its output open; output after that point was not read"
@@ -265,9 +152,178 @@ pub fn run_cancellable(
     })
 }
 
+/// Starts `argv` in a process group of its own, with the request's environment alone, no
+/// stdin, stdout and stderr piped, in the plan's working directory, marked as a member of
+/// `tree`.
+fn spawn(
+    request: &ExecRequest,
+    argv: &[String],
+    tree: &ProcessTree,
+) -> std::io::Result<std::process::Child> {
+    let mut cmd = Command::new(&argv[0]);
+    cmd.args(&argv[1..])
+        .env_clear()
+        .envs(request.env.kept.iter().map(|(k, v)| (k, v)))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    if let Some((name, value)) = tree.marker() {
+        cmd.env(name, value);
+    }
+    #[cfg(unix)]
+    std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+    if let Some((g, _)) = &request.plan.workdir {
+        cmd.current_dir(&g.path);
+    }
+    cmd.spawn()
+}
+
+/// A thread that learns the command's members while their ancestry is intact (after 100 ms,
+/// 200 ms, ... at most every second), so one that detaches later is still known; it stops
+/// once `running` is false (unpark it to stop at once).
+fn start_scanner(tree: &Arc<Mutex<ProcessTree>>, running: &Arc<AtomicBool>) -> std::thread::Thread {
+    let (tree, running) = (Arc::clone(tree), Arc::clone(running));
+    std::thread::spawn(move || {
+        let mut delay = std::time::Duration::from_millis(100);
+        loop {
+            std::thread::park_timeout(delay);
+            if !running.load(Ordering::SeqCst) {
+                return;
+            }
+            tree.lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .scan_now();
+            delay = (delay * 2).min(std::time::Duration::from_secs(1));
+        }
+    })
+    .thread()
+    .clone()
+}
+
+/// One output stream being read: what was kept, and a message when the stream ended.
+type Reader = (Arc<Mutex<Vec<u8>>>, mpsc::Receiver<()>);
+
+/// Threads reading the child's stdout and stderr, `cap` bytes kept of both together; the flag
+/// is set when the output passed the cap (the process group is then killed).
+fn start_readers(
+    child: &mut std::process::Child,
+    cap: usize,
+    pgid: u32,
+) -> (Vec<Reader>, Arc<AtomicBool>) {
+    let total = Arc::new(AtomicUsize::new(0));
+    let over = Arc::new(AtomicBool::new(false));
+    let readers = [
+        child
+            .stdout
+            .take()
+            .map(|s| Box::new(s) as Box<dyn Read + Send>),
+        child
+            .stderr
+            .take()
+            .map(|s| Box::new(s) as Box<dyn Read + Send>),
+    ]
+    .into_iter()
+    .map(|stream| {
+        let (total, over) = (Arc::clone(&total), Arc::clone(&over));
+        let kept = Arc::new(Mutex::new(Vec::new()));
+        let (tx, rx) = mpsc::channel::<()>();
+        let sink = Arc::clone(&kept);
+        std::thread::spawn(move || {
+            capture(stream, &sink, &total, &over, cap, pgid);
+            let _ = tx.send(());
+        });
+        (kept, rx)
+    })
+    .collect();
+    (readers, over)
+}
+
+/// A thread that waits for the command and sends its status. Nothing the command started may
+/// outlive it: once it has exited, and before it is reaped (so its pid, which is the group's
+/// id, cannot be reused), every process of the run is killed, in its process group or not,
+/// and adopted orphans are reaped.
+fn start_waiter(
+    mut child: std::process::Child,
+    pgid: u32,
+    tree: Arc<Mutex<ProcessTree>>,
+    running: Arc<AtomicBool>,
+    scanner: std::thread::Thread,
+) -> mpsc::Receiver<std::io::Result<std::process::ExitStatus>> {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        wait_without_reaping(pgid);
+        running.store(false, Ordering::SeqCst);
+        scanner.unpark();
+        tree.lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .end_blocking();
+        kill_group(pgid);
+        let _ = tx.send(child.wait());
+    });
+    rx
+}
+
+/// Waits for the command's status from `waiter`, its wall time (`deadline`), or the
+/// cancellation, whichever comes first; on either of the last two the process group is
+/// killed and the ending that stopped it is returned beside the status.
+fn wait(
+    waiter: &mpsc::Receiver<std::io::Result<std::process::ExitStatus>>,
+    deadline: Option<Instant>,
+    cancelled: &dyn Fn() -> bool,
+    pgid: u32,
+) -> Result<(std::process::ExitStatus, Option<Ending>), ExecError> {
+    let mut stopped: Option<Ending> = None;
+    let status = loop {
+        let now = Instant::now();
+        let slice = deadline.map_or(CANCEL_POLL, |d| {
+            d.saturating_duration_since(now).min(CANCEL_POLL)
+        });
+        match waiter.recv_timeout(slice) {
+            Ok(s) => break s,
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                return Err(std::io::Error::other("the waiter thread ended").into());
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                let ending = if cancelled() {
+                    Ending::Cancelled
+                } else if deadline.is_some_and(|d| Instant::now() >= d) {
+                    Ending::WallTimeout
+                } else {
+                    continue;
+                };
+                stopped = Some(ending);
+                kill_group(pgid);
+                break waiter
+                    .recv()
+                    .map_err(|_| std::io::Error::other("the waiter thread ended"))?;
+            }
+        }
+    }?;
+    Ok((status, stopped))
+}
+
+/// The output kept of stdout and stderr, and whether a stream was still held open after the
+/// grace period. A process that left the group (`setsid`) can hold the pipes open; its output
+/// is not waited for beyond [`PIPE_GRACE`], and the audit says so.
+fn collect(readers: Vec<Reader>) -> (Vec<u8>, Vec<u8>, bool) {
+    let mut held_open = false;
+    let mut outputs = readers.into_iter().map(|(kept, done)| {
+        held_open |= done.recv_timeout(PIPE_GRACE).is_err();
+        std::mem::take(
+            &mut *kept
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        )
+    });
+    let stdout = outputs.next().unwrap_or_default();
+    let stderr = outputs.next().unwrap_or_default();
+    drop(outputs);
+    (stdout, stderr, held_open)
+}
+
 /// `/bin/sh -c 'ulimit ...; exec "$@"'` when any rlimit is set: limits are applied in the
 /// child without unsafe code, then the shell is replaced by the program.
-fn trampoline(limits: &Limits) -> Vec<String> {
+fn trampoline(limits: &ResourceLimits) -> Vec<String> {
     let mut script = Vec::new();
     if let Some(s) = limits.cpu_seconds {
         script.push(format!("ulimit -t {s}"));

@@ -1,4 +1,4 @@
-//! Rendering a [`Plan`] as a bubblewrap command line (Linux).
+//! Rendering a [`ProfilePlan`] as a bubblewrap command line (Linux).
 //!
 //! The filesystem view: the host's root read-only; a fresh `/dev`, `/proc` and `/tmp`; the home
 //! directory replaced by an empty tmpfs, into which only what the selected profiles declare
@@ -14,7 +14,7 @@ use serde::Serialize;
 
 use super::env::EnvPlan;
 use super::sbpl::PROTECTED;
-use super::selection::Plan;
+use super::selection::ProfilePlan;
 
 /// One filesystem operation of the sandbox, for the audit record and `--explain`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -41,7 +41,7 @@ pub struct BwrapCommand {
 }
 
 /// Renders `plan` with the environment `env`. Identical inputs give identical arguments.
-pub fn render(plan: &Plan, env: &EnvPlan) -> BwrapCommand {
+pub fn render(plan: &ProfilePlan, env: &EnvPlan) -> BwrapCommand {
     let mut b = Builder::default();
     b.push(&["--die-with-parent", "--new-session", "--cap-drop", "ALL"]);
     // `--as-pid-1`: the command is the namespace's first process, so bubblewrap reaps it itself;

@@ -2,12 +2,12 @@
 
 use std::fmt::Write as _;
 
-use super::selection::{Plan, Reason};
-use super::tree::Stage;
+use super::selection::{ProfilePlan, Reason};
+use super::tree::ProfileStage;
 
 /// The explanation of `plan`; `destination` says where the policy went (stdout, a file, the
 /// backend that ran it).
-pub fn explain(plan: &Plan, destination: &str) -> String {
+pub fn explain(plan: &ProfilePlan, destination: &str) -> String {
     let mut out = String::from("agent sandbox explain:\n");
     let _ = writeln!(out, "  profile tree: {}", plan.tree_root.display());
     let _ = writeln!(out, "  home directory: {}", plan.home.display());
@@ -37,7 +37,7 @@ pub fn explain(plan: &Plan, destination: &str) -> String {
     let optional = |want: &dyn Fn(&Reason) -> bool| {
         plan.parts
             .iter()
-            .filter(|p| p.profile.stage == Stage::OptionalIntegrations && want(&p.reason))
+            .filter(|p| p.profile.stage == ProfileStage::OptionalIntegrations && want(&p.reason))
             .map(|p| match &p.reason {
                 Reason::RequiredBy(by) => format!("{} (required by {by})", p.profile.name),
                 _ => p.profile.name.clone(),
@@ -69,7 +69,7 @@ pub fn explain(plan: &Plan, destination: &str) -> String {
             "off (enable the network integration to allow it)"
         }
     );
-    for (stage, label) in [(Stage::Agents, "agent"), (Stage::Apps, "app")] {
+    for (stage, label) in [(ProfileStage::Agents, "agent"), (ProfileStage::Apps, "app")] {
         let chosen: Vec<String> = plan
             .parts
             .iter()

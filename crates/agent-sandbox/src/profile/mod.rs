@@ -14,12 +14,12 @@
 //! on any machine. Comment metadata is described in [`metadata`].
 //!
 //! ```
-//! use agent_sandbox::profile::{host::FixedHost, selection::{Plan, Selection}, sbpl, ProfileTree};
+//! use agent_sandbox::profile::{host::FixedHost, selection::{ProfilePlan, Selection}, sbpl, ProfileTree};
 //! # let dir = tempfile::tempdir().unwrap();
 //! # std::fs::write(dir.path().join("00-base.sb"), "(version 1)\n(deny default)\n").unwrap();
 //! let tree = ProfileTree::load(dir.path())?;
 //! let host = FixedHost { home: "/home/u".into(), cwd: "/home/u/project".into(), ..FixedHost::default() };
-//! let plan = Plan::resolve(&tree, &Selection::default(), &host)?;
+//! let plan = ProfilePlan::resolve(&tree, &Selection::default(), &host)?;
 //! let policy = sbpl::render(&plan);
 //! assert!(policy.contains("(allow file-read* file-write* (subpath \"/home/u/project\"))"));
 //! # Ok::<(), agent_sandbox::profile::ProfileError>(())
@@ -35,7 +35,7 @@ pub mod sbpl;
 pub mod selection;
 mod tree;
 
-pub use tree::{Profile, ProfileTree, Stage};
+pub use tree::{Profile, ProfileStage, ProfileTree};
 
 /// Why a policy could not be assembled.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

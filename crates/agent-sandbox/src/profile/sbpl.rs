@@ -1,4 +1,4 @@
-//! Rendering a [`Plan`] as a macOS Seatbelt (`sandbox-exec`) policy.
+//! Rendering a [`ProfilePlan`] as a macOS Seatbelt (`sandbox-exec`) policy.
 //!
 //! Order (later rules win in Seatbelt), the same as Agent Safehouse's generator for the same
 //! selection:
@@ -20,7 +20,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use super::resolved::{builtin_candidates, home_candidates};
-use super::selection::{BASE_PROFILE, DirGrant, Plan};
+use super::selection::{BASE_PROFILE, DirGrant, ProfilePlan};
 
 /// The placeholder this project's profiles use for the home directory.
 pub const HOME_PLACEHOLDER: &str = "__AGENT_HOME_DIR__";
@@ -74,7 +74,7 @@ const NOT_RESOLVED: &[&str] = &[
 ];
 
 /// The policy text. Identical inputs give identical bytes.
-pub fn render(plan: &Plan) -> String {
+pub fn render(plan: &ProfilePlan) -> String {
     let home = quote(&plan.home);
     let mut out = String::with_capacity(
         plan.parts
@@ -196,7 +196,7 @@ pub fn render(plan: &Plan) -> String {
 }
 
 /// After a profile: a rule for the target of each symlinked path it grants.
-fn resolved_rules(out: &mut String, plan: &Plan, rel: &str, text: &str) {
+fn resolved_rules(out: &mut String, plan: &ProfilePlan, rel: &str, text: &str) {
     let candidates = builtin_candidates(text);
     let mut seen: Vec<(&str, PathBuf)> = candidates
         .iter()
@@ -246,7 +246,7 @@ fn resolved_rules(out: &mut String, plan: &Plan, rel: &str, text: &str) {
 }
 
 /// After `worktree-common-dir.sb`: the workdir's shared Git directory, read-write.
-fn common_dir_rules(out: &mut String, plan: &Plan) {
+fn common_dir_rules(out: &mut String, plan: &ProfilePlan) {
     match &plan.worktrees.common_dir {
         Some(dir) if plan.workdir_read_only => {
             out.push_str("\n;; The shared Git directory of this linked worktree: read-only, as the workdir.\n");
@@ -269,7 +269,7 @@ fn common_dir_rules(out: &mut String, plan: &Plan) {
 }
 
 /// After `worktrees.sb`: the repository's other worktrees, read-only.
-fn linked_worktree_rules(out: &mut String, plan: &Plan) {
+fn linked_worktree_rules(out: &mut String, plan: &ProfilePlan) {
     if plan.worktrees.linked.is_empty() {
         out.push_str("\n;; No linked git worktree snapshot detected for this selected workdir.\n");
         return;

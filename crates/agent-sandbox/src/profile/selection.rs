@@ -1,4 +1,4 @@
-//! From what the user asked for (a [`Selection`]) to what goes into the policy (a [`Plan`]):
+//! From what the user asked for (a [`Selection`]) to what goes into the policy (a [`ProfilePlan`]):
 //! which profiles, in which order and why, and the resolved directories.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use super::ProfileError;
 use super::host::{GitWorktrees, Host};
 use super::resolved::{builtin_candidates, home_candidates};
-use super::tree::{Profile, ProfileTree, Stage};
+use super::tree::{Profile, ProfileStage, ProfileTree};
 use crate::paths::lexical;
 
 /// The base profile: its `HOME_DIR` and `WORK_DIR` placeholders are filled in, and its paths are
@@ -98,7 +98,7 @@ pub struct Appended {
 
 /// Everything the renderers need, resolved once.
 #[derive(Clone, Debug)]
-pub struct Plan {
+pub struct ProfilePlan {
     /// The profile tree's directory.
     pub tree_root: PathBuf,
     /// The selected profiles, in assembly order.
@@ -128,7 +128,7 @@ pub struct Plan {
     pub workdir_read_only: bool,
 }
 
-impl Plan {
+impl ProfilePlan {
     /// Resolves `selection` against `tree`, reading machine facts from `host`.
     ///
     /// # Errors
@@ -142,7 +142,6 @@ impl Plan {
     ) -> Result<Self, ProfileError> {
         let home = host.home_dir()?;
         let cwd = host.current_dir()?;
-        let mut chosen: Vec<(usize, Reason)> = Vec::new();
         let profiles = tree.profiles();
         let command = selection
             .command
@@ -151,59 +150,12 @@ impl Plan {
             .filter(|c| !c.is_empty());
 
         let enabled = enabled_features(tree, &selection.enable)?;
-        for (i, p) in profiles.iter().enumerate() {
-            let reason = match p.stage {
-                s if s.always() => Some(Reason::Always),
-                Stage::OptionalIntegrations => enabled.contains(&p.name).then_some(Reason::Enabled),
-                Stage::Agents | Stage::Apps => {
-                    let all = if p.stage == Stage::Agents {
-                        ALL_AGENTS
-                    } else {
-                        ALL_APPS
-                    };
-                    if enabled.contains(all) {
-                        Some(Reason::All)
-                    } else if enabled.contains(&p.name) {
-                        Some(Reason::Enabled)
-                    } else {
-                        command
-                            .as_ref()
-                            .filter(|c| p.matches_command(c))
-                            .map(|c| Reason::Command(c.clone()))
-                    }
-                }
-                _ => None,
-            };
-            if let Some(r) = reason {
-                chosen.push((i, r));
-            }
-        }
+        let chosen = chosen(profiles, &enabled, command.as_deref());
 
-        // Requirements, transitively, with cycle detection over the whole require graph
-        // reachable from what is selected.
-        let mut included: Vec<Option<Reason>> = vec![None; profiles.len()];
-        for (i, r) in &chosen {
-            included[*i] = Some(r.clone());
-        }
-        let mut state = vec![Visit::New; profiles.len()];
-        let mut stack = Vec::new();
-        for (i, _) in &chosen {
-            visit(tree, *i, &mut state, &mut stack, &mut included)?;
-        }
-
-        let parts: Vec<Part> = profiles
-            .iter()
-            .zip(included)
-            .filter_map(|(p, r)| {
-                r.map(|reason| Part {
-                    profile: p.clone(),
-                    reason,
-                })
-            })
-            .collect();
+        let parts = with_requirements(tree, &chosen)?;
         let excluded = profiles
             .iter()
-            .filter(|p| p.stage == Stage::OptionalIntegrations)
+            .filter(|p| p.stage == ProfileStage::OptionalIntegrations)
             .filter(|p| !parts.iter().any(|part| part.profile.rel == p.rel))
             .map(|p| p.name.clone())
             .collect();
@@ -232,42 +184,9 @@ impl Plan {
             .iter()
             .map(|d| grant(d))
             .collect::<Result<Vec<_>, _>>()?;
-        let appended = selection
-            .append_profiles
-            .iter()
-            .map(|p| {
-                let path = lexical(p, &cwd);
-                std::fs::read_to_string(&path)
-                    .map(|text| Appended {
-                        path: path.clone(),
-                        text,
-                    })
-                    .map_err(|e| {
-                        ProfileError::Selection(format!(
-                            "cannot read the appended profile {}: {e}",
-                            path.display()
-                        ))
-                    })
-            })
-            .collect::<Result<Vec<_>, _>>()?;
+        let appended = read_appended(&selection.append_profiles, &cwd)?;
         check_policy_path(&home, "the home directory")?;
-        let mut links = BTreeMap::new();
-        for part in parts.iter().filter(|p| p.profile.rel != BASE_PROFILE) {
-            let text = &part.profile.text;
-            let builtin = builtin_candidates(text).into_iter().map(|(_, p)| p);
-            let homed = home_candidates(text)
-                .into_iter()
-                .map(|(_, _, rel)| format!("{}{rel}", home.display()));
-            for path in builtin.chain(homed).map(PathBuf::from) {
-                if links.contains_key(&path) || !host.exists(&path) {
-                    continue;
-                }
-                let target = host.resolve(&path);
-                if target != path && check_policy_path(&target, "a symlink target").is_ok() {
-                    links.insert(path, target);
-                }
-            }
-        }
+        let links = symlinks(&parts, &home, host);
         let worktrees = match &workdir {
             Some((g, _)) => {
                 let w = host.git_worktrees(&g.path);
@@ -310,6 +229,121 @@ impl Plan {
                 .map(|(g, _)| g),
         )
     }
+}
+
+/// The profiles selected before their requirements: those always included, the enabled
+/// integrations, and the agent and app profiles enabled or matching `command`.
+fn chosen(
+    profiles: &[Profile],
+    enabled: &BTreeSet<String>,
+    command: Option<&str>,
+) -> Vec<(usize, Reason)> {
+    let mut chosen: Vec<(usize, Reason)> = Vec::new();
+    for (i, p) in profiles.iter().enumerate() {
+        let reason = match p.stage {
+            s if s.always() => Some(Reason::Always),
+            ProfileStage::OptionalIntegrations => {
+                enabled.contains(&p.name).then_some(Reason::Enabled)
+            }
+            ProfileStage::Agents | ProfileStage::Apps => {
+                let all = if p.stage == ProfileStage::Agents {
+                    ALL_AGENTS
+                } else {
+                    ALL_APPS
+                };
+                if enabled.contains(all) {
+                    Some(Reason::All)
+                } else if enabled.contains(&p.name) {
+                    Some(Reason::Enabled)
+                } else {
+                    command
+                        .filter(|c| p.matches_command(c))
+                        .map(|c| Reason::Command(c.to_owned()))
+                }
+            }
+            _ => None,
+        };
+        if let Some(r) = reason {
+            chosen.push((i, r));
+        }
+    }
+    chosen
+}
+
+/// The parts of the policy: `chosen` and, transitively, what they require, in the tree's
+/// order.
+fn with_requirements(
+    tree: &ProfileTree,
+    chosen: &[(usize, Reason)],
+) -> Result<Vec<Part>, ProfileError> {
+    let profiles = tree.profiles();
+    // Requirements, transitively, with cycle detection over the whole require graph
+    // reachable from what is selected.
+    let mut included: Vec<Option<Reason>> = vec![None; profiles.len()];
+    for (i, r) in chosen {
+        included[*i] = Some(r.clone());
+    }
+    let mut state = vec![Visit::New; profiles.len()];
+    let mut stack = Vec::new();
+    for (i, _) in chosen {
+        visit(tree, *i, &mut state, &mut stack, &mut included)?;
+    }
+
+    let parts: Vec<Part> = profiles
+        .iter()
+        .zip(included)
+        .filter_map(|(p, r)| {
+            r.map(|reason| Part {
+                profile: p.clone(),
+                reason,
+            })
+        })
+        .collect();
+    Ok(parts)
+}
+
+/// The appended profiles (`--append-profile`), read (relative paths from `cwd`).
+fn read_appended(paths: &[PathBuf], cwd: &Path) -> Result<Vec<Appended>, ProfileError> {
+    paths
+        .iter()
+        .map(|p| {
+            let path = lexical(p, cwd);
+            std::fs::read_to_string(&path)
+                .map(|text| Appended {
+                    path: path.clone(),
+                    text,
+                })
+                .map_err(|e| {
+                    ProfileError::Selection(format!(
+                        "cannot read the appended profile {}: {e}",
+                        path.display()
+                    ))
+                })
+        })
+        .collect::<Result<Vec<_>, _>>()
+}
+
+/// The symlinks among the paths the selected profiles name (beyond the base profile), each
+/// with its target, so the policy grants both.
+fn symlinks(parts: &[Part], home: &Path, host: &dyn Host) -> BTreeMap<PathBuf, PathBuf> {
+    let mut links = BTreeMap::new();
+    for part in parts.iter().filter(|p| p.profile.rel != BASE_PROFILE) {
+        let text = &part.profile.text;
+        let builtin = builtin_candidates(text).into_iter().map(|(_, p)| p);
+        let homed = home_candidates(text)
+            .into_iter()
+            .map(|(_, _, rel)| format!("{}{rel}", home.display()));
+        for path in builtin.chain(homed).map(PathBuf::from) {
+            if links.contains_key(&path) || !host.exists(&path) {
+                continue;
+            }
+            let target = host.resolve(&path);
+            if target != path && check_policy_path(&target, "a symlink target").is_ok() {
+                links.insert(path, target);
+            }
+        }
+    }
+    links
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -374,8 +408,8 @@ fn enabled_features(
         tree.profiles()
             .iter()
             .filter(|p| {
-                matches!(p.stage, Stage::Agents | Stage::Apps)
-                    || (p.stage == Stage::OptionalIntegrations && !p.inject_only())
+                matches!(p.stage, ProfileStage::Agents | ProfileStage::Apps)
+                    || (p.stage == ProfileStage::OptionalIntegrations && !p.inject_only())
             })
             .map(|p| p.name.as_str()),
     );
@@ -400,7 +434,7 @@ fn enabled_features(
         let why = match tree
             .profiles()
             .iter()
-            .find(|p| p.name == name && p.stage == Stage::OptionalIntegrations)
+            .find(|p| p.name == name && p.stage == ProfileStage::OptionalIntegrations)
         {
             Some(_) => format!(
                 "`{name}` cannot be enabled by name: it is injected only when a selected profile requires it"

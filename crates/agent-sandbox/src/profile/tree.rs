@@ -7,7 +7,7 @@ use super::metadata::Metadata;
 
 /// Which stage a profile belongs to, and so how it is selected.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Stage {
+pub enum ProfileStage {
     /// A `*.sb` file at the top of the tree (`00-base.sb`, `10-system-runtime.sb`,
     /// `20-network.sb`): always included.
     Root,
@@ -25,22 +25,28 @@ pub enum Stage {
     Apps,
 }
 
-impl Stage {
+impl ProfileStage {
     /// The stage directories, in order.
-    pub const DIRS: [(&'static str, Stage); 6] = [
-        ("30-toolchains", Stage::Toolchains),
-        ("40-shared", Stage::Shared),
-        ("50-integrations-core", Stage::CoreIntegrations),
-        ("55-integrations-optional", Stage::OptionalIntegrations),
-        ("60-agents", Stage::Agents),
-        ("65-apps", Stage::Apps),
+    pub const DIRS: [(&'static str, ProfileStage); 6] = [
+        ("30-toolchains", ProfileStage::Toolchains),
+        ("40-shared", ProfileStage::Shared),
+        ("50-integrations-core", ProfileStage::CoreIntegrations),
+        (
+            "55-integrations-optional",
+            ProfileStage::OptionalIntegrations,
+        ),
+        ("60-agents", ProfileStage::Agents),
+        ("65-apps", ProfileStage::Apps),
     ];
 
     /// Whether every profile of the stage is included.
     pub fn always(self) -> bool {
         matches!(
             self,
-            Stage::Root | Stage::Toolchains | Stage::Shared | Stage::CoreIntegrations
+            ProfileStage::Root
+                | ProfileStage::Toolchains
+                | ProfileStage::Shared
+                | ProfileStage::CoreIntegrations
         )
     }
 }
@@ -51,7 +57,7 @@ pub struct Profile {
     /// Its path relative to the tree, `/`-separated (`30-toolchains/rust.sb`).
     pub rel: String,
     /// Its stage.
-    pub stage: Stage,
+    pub stage: ProfileStage,
     /// The file stem (`rust`): the feature name of an optional integration.
     pub name: String,
     /// Its text.
@@ -76,7 +82,7 @@ impl Profile {
     /// Whether this optional integration can only be injected by a `require`.
     pub fn inject_only(&self) -> bool {
         self.meta.inject_only
-            || (self.stage == Stage::OptionalIntegrations && self.name == "keychain")
+            || (self.stage == ProfileStage::OptionalIntegrations && self.name == "keychain")
     }
 }
 
@@ -101,7 +107,7 @@ impl ProfileTree {
         let mut ignored = Vec::new();
         for (name, path, is_dir) in sorted_entries(root)? {
             if is_dir {
-                if Stage::DIRS.iter().any(|(d, _)| *d == name) {
+                if ProfileStage::DIRS.iter().any(|(d, _)| *d == name) {
                     for (file, fpath, sub_dir) in sorted_entries(&path)? {
                         if sub_dir {
                             ignored.push(format!("{name}/{file}"));
@@ -140,8 +146,11 @@ impl ProfileTree {
                 None => (None, rel.as_str()),
             };
             let stage = match dir {
-                None => Some(Stage::Root),
-                Some(d) => Stage::DIRS.iter().find(|(n, _)| *n == d).map(|(_, s)| *s),
+                None => Some(ProfileStage::Root),
+                Some(d) => ProfileStage::DIRS
+                    .iter()
+                    .find(|(n, _)| *n == d)
+                    .map(|(_, s)| *s),
             };
             match stage {
                 Some(stage) if file.ends_with(".sb") && !file.contains('/') => {
@@ -156,13 +165,13 @@ impl ProfileTree {
                 _ => ignored.push(rel),
             }
         }
-        if !profiles.iter().any(|p| p.stage == Stage::Root) {
+        if !profiles.iter().any(|p| p.stage == ProfileStage::Root) {
             return Err(ProfileError::Tree(format!(
                 "{} holds no top-level .sb profile (such as 00-base.sb); is it a profile tree?",
                 root.display()
             )));
         }
-        // Stage order, then the file names' bytes within a stage (`LC_ALL=C sort`).
+        // ProfileStage order, then the file names' bytes within a stage (`LC_ALL=C sort`).
         profiles.sort_by(|a, b| {
             a.stage
                 .cmp(&b.stage)

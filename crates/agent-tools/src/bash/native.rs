@@ -14,11 +14,11 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use agent_core::tools::ToolError;
-use agent_sandbox::outer::{self, Ending, ExecError, ExecRequest, Limits, OuterSandbox};
+use agent_sandbox::outer::{self, Ending, ExecError, ExecRequest, OuterSandbox, ResourceLimits};
 use agent_sandbox::profile::ProfileTree;
 use agent_sandbox::profile::env::EnvPlan;
 use agent_sandbox::profile::host::{GitWorktrees, Host, SystemHost};
-use agent_sandbox::profile::selection::{Plan, Selection, Workdir};
+use agent_sandbox::profile::selection::{ProfilePlan, Selection, Workdir};
 
 use agent_core::permissions::WriteScope;
 
@@ -113,7 +113,7 @@ impl NativeBackend {
     /// object store read-only, so the shadow's Git (which borrows the real objects through
     /// `objects/info/alternates`) can read history. That path is found from the real folder,
     /// never from the alternates file, which the agent can edit.
-    fn plan(&self, request: &BashRequest, read_only: bool) -> Result<Plan, ToolError> {
+    fn plan(&self, request: &BashRequest, read_only: bool) -> Result<ProfilePlan, ToolError> {
         let mut selection = Selection {
             workdir: Workdir::Path(request.cwd.clone()),
             command: Some("bash".into()),
@@ -133,7 +133,7 @@ impl NativeBackend {
             }
             selection.add_dirs_ro.extend(real_objects(view.shown()));
         }
-        Plan::resolve(&self.tree, &selection, &SystemHost)
+        ProfilePlan::resolve(&self.tree, &selection, &SystemHost)
             .map_err(|e| ToolError::Sandbox(format!("cannot assemble the sandbox policy: {e}")))
     }
 }
@@ -207,10 +207,10 @@ impl BashBackend for NativeBackend {
             .as_ref()
             .is_some_and(|c| c.writes == WriteScope::None);
         let plan = self.plan(request, read_only)?;
-        let limits = Limits {
+        let limits = ResourceLimits {
             wall: Some(request.timeout),
             output_bytes: self.output_bytes,
-            ..Limits::default()
+            ..ResourceLimits::default()
         };
         let exec = ExecRequest {
             plan,

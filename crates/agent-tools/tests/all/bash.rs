@@ -241,7 +241,7 @@ fn nothing_but_the_workspace_keeps_a_write() {
     use agent_sandbox::profile::bwrap;
     use agent_sandbox::profile::env::EnvPlan;
     use agent_sandbox::profile::host::SystemHost;
-    use agent_sandbox::profile::selection::{Plan, Selection, Workdir};
+    use agent_sandbox::profile::selection::{ProfilePlan, Selection, Workdir};
 
     let probe = backend_named("bwrap").unwrap();
     if let Err(e) = probe.probe() {
@@ -255,7 +255,7 @@ fn nothing_but_the_workspace_keeps_a_write() {
         command: Some("bash".into()),
         ..Selection::default()
     };
-    let plan = Plan::resolve(&tree(), &selection, &SystemHost).unwrap();
+    let plan = ProfilePlan::resolve(&tree(), &selection, &SystemHost).unwrap();
     let rendered = bwrap::render(&plan, &EnvPlan::default());
     let home = std::env::var("HOME").unwrap();
     let mut targets: Vec<std::path::PathBuf> = rendered

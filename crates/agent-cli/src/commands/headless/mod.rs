@@ -2,7 +2,7 @@
 //! mode) and the Claude Agent SDK's transport (`--output-format stream-json --input-format
 //! stream-json`, `../shared/compat/claude-agent-sdk.md`).
 //!
-//! An SDK session is `agent run`'s session ([`super::run::open_with`]: the settings, the
+//! An SDK session is `agent run`'s session ([`super::open::open_with`]: the settings, the
 //! provider, the shadow workspace, the gate, the MCP servers) with the SDK in the places a
 //! person has on a terminal: its `can_use_tool` callback answers permission questions, the
 //! hooks it registers in `initialize` are hooks of the session, and its control requests
@@ -31,8 +31,10 @@ use tokio::sync::mpsc;
 
 use self::control::{Channel, Inbound};
 use self::stream::{InitFacts, TurnEncoder};
-use super::run::{OpenWith, Opened, open_with};
-use crate::cli::{SdkCli, SessionOptions, SettingsArgs};
+use super::open::{OpenWith, Opened, open_with};
+use crate::cli::run::SessionOptions;
+use crate::cli::sdk::SdkCli;
+use crate::cli::settings::SettingsArgs;
 use crate::exit::Exit;
 use crate::output;
 
@@ -312,8 +314,8 @@ fn print_mode(cli: SdkCli, mut inputs: Inputs) -> Result<Exit> {
             budget.check(encoder.usage(), &interrupt);
         };
         let (result, _) =
-            super::run::drive_observed(&mut agent, &prompt, None, Some(&mut show)).await?;
-        super::run::join_background(&bash, true).await?;
+            super::drive::drive_observed(&mut agent, &prompt, None, Some(&mut show)).await?;
+        super::drive::join_background(&bash, true).await?;
         let id = agent.session_id().clone();
         let set = ws.review()?.changes().clone();
         store
@@ -345,7 +347,7 @@ fn print_mode(cli: SdkCli, mut inputs: Inputs) -> Result<Exit> {
         ));
         return Ok(Exit::Denied);
     }
-    Ok(super::run::run_exit(&result, false))
+    Ok(super::drive::run_exit(&result, false))
 }
 
 /// The SDK's session: reads `initialize` (its hooks become the session's), opens the session,
@@ -649,7 +651,7 @@ impl SdkSession {
     /// which was approved call by call, is applied to the folder (unless `--keep-shadow`),
     /// and a `system` message says what was applied or refused.
     async fn land(&mut self) -> Result<()> {
-        super::run::join_background(&self.opened.bash, true).await?;
+        super::drive::join_background(&self.opened.bash, true).await?;
         let ws: &mut Workspace = &mut self.opened.ws;
         let review = ws.review()?;
         let set = review.changes().clone();
