@@ -67,6 +67,7 @@ mod steps;
 mod suggest;
 
 pub use builder::PermissionEngineBuilder;
+use steps::PolicyOutcome;
 use suggest::suggestion_hint;
 
 /// Occurs when an engine cannot be built.
@@ -364,6 +365,7 @@ impl PermissionEngine {
         d
     }
 
+    /// Steps 1 to 9 of the module doc, in order: the first step that decides wins.
     fn evaluate(
         &self,
         call: &ToolCall,
@@ -406,67 +408,18 @@ impl PermissionEngine {
         }
         let effective_call = self.call_with_input(call, input);
         // Step 1 (continued): a hook's ask or defer, now that deny rules have had their say.
-        if let Some(d @ (HookDecision::Ask | HookDecision::Defer)) = hook.decision {
-            let why = hook.reason.clone().unwrap_or_else(|| match d {
-                HookDecision::Defer => "a PreToolUse hook deferred the decision".into(),
-                _ => "a PreToolUse hook asks for confirmation".into(),
-            });
-            return done(self.ask_or_deny(
-                &effective_call,
-                canonical,
-                subject,
-                Step::Hook,
-                why,
-                None,
-                false,
-            ));
+        if let Some(d) = self.hook_ask_step(&effective_call, canonical, subject, hook) {
+            return done(d);
         }
         // Steps 3 and 4: ask rules, safety checks.
         if let Some(d) = self.ask_and_safety_steps(&effective_call, canonical, input, subject) {
             return done(d);
         }
         // Step 5: policies.
-        for p in &self.policies {
-            match p.evaluate(&effective_call) {
-                None => {}
-                Some(PolicyVerdict::Deny(reason)) => {
-                    return done(PermissionDecision::new(
-                        Behavior::Deny,
-                        Step::Policy,
-                        format!("policy `{}`: {reason}", p.name()),
-                    ));
-                }
-                Some(PolicyVerdict::Ask(reason)) => {
-                    return done(self.ask_or_deny(
-                        call,
-                        canonical,
-                        subject,
-                        Step::Policy,
-                        format!("policy `{}`: {reason}", p.name()),
-                        None,
-                        true,
-                    ));
-                }
-                Some(PolicyVerdict::Allow) => {
-                    return done(PermissionDecision::new(
-                        Behavior::Allow,
-                        Step::Policy,
-                        format!("allowed by policy `{}`", p.name()),
-                    ));
-                }
-                Some(PolicyVerdict::AllowWithInput(new_input)) => {
-                    if let Some(d) = self.recheck(call, &new_input) {
-                        return d;
-                    }
-                    let mut d = PermissionDecision::new(
-                        Behavior::Allow,
-                        Step::Policy,
-                        format!("allowed by policy `{}` with a rewritten input", p.name()),
-                    );
-                    d.updated_input = Some(new_input);
-                    return d;
-                }
-            }
+        match self.policy_step(call, &effective_call, canonical, subject) {
+            Some(PolicyOutcome::Decided(d)) => return done(d),
+            Some(PolicyOutcome::Rewritten(d)) => return d,
+            None => {}
         }
         // Step 6: a hook's allow.
         if hook.decision == Some(HookDecision::Allow) {
@@ -486,46 +439,8 @@ impl PermissionEngine {
         if let Some(d) = self.allow_step(canonical, input, subject) {
             return done(d);
         }
-        // Step 9.
-        if canonical == "Bash" && self.sandbox.active && self.sandbox.auto_allow_bash {
-            return done(PermissionDecision::new(
-                Behavior::Allow,
-                Step::Prompt,
-                "autoAllowBashIfSandboxed: Bash runs inside the active sandbox, whose own checks still apply",
-            ));
-        }
-        let why = match &subject {
-            Subject::Bash(b) => {
-                let mut why =
-                    "no allow rule, read-only command or grant covers every part of this command"
-                        .to_owned();
-                if let Some((text, reason)) = b
-                    .allow_views
-                    .iter()
-                    .flatten()
-                    .find_map(|v| v.exact_reason.as_deref().map(|r| (v.text.as_str(), r)))
-                {
-                    why.push_str(&format!(
-                        "; only an exact-string rule approves `{text}`: {reason}"
-                    ));
-                }
-                why
-            }
-            Subject::Read(_) => {
-                "reading outside the working directories needs an allow rule".to_owned()
-            }
-            Subject::Edit(_) => format!("{canonical} changes files and no allow rule covers it"),
-            _ => format!("no allow rule covers {canonical}"),
-        };
-        done(self.ask_or_deny(
-            &effective_call,
-            canonical,
-            subject,
-            Step::Prompt,
-            why,
-            None,
-            false,
-        ))
+        // Step 9: otherwise ask.
+        done(self.otherwise_step(&effective_call, canonical, subject))
     }
 
     fn call_with_input<'a>(&self, call: &'a ToolCall, input: &Value) -> Cow<'a, ToolCall> {

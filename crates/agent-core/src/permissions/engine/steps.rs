@@ -1,9 +1,105 @@
-//! Steps 2 to 4 and 7 of the decision: deny rules, ask rules, the safety checks, and the
-//! mode; with the ask-or-deny answer that `dontAsk` and policies shape.
+//! The steps of the decision that `PermissionEngine::evaluate` runs in order: a hook's ask,
+//! deny rules, ask rules, the safety checks, policies, the mode and the final ask; with the
+//! ask-or-deny answer that `dontAsk` and policies shape.
 
 use super::*;
 
+/// What the policies of step 5 decided.
+pub(super) enum PolicyOutcome {
+    /// A decision the caller stamps with the hook's input and the prepared parse.
+    Decided(PermissionDecision),
+    /// A decision that stands as it is: a policy's rewritten input, allowed, or refused by
+    /// steps 2 to 4 run again on it.
+    Rewritten(PermissionDecision),
+}
+
 impl PermissionEngine {
+    /// Step 1, continued: a hook's ask or defer, checked once the deny rules have had their say.
+    pub(super) fn hook_ask_step(
+        &self,
+        call: &ToolCall,
+        canonical: &str,
+        subject: &Subject,
+        hook: &PreToolUseOutcome,
+    ) -> Option<PermissionDecision> {
+        let d @ (HookDecision::Ask | HookDecision::Defer) = hook.decision? else {
+            return None;
+        };
+        let why = hook.reason.clone().unwrap_or_else(|| match d {
+            HookDecision::Defer => "a PreToolUse hook deferred the decision".into(),
+            _ => "a PreToolUse hook asks for confirmation".into(),
+        });
+        Some(self.ask_or_deny(call, canonical, subject, Step::Hook, why, None, false))
+    }
+
+    /// Step 5: the first policy with a verdict decides. `call` is the call as the model made
+    /// it (a policy's ask is judged against it); `effective` carries the hook's input.
+    pub(super) fn policy_step(
+        &self,
+        call: &ToolCall,
+        effective: &ToolCall,
+        canonical: &str,
+        subject: &Subject,
+    ) -> Option<PolicyOutcome> {
+        for p in &self.policies {
+            let decided = match p.evaluate(effective) {
+                None => continue,
+                Some(PolicyVerdict::Deny(reason)) => PermissionDecision::new(
+                    Behavior::Deny,
+                    Step::Policy,
+                    format!("policy `{}`: {reason}", p.name()),
+                ),
+                Some(PolicyVerdict::Ask(reason)) => self.ask_or_deny(
+                    call,
+                    canonical,
+                    subject,
+                    Step::Policy,
+                    format!("policy `{}`: {reason}", p.name()),
+                    None,
+                    true,
+                ),
+                Some(PolicyVerdict::Allow) => PermissionDecision::new(
+                    Behavior::Allow,
+                    Step::Policy,
+                    format!("allowed by policy `{}`", p.name()),
+                ),
+                Some(PolicyVerdict::AllowWithInput(new_input)) => {
+                    if let Some(d) = self.recheck(call, &new_input) {
+                        return Some(PolicyOutcome::Rewritten(d));
+                    }
+                    let mut d = PermissionDecision::new(
+                        Behavior::Allow,
+                        Step::Policy,
+                        format!("allowed by policy `{}` with a rewritten input", p.name()),
+                    );
+                    d.updated_input = Some(new_input);
+                    return Some(PolicyOutcome::Rewritten(d));
+                }
+            };
+            return Some(PolicyOutcome::Decided(decided));
+        }
+        None
+    }
+
+    /// Step 9: nothing decided, so ask; except Bash under an active sandbox with
+    /// `autoAllowBashIfSandboxed`, which is allowed.
+    pub(super) fn otherwise_step(
+        &self,
+        call: &ToolCall,
+        canonical: &str,
+        subject: &Subject,
+    ) -> PermissionDecision {
+        if canonical == "Bash" && self.sandbox.active && self.sandbox.auto_allow_bash {
+            return PermissionDecision::new(
+                Behavior::Allow,
+                Step::Prompt,
+                "autoAllowBashIfSandboxed: Bash runs inside the active sandbox, whose own checks still apply",
+            );
+        }
+        let why = no_allow_reason(canonical, subject);
+        self.ask_or_deny(call, canonical, subject, Step::Prompt, why, None, false)
+    }
+
     /// Step 2: a deny rule matching any part of the call (or an input the tool cannot take).
     pub(super) fn deny_step(
         &self,
@@ -261,5 +357,33 @@ impl PermissionEngine {
         b.reads.iter().filter(|r| r.via != Via::Operand).all(|r| {
             r.is_static() && !r.word.home && r.path.as_ref().is_some_and(|p| self.wd.contains(p))
         })
+    }
+}
+
+/// Why step 9 asks: what no allow rule covered, naming an exact-string rule that would have
+/// approved a Bash sub-command had it been written as one.
+fn no_allow_reason(canonical: &str, subject: &Subject) -> String {
+    match subject {
+        Subject::Bash(b) => {
+            let mut why =
+                "no allow rule, read-only command or grant covers every part of this command"
+                    .to_owned();
+            if let Some((text, reason)) = b
+                .allow_views
+                .iter()
+                .flatten()
+                .find_map(|v| v.exact_reason.as_deref().map(|r| (v.text.as_str(), r)))
+            {
+                why.push_str(&format!(
+                    "; only an exact-string rule approves `{text}`: {reason}"
+                ));
+            }
+            why
+        }
+        Subject::Read(_) => {
+            "reading outside the working directories needs an allow rule".to_owned()
+        }
+        Subject::Edit(_) => format!("{canonical} changes files and no allow rule covers it"),
+        _ => format!("no allow rule covers {canonical}"),
     }
 }
