@@ -90,30 +90,8 @@ pub(crate) fn peel(words: &[Word], start: usize) -> Peel {
     if let Some(refusal) = unknown_words(&args, &parsed) {
         return refusal;
     }
-    if let Some(e) = &parsed.error {
-        let hint = match e {
-            getopt_long::GetoptError::Ambiguous { .. } => "; spell the option out",
-            _ => "",
-        };
-        return args.unknown(format_args!("{e}{hint}"));
-    }
-    if parsed
-        .given
-        .iter()
-        .any(|g| g.opt.role == OptionRole::RunsNothing)
-    {
-        return Peel::None;
-    }
-    if let Some(g) = parsed
-        .given
-        .iter()
-        .find(|g| g.opt.role == OptionRole::Chdir)
-    {
-        return args.unknown(format_args!(
-            "`--{}` runs it in another directory, where its relative paths name other files \
-             than those checked; write `cd DIR && …` instead",
-            g.opt.name
-        ));
+    if let Some(decided) = options_decide(&args, &parsed) {
+        return decided;
     }
     let mut layer = Layer {
         wrapper: wrapper.name,
@@ -138,94 +116,25 @@ pub(crate) fn peel(words: &[Word], start: usize) -> Peel {
         .iter()
         .find(|g| matches!(g.opt.role, OptionRole::RunsString | OptionRole::SplitString))
     {
-        let Some(value) = args.value(g) else {
-            return Peel::None;
-        };
-        layer.script = Some(if g.opt.role == OptionRole::SplitString {
-            // `env -S STRING ARGS`: STRING's words, then ARGS, are env's arguments again.
-            let rest = args
-                .words
-                .get(g.value_at.map_or(args.len(), |v| v + 1)..)
-                .unwrap_or(&[]);
-            script_word(wrapper.name, &value, rest)
-        } else {
-            value
-        });
-        return Peel::Layer(layer, Vec::new());
+        return string_option_layer(&args, g, layer);
     }
     let k = parsed.operands;
-    let inner_at = |mut layer: Layer, k: usize| {
-        if k >= args.len() {
-            return Peel::None;
-        }
-        layer.inner = args.base + k;
-        Peel::Layer(layer, Vec::new())
-    };
     match wrapper.layout {
-        Layout::Command => inner_at(layer, k),
+        Layout::Command => inner_at(&args, layer, k),
         Layout::Assignments { dash, any_word } => {
-            let mut k = k;
-            if dash && args.get(k).is_some_and(|w| w.is_static() && w.text == "-") {
-                k += 1;
-            }
-            while let Some(a) = args.get(k).filter(|a| a.text.contains('=')) {
-                if a.splits || a.glob {
-                    return args.splits(k);
-                }
-                if !any_word && !is_assignment(&a.text) {
-                    return args.unknown(format_args!(
-                        "`{}` holds a `=` but is not a NAME=VALUE assignment",
-                        a.raw
-                    ));
-                }
-                k += 1;
-            }
-            inner_at(layer, k)
+            after_assignments(&args, layer, k, dash, any_word)
         }
         Layout::Operand => {
             if args.may_split(k) {
                 return args.splits(k);
             }
-            inner_at(layer, k + 1)
+            inner_at(&args, layer, k + 1)
         }
-        Layout::Priority => {
-            let Some(first) = args.get(k) else {
-                return Peel::None;
-            };
-            if !first.is_static() {
-                return args.dynamic(k);
-            }
-            let priority = args.len() - k >= 2
-                && !first.text.is_empty()
-                && first.text.bytes().all(|b| b.is_ascii_digit());
-            inner_at(layer, k + usize::from(priority))
-        }
-        Layout::LockFile => {
-            if parsed.given.iter().any(|g| g.opt.name == "fd") {
-                return inner_at(layer, k);
-            }
-            let Some(file) = args.get(k) else {
-                return Peel::None;
-            };
-            if args.may_split(k) {
-                return args.splits(k);
-            }
-            let Some(next) = args.get(k + 1) else {
-                return Peel::None; // `flock NUMBER`: a descriptor, no command
-            };
-            layer.writes.push(file.clone());
-            if next.is_static() && matches!(next.text.as_str(), "-c" | "--command") {
-                let Some(script) = args.get(k + 2) else {
-                    return Peel::None;
-                };
-                layer.script = Some(script.clone());
-                return Peel::Layer(layer, Vec::new());
-            }
-            inner_at(layer, k + 1)
-        }
+        Layout::Priority => after_priority(&args, layer, k),
+        Layout::LockFile => after_lock_file(&args, &parsed, layer, k),
         Layout::Watch => {
             if parsed.given.iter().any(|g| g.opt.name == "exec") {
-                return inner_at(layer, k);
+                return inner_at(&args, layer, k);
             }
             let command = args.words.get(k..).unwrap_or(&[]);
             if command.is_empty() {
@@ -236,6 +145,123 @@ pub(crate) fn peel(words: &[Word], start: usize) -> Peel {
         }
         Layout::Xargs => xargs(&args, &parsed, layer, k),
     }
+}
+
+/// What the options alone decide: a parse error, an option that runs nothing (`command -v`),
+/// or one that runs the command in another directory.
+fn options_decide(args: &Args<'_>, parsed: &Parsed<'_>) -> Option<Peel> {
+    if let Some(e) = &parsed.error {
+        let hint = match e {
+            getopt_long::GetoptError::Ambiguous { .. } => "; spell the option out",
+            _ => "",
+        };
+        return Some(args.unknown(format_args!("{e}{hint}")));
+    }
+    if parsed
+        .given
+        .iter()
+        .any(|g| g.opt.role == OptionRole::RunsNothing)
+    {
+        return Some(Peel::None);
+    }
+    let g = parsed
+        .given
+        .iter()
+        .find(|g| g.opt.role == OptionRole::Chdir)?;
+    Some(args.unknown(format_args!(
+        "`--{}` runs it in another directory, where its relative paths name other files \
+         than those checked; write `cd DIR && …` instead",
+        g.opt.name
+    )))
+}
+
+/// The layer of an option whose value is a command line (`sh -c`-like, or `env -S`).
+fn string_option_layer(args: &Args<'_>, g: &Given<'_>, mut layer: Layer) -> Peel {
+    let Some(value) = args.value(g) else {
+        return Peel::None;
+    };
+    layer.script = Some(if g.opt.role == OptionRole::SplitString {
+        // `env -S STRING ARGS`: STRING's words, then ARGS, are env's arguments again.
+        let rest = args
+            .words
+            .get(g.value_at.map_or(args.len(), |v| v + 1)..)
+            .unwrap_or(&[]);
+        script_word(args.name, &value, rest)
+    } else {
+        value
+    });
+    Peel::Layer(layer, Vec::new())
+}
+
+/// The layer whose command starts at argument `k`, or none when there is no such argument.
+fn inner_at(args: &Args<'_>, mut layer: Layer, k: usize) -> Peel {
+    if k >= args.len() {
+        return Peel::None;
+    }
+    layer.inner = args.base + k;
+    Peel::Layer(layer, Vec::new())
+}
+
+/// `env`-like: the command after an optional `-` and the `NAME=VALUE` words from `k`.
+fn after_assignments(args: &Args<'_>, layer: Layer, k: usize, dash: bool, any_word: bool) -> Peel {
+    let mut k = k;
+    if dash && args.get(k).is_some_and(|w| w.is_static() && w.text == "-") {
+        k += 1;
+    }
+    while let Some(a) = args.get(k).filter(|a| a.text.contains('=')) {
+        if a.splits || a.glob {
+            return args.splits(k);
+        }
+        if !any_word && !is_assignment(&a.text) {
+            return args.unknown(format_args!(
+                "`{}` holds a `=` but is not a NAME=VALUE assignment",
+                a.raw
+            ));
+        }
+        k += 1;
+    }
+    inner_at(args, layer, k)
+}
+
+/// `nice`-like: the command after an optional all-digit priority at `k` (when a command
+/// follows it).
+fn after_priority(args: &Args<'_>, layer: Layer, k: usize) -> Peel {
+    let Some(first) = args.get(k) else {
+        return Peel::None;
+    };
+    if !first.is_static() {
+        return args.dynamic(k);
+    }
+    let priority = args.len() - k >= 2
+        && !first.text.is_empty()
+        && first.text.bytes().all(|b| b.is_ascii_digit());
+    inner_at(args, layer, k + usize::from(priority))
+}
+
+/// `flock`: the lock file at `k` (written), then the command or `-c COMMAND_LINE`; with
+/// `--fd` the command starts at `k`.
+fn after_lock_file(args: &Args<'_>, parsed: &Parsed<'_>, mut layer: Layer, k: usize) -> Peel {
+    if parsed.given.iter().any(|g| g.opt.name == "fd") {
+        return inner_at(args, layer, k);
+    }
+    let Some(file) = args.get(k) else {
+        return Peel::None;
+    };
+    if args.may_split(k) {
+        return args.splits(k);
+    }
+    let Some(next) = args.get(k + 1) else {
+        return Peel::None; // `flock NUMBER`: a descriptor, no command
+    };
+    layer.writes.push(file.clone());
+    if next.is_static() && matches!(next.text.as_str(), "-c" | "--command") {
+        let Some(script) = args.get(k + 2) else {
+            return Peel::None;
+        };
+        layer.script = Some(script.clone());
+        return Peel::Layer(layer, Vec::new());
+    }
+    inner_at(args, layer, k + 1)
 }
 
 /// Refuses words getopt reads (options, their values, and the first operand unless `--` came
