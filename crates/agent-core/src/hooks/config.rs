@@ -322,122 +322,81 @@ impl HooksConfig {
     }
 }
 
+/// A field's key (after the handler's own, e.g. `.timeout`) and what is wrong with it.
 type FieldError = (String, String);
 
+/// The error for the handler field `key`.
+fn field_error(key: &str, problem: &str) -> FieldError {
+    (format!(".{key}"), problem.to_owned())
+}
+
+/// One hook handler's fields, read with the error a wrong type gets.
+struct Fields<'a>(&'a Map<String, Value>);
+
+impl Fields<'_> {
+    /// An optional string field.
+    fn string(&self, k: &str) -> Result<Option<String>, FieldError> {
+        match self.0.get(k) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s.clone())),
+            Some(_) => Err(field_error(k, "must be a string")),
+        }
+    }
+
+    /// An optional boolean field, false when absent.
+    fn boolean(&self, k: &str) -> Result<bool, FieldError> {
+        match self.0.get(k) {
+            None | Some(Value::Null) => Ok(false),
+            Some(Value::Bool(b)) => Ok(*b),
+            Some(_) => Err(field_error(k, "must be true or false")),
+        }
+    }
+
+    /// An optional array of strings.
+    fn strings(&self, k: &str) -> Result<Option<Vec<String>>, FieldError> {
+        match self.0.get(k) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::Array(items)) => items
+                .iter()
+                .enumerate()
+                .map(|(i, a)| {
+                    a.as_str()
+                        .map(str::to_owned)
+                        .ok_or_else(|| field_error(&format!("{k}[{i}]"), "must be a string"))
+                })
+                .collect::<Result<Vec<_>, _>>()
+                .map(Some),
+            Some(_) => Err(field_error(k, "must be an array of strings")),
+        }
+    }
+}
+
+/// One hook handler object: the fields of its `type`, then those every handler has.
 fn parse_handler(
     v: &Value,
     event: HookEvent,
     matcher: Option<String>,
     source: HookSource,
 ) -> Result<ConfiguredHook, FieldError> {
-    let e = |k: &str, p: &str| (format!(".{k}"), p.to_owned());
     let Value::Object(h) = v else {
         return Err((String::new(), "must be an object with `type`".into()));
     };
-    let string = |k: &str| -> Result<Option<String>, FieldError> {
-        match h.get(k) {
-            None | Some(Value::Null) => Ok(None),
-            Some(Value::String(s)) => Ok(Some(s.clone())),
-            Some(_) => Err(e(k, "must be a string")),
-        }
-    };
-    let boolean = |k: &str| -> Result<bool, FieldError> {
-        match h.get(k) {
-            None | Some(Value::Null) => Ok(false),
-            Some(Value::Bool(b)) => Ok(*b),
-            Some(_) => Err(e(k, "must be true or false")),
-        }
-    };
-    let kind = string("type")?.ok_or_else(|| {
-        e(
+    let fields = Fields(h);
+    let kind = fields.string("type")?.ok_or_else(|| {
+        field_error(
             "type",
             "is missing; use \"command\", \"http\", \"prompt\", \"agent\" or \"mcp_tool\"",
         )
     })?;
     let handler = match kind.as_str() {
-        "command" => {
-            let command = string("command")?
-                .filter(|c| !c.trim().is_empty())
-                .ok_or_else(|| e("command", "is missing or empty"))?;
-            let args = match h.get("args") {
-                None | Some(Value::Null) => None,
-                Some(Value::Array(items)) => Some(
-                    items
-                        .iter()
-                        .enumerate()
-                        .map(|(i, a)| {
-                            a.as_str()
-                                .map(str::to_owned)
-                                .ok_or_else(|| e(&format!("args[{i}]"), "must be a string"))
-                        })
-                        .collect::<Result<Vec<_>, _>>()?,
-                ),
-                Some(_) => return Err(e("args", "must be an array of strings")),
-            };
-            let shell = match string("shell")?.as_deref() {
-                None | Some("sh") => HookShell::Sh,
-                Some("bash") => HookShell::Bash,
-                Some("powershell") => {
-                    return Err(e(
-                        "shell",
-                        "is \"powershell\", which is not supported by this host; use \"bash\" or omit it",
-                    ));
-                }
-                Some(other) => {
-                    return Err(e(
-                        "shell",
-                        &format!("is {other:?}; use \"bash\" or omit it (sh)"),
-                    ));
-                }
-            };
-            HandlerConfig::Command {
-                command,
-                args,
-                shell,
-            }
-        }
-        "http" => {
-            let url = string("url")?.ok_or_else(|| e("url", "is missing"))?;
-            if !(url.starts_with("http://") || url.starts_with("https://")) {
-                return Err(e("url", "must start with http:// or https://"));
-            }
-            let headers = match h.get("headers") {
-                None | Some(Value::Null) => Vec::new(),
-                Some(Value::Object(m)) => m
-                    .iter()
-                    .map(|(k, v)| {
-                        v.as_str()
-                            .map(|s| (k.clone(), s.to_owned()))
-                            .ok_or_else(|| e(&format!("headers.{k}"), "must be a string"))
-                    })
-                    .collect::<Result<Vec<_>, _>>()?,
-                Some(_) => return Err(e("headers", "must be an object of strings")),
-            };
-            let allowed_env_vars = match h.get("allowedEnvVars") {
-                None | Some(Value::Null) => Vec::new(),
-                Some(Value::Array(items)) => items
-                    .iter()
-                    .enumerate()
-                    .map(|(i, a)| {
-                        a.as_str()
-                            .map(str::to_owned)
-                            .ok_or_else(|| e(&format!("allowedEnvVars[{i}]"), "must be a string"))
-                    })
-                    .collect::<Result<Vec<_>, _>>()?,
-                Some(_) => return Err(e("allowedEnvVars", "must be an array of strings")),
-            };
-            HandlerConfig::Http {
-                url,
-                headers,
-                allowed_env_vars,
-            }
-        }
+        "command" => command_handler(&fields)?,
+        "http" => http_handler(&fields)?,
         "prompt" | "agent" | "mcp_tool" => HandlerConfig::Extension {
             kind: kind.clone(),
             fields: h.clone(),
         },
         other => {
-            return Err(e(
+            return Err(field_error(
                 "type",
                 &format!(
                     "is {other:?}; use \"command\", \"http\", \"prompt\", \"agent\" or \"mcp_tool\""
@@ -445,46 +404,107 @@ fn parse_handler(
             ));
         }
     };
-    let timeout = match h.get("timeout") {
-        None | Some(Value::Null) => None,
-        Some(Value::Number(n)) => match n.as_f64() {
-            Some(s) if s > 0.0 && s.is_finite() && s <= 86_400.0 => {
-                Some(Duration::from_secs_f64(s))
-            }
-            _ => {
-                return Err(e(
-                    "timeout",
-                    "must be a number of seconds above 0 and at most 86400",
-                ));
-            }
-        },
-        Some(_) => return Err(e("timeout", "must be a number of seconds")),
-    };
-    let on_failure = match string("onFailure")?.as_deref() {
+    let timeout = handler_timeout(&fields)?;
+    let on_failure = match fields.string("onFailure")?.as_deref() {
         None | Some("continue" | "ignore") => OnFailure::Continue,
         Some("block") => OnFailure::Block,
         Some(other) => {
-            return Err(e(
+            return Err(field_error(
                 "onFailure",
                 &format!("is {other:?}; use \"block\" or \"continue\""),
             ));
         }
     };
-    let is_async = boolean("async")? || boolean("asyncRewake")?;
+    let is_async = fields.boolean("async")? || fields.boolean("asyncRewake")?;
     if is_async && kind != "command" {
-        return Err(e("async", "applies to command hooks only"));
+        return Err(field_error("async", "applies to command hooks only"));
     }
     Ok(ConfiguredHook {
         event,
         matcher,
         handler,
         timeout,
-        condition: string("if")?,
+        condition: fields.string("if")?,
         is_async,
-        status_message: string("statusMessage")?,
+        status_message: fields.string("statusMessage")?,
         on_failure,
         source,
     })
+}
+
+/// A `"type": "command"` handler: the command, its optional `args` and the shell that runs it.
+fn command_handler(fields: &Fields<'_>) -> Result<HandlerConfig, FieldError> {
+    let command = fields
+        .string("command")?
+        .filter(|c| !c.trim().is_empty())
+        .ok_or_else(|| field_error("command", "is missing or empty"))?;
+    let args = fields.strings("args")?;
+    let shell = match fields.string("shell")?.as_deref() {
+        None | Some("sh") => HookShell::Sh,
+        Some("bash") => HookShell::Bash,
+        Some("powershell") => {
+            return Err(field_error(
+                "shell",
+                "is \"powershell\", which is not supported by this host; use \"bash\" or omit it",
+            ));
+        }
+        Some(other) => {
+            return Err(field_error(
+                "shell",
+                &format!("is {other:?}; use \"bash\" or omit it (sh)"),
+            ));
+        }
+    };
+    Ok(HandlerConfig::Command {
+        command,
+        args,
+        shell,
+    })
+}
+
+/// A `"type": "http"` handler: an http(s) URL, its headers and the variables they may name.
+fn http_handler(fields: &Fields<'_>) -> Result<HandlerConfig, FieldError> {
+    let url = fields
+        .string("url")?
+        .ok_or_else(|| field_error("url", "is missing"))?;
+    if !(url.starts_with("http://") || url.starts_with("https://")) {
+        return Err(field_error("url", "must start with http:// or https://"));
+    }
+    let headers = match fields.0.get("headers") {
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::Object(m)) => m
+            .iter()
+            .map(|(k, v)| {
+                v.as_str()
+                    .map(|s| (k.clone(), s.to_owned()))
+                    .ok_or_else(|| field_error(&format!("headers.{k}"), "must be a string"))
+            })
+            .collect::<Result<Vec<_>, _>>()?,
+        Some(_) => return Err(field_error("headers", "must be an object of strings")),
+    };
+    let allowed_env_vars = fields.strings("allowedEnvVars")?.unwrap_or_default();
+    Ok(HandlerConfig::Http {
+        url,
+        headers,
+        allowed_env_vars,
+    })
+}
+
+/// The handler's `timeout`: seconds above 0 and at most a day, or none for the default.
+fn handler_timeout(fields: &Fields<'_>) -> Result<Option<Duration>, FieldError> {
+    match fields.0.get("timeout") {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Number(n)) => match n.as_f64() {
+            Some(s) if s > 0.0 && s.is_finite() && s <= 86_400.0 => {
+                Ok(Some(Duration::from_secs_f64(s)))
+            }
+            _ => Err(field_error(
+                "timeout",
+                "must be a number of seconds above 0 and at most 86400",
+            )),
+        },
+        Some(_) => Err(field_error("timeout", "must be a number of seconds")),
+    }
 }
 
 #[cfg(test)]
