@@ -245,6 +245,7 @@ const READ_COMMANDS: &[&str] = &[
 const PATTERN_COMMANDS: &[&str] = &["grep", "egrep", "fgrep", "rg", "awk", "jq"];
 
 impl BashSubject {
+    /// Parses `text` and reads, command by command, what it touches and how it may be judged.
     pub(crate) fn new(text: &str, wd: &WorkingDirs) -> Self {
         let prepared = std::sync::Arc::new(shell::Prepared::new(text));
         let parsed = prepared.script().cloned().map_err(Clone::clone);
@@ -265,146 +266,190 @@ impl BashSubject {
             home_unknown: None,
         };
         if let Ok(script) = &parsed {
-            let exporting = script
-                .commands
-                .iter()
-                .any(|c| matches!(shell_change(c), Some(ShellChange::Exporting(_))));
-            // Which descriptors each command points at files, for the commands around it
-            // (relative targets are files wherever they resolve).
-            let fds = ScriptDescriptors::of(
-                script.commands.iter().map(|c| c.redirects.as_slice()),
-                |t| {
-                    t.starts_with('/')
-                        .then(|| crate::paths::normalize(Path::new(t)))
-                },
-            );
-            let mut home_assigned = None;
-            // The directories relative paths may start from: the session's cwd until a `cd`;
-            // after `cd DIR`, DIR from each of them, and each of them still, since a `cd` that
-            // fails (no such directory, not a directory) leaves the shell where it was and the
-            // script goes on (`cd nope; cat ../x` reads the cwd's parent), and one in a
-            // subshell or a pipeline changes nothing after it. A command that runs only once a
-            // `cd` succeeded (`cd d && cat x`) starts from DIR alone. In discovery order,
-            // whatever the nesting. `None` once a `cd` went somewhere only known at run time
-            // (`cd -`, `cd "$D"`, `cd` alone) or the directories are too many to follow.
-            let mut bases: Option<Vec<PathBuf>> = Some(vec![wd.cwd().to_path_buf()]);
-            // For each command, the directories the commands it leads to through `&&` start
-            // from (`cd d && cat x`: `d` only, since `cat` runs once `cd d` succeeded).
-            let mut on_success: Vec<Option<Vec<PathBuf>>> = Vec::new();
-            // The depth of a `find` with `-execdir` / `-okdir` whose commands (recorded right
-            // after it, deeper) run in each found file's directory: unknown here.
-            let mut in_found_dirs: Option<u32> = None;
-            for (index, cmd) in script.commands.iter().enumerate() {
-                let dirs = match cmd.after_success_of {
-                    Some(g) if g < index => on_success[g].clone(),
-                    _ => bases.clone(),
-                };
-                in_found_dirs = in_found_dirs.filter(|&depth| cmd.depth > depth);
-                let dirs = if in_found_dirs.is_some() { None } else { dirs };
-                if runs_in_found_dirs(cmd) {
-                    in_found_dirs = Some(cmd.depth);
-                }
-                let views: Vec<Paths<'_>> = match &dirs {
-                    Some(dirs) => dirs
-                        .iter()
-                        .map(|dir| Paths {
-                            wd,
-                            base: Some(dir),
-                        })
-                        .collect(),
-                    None => vec![Paths { wd, base: None }],
-                };
-                for at in &views {
-                    collect_paths(cmd, at, &fds, &mut subject.reads, &mut subject.writes);
-                }
-                subject.deny_views.push(deny_views(cmd));
-                subject.allow_views.push(allow_view(cmd));
-                let settings = environment::settings(cmd);
-                if subject.environment.is_none() {
-                    subject.environment = settings
-                        .iter()
-                        .find(|s| !s.is_harmless(exporting))
-                        .map(|s| environment::setting_reason(s, exporting))
-                        .or_else(|| shell_change(cmd).map(|c| environment::change_reason(&c)));
-                }
-                if home_assigned.is_none() {
-                    home_assigned = settings
-                        .iter()
-                        .find(|s| s.name == "HOME")
-                        .map(|s| s.shown.clone());
-                }
-                // A bare assignment runs nothing: approvable when every variable it sets is
-                // harmless. git run in another directory than the session's reads that
-                // directory's repository (its config can name programs: `core.fsmonitor`),
-                // which no protected path covers, so it is never read-only.
-                let git_elsewhere = cmd.effective_name() == Some("git")
-                    && dirs.as_deref() != Some(&[wd.cwd().to_path_buf()][..]);
-                subject.read_only.push(if cmd.words.is_empty() {
-                    settings.iter().all(|s| s.is_harmless(exporting))
-                } else {
-                    views.iter().all(|at| is_read_only(cmd, at)) && !git_elsewhere
-                });
-                subject
-                    .fs_in_scope
-                    .push(views.iter().all(|at| is_in_scope_fs_command(cmd, at)));
-                let found = effects::of_command(cmd);
-                if subject.runs_program.is_none() {
-                    subject.runs_program = found.runs;
-                }
-                for at in &views {
-                    for w in &found.writes {
-                        subject.writes.push(path_arg(at, w, Via::Option));
-                    }
-                    for w in &found.reads {
-                        subject.reads.push(path_arg(at, w, Via::Option));
-                    }
-                }
-                let success = match cd_target(cmd) {
-                    None => dirs,
-                    Some(next) => {
-                        let moved = match (next, dirs) {
-                            (Some(dir), Some(from)) => {
-                                let mut to: Vec<PathBuf> = Vec::new();
-                                for b in &from {
-                                    let m = wd.resolve_from(b, &dir.text).lexical;
-                                    if !to.contains(&m) {
-                                        to.push(m);
-                                    }
-                                }
-                                Some(to)
-                            }
-                            _ => None,
-                        };
-                        // Where later commands may be: where they were, or moved.
-                        bases = match (bases, &moved) {
-                            (Some(mut all), Some(to)) => {
-                                for m in to {
-                                    if !all.contains(m) {
-                                        all.push(m.clone());
-                                    }
-                                }
-                                Some(all).filter(|a| a.len() <= MAX_CD_BASES)
-                            }
-                            _ => None,
-                        };
-                        moved
-                    }
-                };
-                on_success.push(success);
-            }
-            // `~` and `$HOME` are resolved with the session's home directory; once the script
-            // assigns HOME (anywhere: a loop or a function can run it first) they may name
-            // another one, so no rule can be checked against them.
-            if let Some(shown) = home_assigned
-                && script.commands.iter().any(uses_home)
-            {
-                subject.home_unknown = Some(format!(
-                    "`{shown}` assigns HOME, so `~` and `$HOME` in this command cannot be resolved"
-                ));
-            }
+            subject.read_script(script, wd);
         }
         subject.parsed = parsed;
         subject
+    }
+
+    /// Fills in, for each command of a parsed script, the files it reads and writes (from
+    /// every directory it may start from), its rule views and verdicts, and the script's
+    /// environment and `HOME` findings.
+    fn read_script(&mut self, script: &ParsedScript, wd: &WorkingDirs) {
+        let exporting = script
+            .commands
+            .iter()
+            .any(|c| matches!(shell_change(c), Some(ShellChange::Exporting(_))));
+        // Which descriptors each command points at files, for the commands around it
+        // (relative targets are files wherever they resolve).
+        let fds = ScriptDescriptors::of(
+            script.commands.iter().map(|c| c.redirects.as_slice()),
+            |t| {
+                t.starts_with('/')
+                    .then(|| crate::paths::normalize(Path::new(t)))
+            },
+        );
+        let mut home_assigned = None;
+        let mut starts = StartDirs::new(wd.cwd());
+        for (index, cmd) in script.commands.iter().enumerate() {
+            let dirs = starts.of(index, cmd);
+            let views: Vec<Paths<'_>> = match &dirs {
+                Some(dirs) => dirs
+                    .iter()
+                    .map(|dir| Paths {
+                        wd,
+                        base: Some(dir),
+                    })
+                    .collect(),
+                None => vec![Paths { wd, base: None }],
+            };
+            for at in &views {
+                collect_paths(cmd, at, &fds, &mut self.reads, &mut self.writes);
+            }
+            self.deny_views.push(deny_views(cmd));
+            self.allow_views.push(allow_view(cmd));
+            let settings = environment::settings(cmd);
+            if self.environment.is_none() {
+                self.environment = settings
+                    .iter()
+                    .find(|s| !s.is_harmless(exporting))
+                    .map(|s| environment::setting_reason(s, exporting))
+                    .or_else(|| shell_change(cmd).map(|c| environment::change_reason(&c)));
+            }
+            if home_assigned.is_none() {
+                home_assigned = settings
+                    .iter()
+                    .find(|s| s.name == "HOME")
+                    .map(|s| s.shown.clone());
+            }
+            // A bare assignment runs nothing: approvable when every variable it sets is
+            // harmless. git run in another directory than the session's reads that
+            // directory's repository (its config can name programs: `core.fsmonitor`),
+            // which no protected path covers, so it is never read-only.
+            let git_elsewhere = cmd.effective_name() == Some("git")
+                && dirs.as_deref() != Some(&[wd.cwd().to_path_buf()][..]);
+            self.read_only.push(if cmd.words.is_empty() {
+                settings.iter().all(|s| s.is_harmless(exporting))
+            } else {
+                views.iter().all(|at| is_read_only(cmd, at)) && !git_elsewhere
+            });
+            self.fs_in_scope
+                .push(views.iter().all(|at| is_in_scope_fs_command(cmd, at)));
+            self.add_option_effects(cmd, &views);
+            starts.after(cmd, dirs, wd);
+        }
+        // `~` and `$HOME` are resolved with the session's home directory; once the script
+        // assigns HOME (anywhere: a loop or a function can run it first) they may name
+        // another one, so no rule can be checked against them.
+        if let Some(shown) = home_assigned
+            && script.commands.iter().any(uses_home)
+        {
+            self.home_unknown = Some(format!(
+                "`{shown}` assigns HOME, so `~` and `$HOME` in this command cannot be resolved"
+            ));
+        }
+    }
+
+    /// What a command's options show: the first program it runs, and the files its option
+    /// values write and read, from each directory it may start from.
+    fn add_option_effects(&mut self, cmd: &SimpleCommand, views: &[Paths<'_>]) {
+        let found = effects::of_command(cmd);
+        if self.runs_program.is_none() {
+            self.runs_program = found.runs;
+        }
+        for at in views {
+            for w in &found.writes {
+                self.writes.push(path_arg(at, w, Via::Option));
+            }
+            for w in &found.reads {
+                self.reads.push(path_arg(at, w, Via::Option));
+            }
+        }
+    }
+}
+
+/// The directories each command of a script may start from, as `cd`s move them.
+struct StartDirs {
+    /// The directories relative paths may start from: the session's cwd until a `cd`; after
+    /// `cd DIR`, DIR from each of them, and each of them still, since a `cd` that fails (no
+    /// such directory, not a directory) leaves the shell where it was and the script goes on
+    /// (`cd nope; cat ../x` reads the cwd's parent), and one in a subshell or a pipeline
+    /// changes nothing after it. A command that runs only once a `cd` succeeded
+    /// (`cd d && cat x`) starts from DIR alone. In discovery order, whatever the nesting.
+    /// `None` once a `cd` went somewhere only known at run time (`cd -`, `cd "$D"`, `cd`
+    /// alone) or the directories are too many to follow.
+    bases: Option<Vec<PathBuf>>,
+    /// For each command, the directories the commands it leads to through `&&` start from
+    /// (`cd d && cat x`: `d` only, since `cat` runs once `cd d` succeeded).
+    on_success: Vec<Option<Vec<PathBuf>>>,
+    /// The depth of a `find` with `-execdir` / `-okdir` whose commands (recorded right after
+    /// it, deeper) run in each found file's directory: unknown here.
+    in_found_dirs: Option<u32>,
+}
+
+impl StartDirs {
+    /// Before the script's first command: the session's cwd.
+    fn new(cwd: &Path) -> Self {
+        Self {
+            bases: Some(vec![cwd.to_path_buf()]),
+            on_success: Vec::new(),
+            in_found_dirs: None,
+        }
+    }
+
+    /// The directories command `index` may start from; `None` when only known at run time.
+    fn of(&mut self, index: usize, cmd: &SimpleCommand) -> Option<Vec<PathBuf>> {
+        let dirs = match cmd.after_success_of {
+            Some(g) if g < index => self.on_success[g].clone(),
+            _ => self.bases.clone(),
+        };
+        self.in_found_dirs = self.in_found_dirs.filter(|&depth| cmd.depth > depth);
+        let dirs = if self.in_found_dirs.is_some() {
+            None
+        } else {
+            dirs
+        };
+        if runs_in_found_dirs(cmd) {
+            self.in_found_dirs = Some(cmd.depth);
+        }
+        dirs
+    }
+
+    /// Records where the commands `cmd` leads to through `&&` start (`dirs`, moved by a
+    /// `cd`), and adds where a `cd` went to the directories later commands may start from.
+    fn after(&mut self, cmd: &SimpleCommand, dirs: Option<Vec<PathBuf>>, wd: &WorkingDirs) {
+        let success = match cd_target(cmd) {
+            None => dirs,
+            Some(next) => {
+                let moved = match (next, dirs) {
+                    (Some(dir), Some(from)) => {
+                        let mut to: Vec<PathBuf> = Vec::new();
+                        for b in &from {
+                            let m = wd.resolve_from(b, &dir.text).lexical;
+                            if !to.contains(&m) {
+                                to.push(m);
+                            }
+                        }
+                        Some(to)
+                    }
+                    _ => None,
+                };
+                // Where later commands may be: where they were, or moved.
+                self.bases = match (self.bases.take(), &moved) {
+                    (Some(mut all), Some(to)) => {
+                        for m in to {
+                            if !all.contains(m) {
+                                all.push(m.clone());
+                            }
+                        }
+                        Some(all).filter(|a| a.len() <= MAX_CD_BASES)
+                    }
+                    _ => None,
+                };
+                moved
+            }
+        };
+        self.on_success.push(success);
     }
 }
 
