@@ -5,18 +5,19 @@
 use std::io::Cursor;
 
 use brush_parser::ast::{self, SourceLocation};
-use brush_parser::word::{self as bw, ParameterExpr, WordPiece as BrushPiece, WordPieceWithSource};
+use brush_parser::word::{self as bw, WordPiece as BrushPiece, WordPieceWithSource};
 use brush_parser::{Parser, ParserOptions, SourcePosition};
 
 use super::tree::{
     AndOr, Assignment, AssignmentValue, BinaryTest, CaseArm, CaseNext, Command, CommandItem,
     Compound, CompoundCommand, Connector, ElseClause, FileOp, FunctionDefinition, HereDocument,
-    Item, Parameter, ParameterExpansion, ParameterTest, Piece, Pipeline, Position, ProcessKind,
-    ProcessSubstitution, Redirect, RedirectKind, RedirectTarget, ReplaceMode, Script,
-    SimpleCommand, SpecialParameter, TestCommand, TestExpr, Tilde, Transform, UnaryTest, Word,
+    Item, Piece, Pipeline, Position, ProcessKind, ProcessSubstitution, Redirect, RedirectKind,
+    RedirectTarget, Script, SimpleCommand, TestCommand, TestExpr, Tilde, UnaryTest, Word,
     WordPiece,
 };
 use super::{guards, plain};
+
+mod parameter;
 
 /// How deep operand words of parameter expansions are lowered (`${a:-${b:-${c:-..}}}`). Real
 /// words nest two or three; deeper operands keep a refusal instead of pieces (fail closed), so
@@ -148,253 +149,13 @@ fn lower_piece(piece: &BrushPiece, depth: usize) -> Piece {
             },
             bw::TildeExpr::NthDirFromBottomOfDirStack { n } => Tilde::DirStackFromBottom { n: *n },
         }),
-        BrushPiece::ParameterExpansion(expr) => Piece::Parameter(parameter_expansion(expr, depth)),
+        BrushPiece::ParameterExpansion(expr) => Piece::Parameter(parameter::expansion(expr, depth)),
         BrushPiece::CommandSubstitution(body) => Piece::CommandSubstitution(body.clone()),
         BrushPiece::BackquotedCommandSubstitution(body) => {
             Piece::BackquotedSubstitution(body.clone())
         }
         BrushPiece::EscapeSequence(s) => Piece::Escape(s.clone()),
         BrushPiece::ArithmeticExpression(expr) => Piece::Arithmetic(expr.value.clone()),
-    }
-}
-
-/// An operand word of a parameter expansion, one level deeper.
-fn operand(text: &str, depth: usize) -> Word {
-    Word {
-        raw: text.to_owned(),
-        at: None,
-        pieces: pieces(text, false, depth + 1),
-    }
-}
-
-fn parameter_expansion(expr: &ParameterExpr, depth: usize) -> ParameterExpansion {
-    use ParameterExpansion as P;
-    let operand = |s: &Option<String>| s.as_deref().map(|s| operand(s, depth));
-    let null_too = |t: &bw::ParameterTestType| matches!(t, bw::ParameterTestType::UnsetOrNull);
-    match expr {
-        ParameterExpr::Parameter {
-            parameter,
-            indirect,
-        } => P::Plain {
-            parameter: lower_parameter(parameter),
-            indirect: *indirect,
-        },
-        ParameterExpr::ParameterLength {
-            parameter,
-            indirect,
-        } => P::Length {
-            parameter: lower_parameter(parameter),
-            indirect: *indirect,
-        },
-        ParameterExpr::UseDefaultValues {
-            parameter,
-            indirect,
-            test_type,
-            default_value: word,
-        }
-        | ParameterExpr::AssignDefaultValues {
-            parameter,
-            indirect,
-            test_type,
-            default_value: word,
-        }
-        | ParameterExpr::IndicateErrorIfNullOrUnset {
-            parameter,
-            indirect,
-            test_type,
-            error_message: word,
-        }
-        | ParameterExpr::UseAlternativeValue {
-            parameter,
-            indirect,
-            test_type,
-            alternative_value: word,
-        } => P::Test {
-            parameter: lower_parameter(parameter),
-            indirect: *indirect,
-            test: match expr {
-                ParameterExpr::UseDefaultValues { .. } => ParameterTest::UseDefault,
-                ParameterExpr::AssignDefaultValues { .. } => ParameterTest::AssignDefault,
-                ParameterExpr::IndicateErrorIfNullOrUnset { .. } => ParameterTest::Error,
-                _ => ParameterTest::Alternative,
-            },
-            null_too: null_too(test_type),
-            word: operand(word),
-        },
-        ParameterExpr::RemoveSmallestSuffixPattern {
-            parameter,
-            indirect,
-            pattern,
-        }
-        | ParameterExpr::RemoveLargestSuffixPattern {
-            parameter,
-            indirect,
-            pattern,
-        }
-        | ParameterExpr::RemoveSmallestPrefixPattern {
-            parameter,
-            indirect,
-            pattern,
-        }
-        | ParameterExpr::RemoveLargestPrefixPattern {
-            parameter,
-            indirect,
-            pattern,
-        } => P::Trim {
-            parameter: lower_parameter(parameter),
-            indirect: *indirect,
-            suffix: matches!(
-                expr,
-                ParameterExpr::RemoveSmallestSuffixPattern { .. }
-                    | ParameterExpr::RemoveLargestSuffixPattern { .. }
-            ),
-            longest: matches!(
-                expr,
-                ParameterExpr::RemoveLargestSuffixPattern { .. }
-                    | ParameterExpr::RemoveLargestPrefixPattern { .. }
-            ),
-            pattern: operand(pattern),
-        },
-        ParameterExpr::Substring {
-            parameter,
-            indirect,
-            offset,
-            length,
-        } => P::Substring {
-            parameter: lower_parameter(parameter),
-            indirect: *indirect,
-            offset: offset.value.clone(),
-            length: length.as_ref().map(|l| l.value.clone()),
-        },
-        ParameterExpr::Transform {
-            parameter,
-            indirect,
-            op,
-        } => P::Transform {
-            parameter: lower_parameter(parameter),
-            indirect: *indirect,
-            op: transform(op),
-        },
-        ParameterExpr::UppercaseFirstChar {
-            parameter,
-            indirect,
-            pattern,
-        }
-        | ParameterExpr::UppercasePattern {
-            parameter,
-            indirect,
-            pattern,
-        }
-        | ParameterExpr::LowercaseFirstChar {
-            parameter,
-            indirect,
-            pattern,
-        }
-        | ParameterExpr::LowercasePattern {
-            parameter,
-            indirect,
-            pattern,
-        } => P::Case {
-            parameter: lower_parameter(parameter),
-            indirect: *indirect,
-            upper: matches!(
-                expr,
-                ParameterExpr::UppercaseFirstChar { .. } | ParameterExpr::UppercasePattern { .. }
-            ),
-            all: matches!(
-                expr,
-                ParameterExpr::UppercasePattern { .. } | ParameterExpr::LowercasePattern { .. }
-            ),
-            pattern: operand(pattern),
-        },
-        ParameterExpr::ReplaceSubstring {
-            parameter,
-            indirect,
-            pattern,
-            replacement,
-            match_kind,
-        } => P::Replace {
-            parameter: lower_parameter(parameter),
-            indirect: *indirect,
-            mode: replace_mode(match_kind),
-            pattern: self::operand(pattern, depth),
-            replacement: operand(replacement),
-        },
-        ParameterExpr::VariableNames {
-            prefix,
-            concatenate,
-        } => P::VariableNames {
-            prefix: prefix.clone(),
-            concatenate: *concatenate,
-        },
-        ParameterExpr::MemberKeys {
-            variable_name,
-            concatenate,
-        } => P::MemberKeys {
-            name: variable_name.clone(),
-            concatenate: *concatenate,
-        },
-    }
-}
-
-/// `${x@op}`'s operator.
-fn transform(op: &bw::ParameterTransformOp) -> Transform {
-    match op {
-        bw::ParameterTransformOp::CapitalizeInitial => Transform::CapitalizeInitial,
-        bw::ParameterTransformOp::ExpandEscapeSequences => Transform::ExpandEscapes,
-        bw::ParameterTransformOp::PossiblyQuoteWithArraysExpanded { separate_words } => {
-            Transform::QuoteWithArraysExpanded {
-                separate_words: *separate_words,
-            }
-        }
-        bw::ParameterTransformOp::PromptExpand => Transform::PromptExpand,
-        bw::ParameterTransformOp::Quoted => Transform::Quoted,
-        bw::ParameterTransformOp::ToAssignmentLogic => Transform::AssignmentForm,
-        bw::ParameterTransformOp::ToAttributeFlags => Transform::AttributeFlags,
-        bw::ParameterTransformOp::ToLowerCase => Transform::LowerCase,
-        bw::ParameterTransformOp::ToUpperCase => Transform::UpperCase,
-    }
-}
-
-/// Which match `${x/pattern/replacement}` replaces (`/#`, `/%`, `/`, `//`).
-fn replace_mode(kind: &bw::SubstringMatchKind) -> ReplaceMode {
-    match kind {
-        bw::SubstringMatchKind::Prefix => ReplaceMode::Prefix,
-        bw::SubstringMatchKind::Suffix => ReplaceMode::Suffix,
-        bw::SubstringMatchKind::FirstOccurrence => ReplaceMode::First,
-        bw::SubstringMatchKind::Anywhere => ReplaceMode::All,
-    }
-}
-
-fn lower_parameter(p: &bw::Parameter) -> Parameter {
-    match p {
-        bw::Parameter::Positional(n) => Parameter::Positional(*n),
-        bw::Parameter::Special(s) => Parameter::Special(match s {
-            bw::SpecialParameter::AllPositionalParameters { concatenate } => {
-                SpecialParameter::AllPositional {
-                    concatenate: *concatenate,
-                }
-            }
-            bw::SpecialParameter::PositionalParameterCount => SpecialParameter::PositionalCount,
-            bw::SpecialParameter::LastExitStatus => SpecialParameter::LastExitStatus,
-            bw::SpecialParameter::CurrentOptionFlags => SpecialParameter::OptionFlags,
-            bw::SpecialParameter::ProcessId => SpecialParameter::ProcessId,
-            bw::SpecialParameter::LastBackgroundProcessId => {
-                SpecialParameter::LastBackgroundProcessId
-            }
-            bw::SpecialParameter::ShellName => SpecialParameter::ShellName,
-        }),
-        bw::Parameter::Named(name) => Parameter::Named(name.clone()),
-        bw::Parameter::NamedWithIndex { name, index } => Parameter::NamedWithIndex {
-            name: name.clone(),
-            index: index.clone(),
-        },
-        bw::Parameter::NamedWithAllIndices { name, concatenate } => {
-            Parameter::NamedWithAllIndices {
-                name: name.clone(),
-                concatenate: *concatenate,
-            }
-        }
     }
 }
 

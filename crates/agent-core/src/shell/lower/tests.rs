@@ -1,5 +1,6 @@
 use super::*;
 use crate::shell::parse_script;
+use crate::shell::tree::{Parameter, ParameterExpansion, ParameterTest};
 
 fn tree(text: &str) -> Script {
     parse_script(text).unwrap().tree
