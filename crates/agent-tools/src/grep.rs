@@ -206,7 +206,8 @@ impl Query {
     fn searcher(&self) -> Searcher {
         let context = self.mode == Mode::Content;
         SearcherBuilder::new()
-            .line_number(true)
+            // Lines are counted only where they are shown.
+            .line_number(context)
             .multi_line(self.multiline)
             .before_context(if context { self.before } else { 0 })
             .after_context(if context { self.after } else { 0 })
@@ -268,7 +269,7 @@ fn search_one(
 ) -> Option<Found> {
     let mut sink = Collect {
         query,
-        path: path.display().to_string(),
+        path,
         count: 0,
         lines: Vec::new(),
         binary: false,
@@ -292,7 +293,7 @@ fn search_one(
 /// The sink of one file's search: counts matches and, in content mode, formats lines.
 struct Collect<'q> {
     query: &'q Query,
-    path: String,
+    path: &'q Path,
     count: usize,
     lines: Vec<String>,
     binary: bool,
@@ -306,7 +307,7 @@ impl Collect<'_> {
         let line = line.strip_suffix(b"\r").unwrap_or(line);
         let text = String::from_utf8_lossy(line);
         let (text, _) = cut_line(&text, self.query.line_chars);
-        let path = &self.path;
+        let path = self.path.display();
         self.lines.push(match number {
             Some(n) if self.query.numbers => format!("{path}{sep}{n}{sep}{text}"),
             _ => format!("{path}{sep}{text}"),
