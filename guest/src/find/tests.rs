@@ -1,24 +1,14 @@
-//! Tests of `find.rs`.
+//! Tests of `find.rs` and `find/`.
 
+use super::expr::{Cmp, Expr};
+use super::parse::{PResult, emacs_to_bre, parse_expression};
 use super::*;
+use std::fs;
 
 fn parse(args: &[&str]) -> PResult<(Expr, bool)> {
     let toks: Vec<OsString> = args.iter().map(OsString::from).collect();
-    let mut p = Parser {
-        toks: &toks,
-        i: 0,
-        g: Globals {
-            maxdepth: usize::MAX,
-            mindepth: 0,
-            depth_first: false,
-            follow: Follow::Never,
-        },
-        has_action: false,
-        regextype: Syntax::Basic,
-        regex_emacs: true,
-    };
-    let e = p.parse()?;
-    Ok((e, p.has_action))
+    let p = parse_expression(&toks, Follow::Never)?;
+    Ok((p.expr, p.has_action))
 }
 
 /// Renders the tree shape for precedence checks.

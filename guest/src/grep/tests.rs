@@ -1,4 +1,4 @@
-//! Tests of `grep.rs`.
+//! Tests of `grep.rs` and `grep/`.
 
 use super::*;
 

@@ -1,5 +1,7 @@
-//! Tests of `sed.rs`.
+//! Tests of `sed.rs` and `sed/`.
 
+use super::parse::parse_script;
+use super::script::{Addr, Addr2, Cmd};
 use super::*;
 
 fn sed(args: &[&str], input: &str) -> (String, i32) {

@@ -19,65 +19,8 @@ use agent_core::shell::tree::{self, BinaryTest, TestExpr, UnaryTest};
 use super::arith;
 use super::expand::{ExpandError, Expander};
 use super::glob;
-use super::plan::Word;
+use super::plan::{Binary, Cond, Numeric, Unary, Word};
 use super::workspace::GuestPath;
-
-/// A compiled `[[ .. ]]` expression.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) enum Cond {
-    And(Box<Cond>, Box<Cond>),
-    Or(Box<Cond>, Box<Cond>),
-    Not(Box<Cond>),
-    /// A test of one operand.
-    Unary(Unary, Word),
-    /// A test of two operands.
-    Binary(Binary, Word, Word),
-}
-
-/// The one-operand tests.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Unary {
-    Exists,
-    Regular,
-    Directory,
-    Symlink,
-    NonEmptyFile,
-    Readable,
-    Writable,
-    Executable,
-    Owned,
-    /// `-b -c -p -S -u -g -k -t`: nothing in a workspace is one of these.
-    Never,
-    ModifiedSinceRead,
-    EmptyString,
-    NonEmptyString,
-    VariableSet,
-}
-
-/// The two-operand tests.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Binary {
-    Matches,
-    DoesNotMatch,
-    Before,
-    After,
-    /// `-eq -ne -lt -le -gt -ge`: which orderings of the two numbers make it true.
-    Number(Numeric),
-    Newer,
-    Older,
-    SameFile,
-}
-
-/// An arithmetic comparison.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Numeric {
-    Eq,
-    Ne,
-    Lt,
-    Le,
-    Gt,
-    Ge,
-}
 
 impl Numeric {
     fn holds(self, a: i64, b: i64) -> bool {

@@ -5,8 +5,8 @@
 
 use super::arith;
 use super::glob::{self, TooManyMatches};
-use super::param::{self, Op, Pattern, Test};
-use super::plan::{Part, Word};
+use super::param::{self, Pattern};
+use super::plan::{ParamOp, ParamTest, Part, Word};
 use super::vars::Vars;
 use super::workspace::{GuestPath, Workspace};
 
@@ -177,9 +177,9 @@ impl Expander<'_> {
     }
 
     /// Runs a `${NAME<op>..}` operator.
-    fn param<'p>(&self, name: &str, op: &'p Op) -> Result<Expansion<'p>, ExpandError> {
+    fn param<'p>(&self, name: &str, op: &'p ParamOp) -> Result<Expansion<'p>, ExpandError> {
         // The tests (`${X:-..}` ...) are how a script asks whether X is set: never an error.
-        let value = if matches!(op, Op::Test { .. }) {
+        let value = if matches!(op, ParamOp::Test { .. }) {
             self.vars.get(name)
         } else {
             self.get(name)?
@@ -187,19 +187,21 @@ impl Expander<'_> {
         let text = value.unwrap_or_default();
         let pattern_error = |message: String| ExpandError::Arithmetic(format!("{name}: {message}"));
         Ok(match op {
-            Op::Length => Expansion::Value(text.chars().count().to_string()),
-            Op::Test {
+            ParamOp::Length => Expansion::Value(text.chars().count().to_string()),
+            ParamOp::Test {
                 test,
                 null_too,
                 word,
             } => {
                 let missing = value.is_none() || (*null_too && text.is_empty());
                 match (test, missing) {
-                    (Test::Default, true) | (Test::Alternative, false) => Expansion::Parts(word),
-                    (Test::Default, false) => Expansion::Value(text.to_owned()),
-                    (Test::Alternative, true) => Expansion::Value(String::new()),
-                    (Test::Error, false) => Expansion::Value(text.to_owned()),
-                    (Test::Error, true) => {
+                    (ParamTest::Default, true) | (ParamTest::Alternative, false) => {
+                        Expansion::Parts(word)
+                    }
+                    (ParamTest::Default, false) => Expansion::Value(text.to_owned()),
+                    (ParamTest::Alternative, true) => Expansion::Value(String::new()),
+                    (ParamTest::Error, false) => Expansion::Value(text.to_owned()),
+                    (ParamTest::Error, true) => {
                         let mut message = String::new();
                         self.flatten(word, &mut message)?;
                         if message.is_empty() {
@@ -213,7 +215,7 @@ impl Expander<'_> {
                     }
                 }
             }
-            Op::Trim {
+            ParamOp::Trim {
                 suffix,
                 longest,
                 pattern,
@@ -225,7 +227,7 @@ impl Expander<'_> {
                     param::trim(text, &mut pattern, *suffix, *longest).map_err(pattern_error)?,
                 )
             }
-            Op::Replace {
+            ParamOp::Replace {
                 mode,
                 pattern,
                 replacement,
@@ -251,8 +253,8 @@ impl Expander<'_> {
                     param::replace(text, &mut pattern, *mode, &replace).map_err(pattern_error)?,
                 )
             }
-            Op::Case { upper, all } => Expansion::Value(param::case(text, *upper, *all)),
-            Op::Substring { offset, length } => {
+            ParamOp::Case { upper, all } => Expansion::Value(param::case(text, *upper, *all)),
+            ParamOp::Substring { offset, length } => {
                 let number = |expr: &str| {
                     arith::evaluate(expr, self.vars, self.status).map_err(ExpandError::Arithmetic)
                 };

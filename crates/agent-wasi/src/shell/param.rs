@@ -9,67 +9,10 @@
 //! string search, of any length.
 
 use super::glob;
-use super::plan::Part;
+use super::plan::ParamReplace;
 
 /// The longest value a pattern operation works on (bash has no bound; it is quadratic).
 pub(crate) const MAX_PATTERN_SUBJECT: usize = 16 * 1024;
-
-/// Which test `${NAME:-W}` and its relatives make.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Test {
-    /// `-`: the word when the test holds, else the value.
-    Default,
-    /// `+`: the word when the test does not hold, else nothing.
-    Alternative,
-    /// `?`: an error (the script ends) when the test holds.
-    Error,
-}
-
-/// Where `${NAME/P/R}` replaces.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Replace {
-    /// `/`: the first match.
-    First,
-    /// `//`: every match.
-    All,
-    /// `/#`: a match at the start.
-    Prefix,
-    /// `/%`: a match at the end.
-    Suffix,
-}
-
-/// The operator of a `${..}` expansion.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) enum Op {
-    /// `${#NAME}`.
-    Length,
-    /// `${NAME:-W}`, `${NAME-W}`, `${NAME:+W}`, `${NAME+W}`, `${NAME:?W}`, `${NAME?W}`; with the
-    /// colon (`null_too`) an empty value counts as unset.
-    Test {
-        test: Test,
-        null_too: bool,
-        word: Vec<Part>,
-    },
-    /// `${NAME#P}`, `${NAME##P}`, `${NAME%P}`, `${NAME%%P}`.
-    Trim {
-        suffix: bool,
-        longest: bool,
-        pattern: Vec<Part>,
-    },
-    /// `${NAME/P/R}` and its relatives.
-    Replace {
-        mode: Replace,
-        pattern: Vec<Part>,
-        replacement: Vec<Part>,
-    },
-    /// `${NAME^}`, `${NAME^^}`, `${NAME,}`, `${NAME,,}`.
-    Case { upper: bool, all: bool },
-    /// `${NAME:OFFSET}`, `${NAME:OFFSET:LENGTH}` (arithmetic texts).
-    Substring {
-        offset: String,
-        length: Option<String>,
-    },
-}
 
 /// The byte offsets where a character of `s` starts, and its end.
 fn boundaries(s: &str) -> Vec<usize> {
@@ -179,7 +122,7 @@ pub(crate) fn trim(
 pub(crate) fn replace(
     value: &str,
     pattern: &mut Pattern,
-    mode: Replace,
+    mode: ParamReplace,
     replacement: &dyn Fn(&str) -> String,
 ) -> Result<String, String> {
     if let Some(literal) = pattern.compiled.literal() {
@@ -189,13 +132,13 @@ pub(crate) fn replace(
         }
         let with = replacement(&literal);
         return Ok(match mode {
-            Replace::All => value.replace(&literal, &with),
-            Replace::First => value.replacen(&literal, &with, 1),
-            Replace::Prefix => match value.strip_prefix(&literal) {
+            ParamReplace::All => value.replace(&literal, &with),
+            ParamReplace::First => value.replacen(&literal, &with, 1),
+            ParamReplace::Prefix => match value.strip_prefix(&literal) {
                 Some(rest) => format!("{with}{rest}"),
                 None => value.to_owned(),
             },
-            Replace::Suffix => match value.strip_suffix(&literal) {
+            ParamReplace::Suffix => match value.strip_suffix(&literal) {
                 Some(rest) => format!("{rest}{with}"),
                 None => value.to_owned(),
             },
@@ -204,21 +147,21 @@ pub(crate) fn replace(
     too_long(value)?;
     let cuts = boundaries(value);
     match mode {
-        Replace::Prefix => {
+        ParamReplace::Prefix => {
             let end = first(cuts.iter().rev().copied(), |e| pattern.matches(&value[..e]))?;
             return Ok(match end {
                 Some(e) => format!("{}{}", replacement(&value[..e]), &value[e..]),
                 None => value.to_owned(),
             });
         }
-        Replace::Suffix => {
+        ParamReplace::Suffix => {
             let start = first(cuts.iter().copied(), |s| pattern.matches(&value[s..]))?;
             return Ok(match start {
                 Some(s) => format!("{}{}", &value[..s], replacement(&value[s..])),
                 None => value.to_owned(),
             });
         }
-        Replace::First | Replace::All => {}
+        ParamReplace::First | ParamReplace::All => {}
     }
     let mut out = String::with_capacity(value.len());
     let mut k = 0;
@@ -231,7 +174,7 @@ pub(crate) fn replace(
                 out.push_str(&value[copied..start]);
                 out.push_str(&replacement(&value[start..end]));
                 copied = end;
-                if mode == Replace::First {
+                if mode == ParamReplace::First {
                     break;
                 }
                 k = cuts.partition_point(|&c| c < end);
@@ -303,7 +246,7 @@ mod tests {
         trim(value, &mut Pattern::new(&bytes, &active), suffix, longest).unwrap()
     }
 
-    fn r(value: &str, p: &str, mode: Replace, with: &str) -> String {
+    fn r(value: &str, p: &str, mode: ParamReplace, with: &str) -> String {
         let (bytes, active) = pat(p);
         replace(value, &mut Pattern::new(&bytes, &active), mode, &|_| {
             with.to_owned()
@@ -325,14 +268,14 @@ mod tests {
 
     #[test]
     fn replacing_as_bash() {
-        assert_eq!(r("a-b-c", "-", Replace::First, "+"), "a+b-c");
-        assert_eq!(r("a-b-c", "-", Replace::All, "+"), "a+b+c");
-        assert_eq!(r("aaa", "a*", Replace::First, "x"), "x");
-        assert_eq!(r("abcabc", "b", Replace::Prefix, "x"), "abcabc");
-        assert_eq!(r("abcabc", "a", Replace::Prefix, "x"), "xbcabc");
-        assert_eq!(r("abcabc", "c", Replace::Suffix, "x"), "abcabx");
-        assert_eq!(r("abc", "", Replace::All, "x"), "abc");
-        assert_eq!(r("a.b.c", "?", Replace::All, "-"), "-----");
+        assert_eq!(r("a-b-c", "-", ParamReplace::First, "+"), "a+b-c");
+        assert_eq!(r("a-b-c", "-", ParamReplace::All, "+"), "a+b+c");
+        assert_eq!(r("aaa", "a*", ParamReplace::First, "x"), "x");
+        assert_eq!(r("abcabc", "b", ParamReplace::Prefix, "x"), "abcabc");
+        assert_eq!(r("abcabc", "a", ParamReplace::Prefix, "x"), "xbcabc");
+        assert_eq!(r("abcabc", "c", ParamReplace::Suffix, "x"), "abcabx");
+        assert_eq!(r("abc", "", ParamReplace::All, "x"), "abc");
+        assert_eq!(r("a.b.c", "?", ParamReplace::All, "-"), "-----");
     }
 
     #[test]
@@ -358,7 +301,7 @@ mod tests {
         let costly = replace(
             &within,
             &mut Pattern::new(&bytes, &active),
-            Replace::All,
+            ParamReplace::All,
             &|_| String::new(),
         );
         assert!(costly.unwrap_err().contains("too costly"));
@@ -366,9 +309,12 @@ mod tests {
         // A literal pattern takes the plain string search, whatever the length.
         let (dash, all) = pat("-");
         let text = "a-".repeat(100_000);
-        let out = replace(&text, &mut Pattern::new(&dash, &all), Replace::All, &|_| {
-            "+".to_owned()
-        });
+        let out = replace(
+            &text,
+            &mut Pattern::new(&dash, &all),
+            ParamReplace::All,
+            &|_| "+".to_owned(),
+        );
         assert_eq!(out.unwrap().len(), text.len());
     }
 }

@@ -68,37 +68,49 @@ const UNSUPPORTED_BUILTINS: &[(&str, &str)] = &[
     ("help", "the `help` builtin"),
 ];
 
-/// Compiles `script` into a [`Plan`].
-pub(crate) fn compile(script: &str) -> Result<Plan, ShellError> {
-    compile_parsed(&agent_core::shell::parse_script(script))
-}
-
-/// Compiles a script agent-core has parsed (the parse the permission checks read).
-pub(crate) fn compile_parsed(
-    parsed: &Result<agent_core::shell::Parsed, agent_core::shell::ScriptParseError>,
-) -> Result<Plan, ShellError> {
-    let parsed = parsed.as_ref().map_err(|e| ShellError::Parse {
-        position: position_in_message(&e.message),
-        message: e.message.clone(),
-    })?;
-    let compiler = Compiler {
-        brace_words: std::cell::Cell::new(0),
-    };
-    let plan = compiler.program(&parsed.tree)?;
-    // agent-core analysed every word too; a word its guards or brush's word parser refused
-    // must not run here either (fail closed even if the checks above missed it).
-    if let Some(issue) = parsed
-        .script
-        .issues
-        .iter()
-        .find(|i| i.kind == agent_core::shell::IssueKind::WordParse)
-    {
-        return Err(ShellError::Parse {
-            message: issue.detail.clone(),
-            position: None,
-        });
+impl Plan {
+    /// Parses `script` into a plan.
+    ///
+    /// # Errors
+    /// [`ShellError::Parse`] when the script does not parse, [`ShellError::Unsupported`] when it
+    /// uses syntax outside the supported subset (the error names the first such construct and
+    /// its position).
+    pub fn parse(script: &str) -> Result<Self, ShellError> {
+        Self::from_parsed(&agent_core::shell::parse_script(script))
     }
-    Ok(plan)
+
+    /// [`Plan::parse`] of a script agent-core has already parsed (`agent_core::shell::
+    /// parse_script`, or the parse a permission decision carries): the plan is compiled from
+    /// that very tree, with no second parse.
+    ///
+    /// # Errors
+    /// As [`Plan::parse`].
+    pub fn from_parsed(
+        parsed: &Result<agent_core::shell::Parsed, agent_core::shell::ScriptParseError>,
+    ) -> Result<Self, ShellError> {
+        let parsed = parsed.as_ref().map_err(|e| ShellError::Parse {
+            position: position_in_message(&e.message),
+            message: e.message.clone(),
+        })?;
+        let compiler = Compiler {
+            brace_words: std::cell::Cell::new(0),
+        };
+        let plan = compiler.program(&parsed.tree)?;
+        // agent-core analysed every word too; a word its guards or brush's word parser refused
+        // must not run here either (fail closed even if the checks above missed it).
+        if let Some(issue) = parsed
+            .script
+            .issues
+            .iter()
+            .find(|i| i.kind == agent_core::shell::IssueKind::WordParse)
+        {
+            return Err(ShellError::Parse {
+                message: issue.detail.clone(),
+                position: None,
+            });
+        }
+        Ok(plan)
+    }
 }
 
 struct Compiler {

@@ -1,8 +1,10 @@
 //! The plan: an owned tree of what a script runs, compiled by `parse.rs` from agent-core's
-//! lowered shell tree (`agent_core::shell::tree`). Words stay unexpanded (expansion happens when the command runs, because `cd`,
-//! `export` and `$?` change what they mean).
-
-use super::error::ShellError;
+//! lowered shell tree (`agent_core::shell::tree`). Words stay unexpanded (expansion happens when
+//! the command runs, because `cd`, `export` and `$?` change what they mean).
+//!
+//! This module is the compiled script's vocabulary and depends on no other part of the shell:
+//! `parse.rs` (with `word.rs` and `cond.rs`) produces it, `exec/`, `expand.rs`, `param.rs` and
+//! `cond.rs` give it meaning.
 
 /// A compiled script: every part of it is in the supported subset.
 ///
@@ -14,28 +16,6 @@ pub struct Plan {
 }
 
 impl Plan {
-    /// Parses `script` into a plan.
-    ///
-    /// # Errors
-    /// [`ShellError::Parse`] when the script does not parse, [`ShellError::Unsupported`] when it
-    /// uses syntax outside the supported subset (the error names the first such construct and
-    /// its position).
-    pub fn parse(script: &str) -> Result<Self, ShellError> {
-        super::parse::compile(script)
-    }
-
-    /// [`Plan::parse`] of a script agent-core has already parsed (`agent_core::shell::
-    /// parse_script`, or the parse a permission decision carries): the plan is compiled from
-    /// that very tree, with no second parse.
-    ///
-    /// # Errors
-    /// As [`Plan::parse`].
-    pub fn from_parsed(
-        parsed: &Result<agent_core::shell::Parsed, agent_core::shell::ScriptParseError>,
-    ) -> Result<Self, ShellError> {
-        super::parse::compile_parsed(parsed)
-    }
-
     /// The number of simple commands written in the plan (every stage of every pipeline,
     /// inside compound commands too; a loop's body counts once).
     pub fn command_count(&self) -> usize {
@@ -115,8 +95,8 @@ pub(crate) enum Compound {
     },
     /// `case WORD in PATTERN|PATTERN) LIST ;; ... esac`.
     Case { subject: Word, arms: Vec<CaseArm> },
-    /// `[[ EXPRESSION ]]` (cond.rs).
-    Test(super::cond::Cond),
+    /// `[[ EXPRESSION ]]` (evaluated by cond.rs).
+    Test(Cond),
     /// `(( EXPRESSION ))`: the text (checked by `arith::check_command`).
     Arith(String),
     /// `for (( INIT; CONDITION; UPDATE )); do BODY; done` (each part may be empty).
@@ -231,10 +211,10 @@ pub(crate) enum Part {
     Status { quoted: bool },
     /// `$((EXPRESSION))`: the text between the parentheses (checked by `arith::check`).
     Arith { text: String, quoted: bool },
-    /// `${NAME<op>..}` (param.rs).
+    /// `${NAME<op>..}` (applied by expand.rs and param.rs).
     Param {
         name: String,
-        op: super::param::Op,
+        op: ParamOp,
         quoted: bool,
     },
 }
@@ -257,4 +237,118 @@ pub(crate) enum Redirect {
     Dup { fd: Fd, to: Fd },
     /// `&> file`, `&>> file`.
     Both { target: Word, append: bool },
+}
+
+/// Which test `${NAME:-W}` and its relatives make.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ParamTest {
+    /// `-`: the word when the test holds, else the value.
+    Default,
+    /// `+`: the word when the test does not hold, else nothing.
+    Alternative,
+    /// `?`: an error (the script ends) when the test holds.
+    Error,
+}
+
+/// Where `${NAME/P/R}` replaces.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ParamReplace {
+    /// `/`: the first match.
+    First,
+    /// `//`: every match.
+    All,
+    /// `/#`: a match at the start.
+    Prefix,
+    /// `/%`: a match at the end.
+    Suffix,
+}
+
+/// The operator of a `${..}` expansion.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum ParamOp {
+    /// `${#NAME}`.
+    Length,
+    /// `${NAME:-W}`, `${NAME-W}`, `${NAME:+W}`, `${NAME+W}`, `${NAME:?W}`, `${NAME?W}`; with the
+    /// colon (`null_too`) an empty value counts as unset.
+    Test {
+        test: ParamTest,
+        null_too: bool,
+        word: Vec<Part>,
+    },
+    /// `${NAME#P}`, `${NAME##P}`, `${NAME%P}`, `${NAME%%P}`.
+    Trim {
+        suffix: bool,
+        longest: bool,
+        pattern: Vec<Part>,
+    },
+    /// `${NAME/P/R}` and its relatives.
+    Replace {
+        mode: ParamReplace,
+        pattern: Vec<Part>,
+        replacement: Vec<Part>,
+    },
+    /// `${NAME^}`, `${NAME^^}`, `${NAME,}`, `${NAME,,}`.
+    Case { upper: bool, all: bool },
+    /// `${NAME:OFFSET}`, `${NAME:OFFSET:LENGTH}` (arithmetic texts).
+    Substring {
+        offset: String,
+        length: Option<String>,
+    },
+}
+
+/// A compiled `[[ .. ]]` expression.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Cond {
+    And(Box<Cond>, Box<Cond>),
+    Or(Box<Cond>, Box<Cond>),
+    Not(Box<Cond>),
+    /// A test of one operand.
+    Unary(Unary, Word),
+    /// A test of two operands.
+    Binary(Binary, Word, Word),
+}
+
+/// The one-operand tests.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Unary {
+    Exists,
+    Regular,
+    Directory,
+    Symlink,
+    NonEmptyFile,
+    Readable,
+    Writable,
+    Executable,
+    Owned,
+    /// `-b -c -p -S -u -g -k -t`: nothing in a workspace is one of these.
+    Never,
+    ModifiedSinceRead,
+    EmptyString,
+    NonEmptyString,
+    VariableSet,
+}
+
+/// The two-operand tests.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Binary {
+    Matches,
+    DoesNotMatch,
+    Before,
+    After,
+    /// `-eq -ne -lt -le -gt -ge`: which orderings of the two numbers make it true.
+    Number(Numeric),
+    Newer,
+    Older,
+    SameFile,
+}
+
+/// An arithmetic comparison.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Numeric {
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
 }

@@ -15,8 +15,7 @@ use agent_core::shell::tree::{
 
 use super::arith;
 use super::error::{Position, ShellError};
-use super::param::{Op, Replace, Test};
-use super::plan::{Part, Word};
+use super::plan::{ParamOp, ParamReplace, ParamTest, Part, Word};
 
 /// Where a word starts in the script, to turn byte offsets inside it into positions.
 #[derive(Clone, Copy, Debug)]
@@ -200,7 +199,7 @@ fn operator(
             parameter,
             indirect,
         } => match named(parameter, *indirect) {
-            Some(name) => (name, Op::Length),
+            Some(name) => (name, ParamOp::Length),
             None => return Ok(None),
         },
         ParameterExpansion::Test {
@@ -222,11 +221,11 @@ fn operator(
                 return Ok(None);
             };
             let test = match test {
-                ParameterTest::UseDefault => Test::Default,
-                ParameterTest::Alternative => Test::Alternative,
-                ParameterTest::Error | ParameterTest::AssignDefault => Test::Error,
+                ParameterTest::UseDefault => ParamTest::Default,
+                ParameterTest::Alternative => ParamTest::Alternative,
+                ParameterTest::Error | ParameterTest::AssignDefault => ParamTest::Error,
             };
-            let op = Op::Test {
+            let op = ParamOp::Test {
                 test,
                 null_too: *null_too,
                 word: inner(word.as_ref(), quoted)?,
@@ -243,7 +242,7 @@ fn operator(
             let Some(name) = named(parameter, *indirect) else {
                 return Ok(None);
             };
-            let op = Op::Trim {
+            let op = ParamOp::Trim {
                 suffix: *suffix,
                 longest: *longest,
                 pattern: inner(pattern.as_ref(), false)?,
@@ -261,12 +260,12 @@ fn operator(
                 return Ok(None);
             };
             let mode = match mode {
-                ReplaceMode::Prefix => Replace::Prefix,
-                ReplaceMode::Suffix => Replace::Suffix,
-                ReplaceMode::First => Replace::First,
-                ReplaceMode::All => Replace::All,
+                ReplaceMode::Prefix => ParamReplace::Prefix,
+                ReplaceMode::Suffix => ParamReplace::Suffix,
+                ReplaceMode::First => ParamReplace::First,
+                ReplaceMode::All => ParamReplace::All,
             };
-            let op = Op::Replace {
+            let op = ParamOp::Replace {
                 mode,
                 pattern: inner(Some(pattern), false)?,
                 replacement: inner(replacement.as_ref(), false)?,
@@ -288,7 +287,7 @@ fn operator(
             }
             (
                 name,
-                Op::Case {
+                ParamOp::Case {
                     upper: *upper,
                     all: *all,
                 },
@@ -306,7 +305,7 @@ fn operator(
             for text in std::iter::once(offset).chain(length) {
                 arith::check(text).map_err(|c| origin.unsupported(at, c))?;
             }
-            let op = Op::Substring {
+            let op = ParamOp::Substring {
                 offset: offset.clone(),
                 length: length.clone(),
             };

@@ -384,23 +384,28 @@ pub(crate) fn xargs(args: &[String], io: Io<'_>) -> i32 {
         run,
         cancelled,
     } = io;
-    let mut say = |line: &str| {
-        let _ignored = stderr.write_all(format!("{line}\n").as_bytes());
+    let mut launcher = Launcher {
+        stderr,
+        run,
+        cancelled,
+        trace: false,
+        worst: 0,
     };
     let (options, _, command) = match parse_options(args) {
         Ok(parsed) => parsed,
         Err(lines) => {
             for line in lines {
-                say(&line);
+                launcher.say(&line);
             }
             return 1;
         }
     };
+    launcher.trace = options.trace;
     let input: Box<dyn Read + '_> = match &options.arg_file {
         Some(path) => match open(path) {
             Ok(file) => file,
             Err(message) => {
-                say(&format!("xargs: {message}"));
+                launcher.say(&format!("xargs: {message}"));
                 return 1;
             }
         },
@@ -417,150 +422,215 @@ pub(crate) fn xargs(args: &[String], io: Io<'_>) -> i32 {
     };
     let base_chars: usize = command.iter().map(|a| a.len() + 1).sum();
     if base_chars > options.max_chars {
-        say("xargs: argument list too long");
+        launcher.say("xargs: argument list too long");
         return 1;
     }
-    let mut worst = 0;
-    let mut ran_any = false;
-    let mut batch: Vec<String> = Vec::new();
-    let mut batch_chars = base_chars;
-    let mut lines_in_batch = 0;
-    let mut line_has_items = false;
+    let mut batch = Batch {
+        command: &command,
+        options: &options,
+        items: Vec::new(),
+        chars: base_chars,
+        base_chars,
+        lines: 0,
+        line_has_items: false,
+        ran_any: false,
+    };
+    match batch.run(&mut items, &mut launcher) {
+        Ok(()) => launcher.worst,
+        Err(status) => status,
+    }
+}
 
-    // Runs one command line; `Err(status)` when xargs must stop.
-    let mut launch = |argv: Vec<String>, say: &mut dyn FnMut(&str)| -> Result<(), i32> {
-        if cancelled() {
+/// Runs xargs' command lines and keeps the exit status they add up to.
+struct Launcher<'a> {
+    stderr: &'a mut dyn Write,
+    run: &'a mut dyn FnMut(Vec<String>) -> Ran,
+    cancelled: &'a dyn Fn() -> bool,
+    /// `-t`: each command line is written to stderr before it runs.
+    trace: bool,
+    /// The status so far: 0, or 123 once a command exited 1-125.
+    worst: i32,
+}
+
+impl Launcher<'_> {
+    /// Writes one of xargs' own lines to its stderr.
+    fn say(&mut self, line: &str) {
+        let _ignored = self.stderr.write_all(format!("{line}\n").as_bytes());
+    }
+
+    /// Runs one command line; `Err(status)` when xargs must stop.
+    fn launch(&mut self, argv: Vec<String>) -> Result<(), i32> {
+        if (self.cancelled)() {
             return Err(CANCELLED);
         }
-        if options.trace {
-            say(&argv.join(" "));
+        if self.trace {
+            self.say(&argv.join(" "));
         }
         let name = argv.first().cloned().unwrap_or_default();
-        match run(argv) {
+        match (self.run)(argv) {
             Ran::NotFound => {
-                say(&format!("xargs: {name}: No such file or directory"));
+                self.say(&format!("xargs: {name}: No such file or directory"));
                 Err(127)
             }
             Ran::Status(0) => Ok(()),
             Ran::Status(255) => {
-                say(&format!("xargs: {name}: exited with status 255; aborting"));
+                self.say(&format!("xargs: {name}: exited with status 255; aborting"));
                 Err(124)
             }
             Ran::Status(126) => Err(126),
             Ran::Status(127) => Err(127),
             Ran::Status(s) if (1..=125).contains(&s) => {
-                worst = 123;
+                self.worst = 123;
                 Ok(())
             }
             Ran::Status(s) => {
-                say(&format!(
+                self.say(&format!(
                     "xargs: {name}: terminated by signal {}",
                     s.saturating_sub(128)
                 ));
                 Err(125)
             }
         }
-    };
+    }
+}
 
-    loop {
-        let event = match items.next() {
-            Ok(e) => e,
-            Err(message) => {
-                // GNU runs what it has read before the bad quote, then fails.
-                if !batch.is_empty() {
-                    let argv = line(&command, &mut batch);
-                    if let Err(code) = launch(argv, &mut say) {
-                        return code;
+/// The command line being gathered from the items, and when it runs (`-n`, `-L`, `-s`).
+struct Batch<'o> {
+    /// The command and its initial arguments.
+    command: &'o [String],
+    options: &'o Options,
+    /// The items gathered so far.
+    items: Vec<String>,
+    /// The length of the line so far (each argument counts its length plus one).
+    chars: usize,
+    /// The length of the command and its initial arguments.
+    base_chars: usize,
+    /// `-L`: the non-blank input lines gathered so far.
+    lines: usize,
+    /// Whether the current input line had an item (a blank line does not count for `-L`).
+    line_has_items: bool,
+    /// Whether any command line ran (without one, xargs runs the command once, unless `-r`).
+    ran_any: bool,
+}
+
+impl Batch<'_> {
+    /// Reads all the items and runs the command lines they make; `Err(status)` when xargs
+    /// stops early.
+    fn run<R: Read>(
+        &mut self,
+        items: &mut Items<R>,
+        launcher: &mut Launcher<'_>,
+    ) -> Result<(), i32> {
+        loop {
+            let event = match items.next() {
+                Ok(e) => e,
+                Err(message) => {
+                    // GNU runs what it has read before the bad quote, then fails.
+                    if !self.items.is_empty() {
+                        let argv = line(self.command, &mut self.items);
+                        launcher.launch(argv)?;
                     }
+                    launcher.say(&message);
+                    return Err(1);
                 }
-                say(&message);
-                return 1;
-            }
-        };
-        let Some(event) = event else { break };
-        let item = match event {
-            Event::EndOfLine => {
-                if let Grouping::Lines(n) = options.grouping
-                    && line_has_items
-                {
-                    lines_in_batch += 1;
-                    line_has_items = false;
-                    if lines_in_batch >= n {
-                        let argv = line(&command, &mut batch);
-                        batch_chars = base_chars;
-                        lines_in_batch = 0;
-                        ran_any = true;
-                        if let Err(code) = launch(argv, &mut say) {
-                            return code;
-                        }
-                    }
-                }
-                continue;
-            }
-            Event::Item(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
-        };
-        if let Grouping::Replace(pattern) = &options.grouping {
-            if item.is_empty() && options.separator == Separator::Blanks {
-                continue;
-            }
-            let argv: Vec<String> = command
-                .iter()
-                .map(|a| {
-                    if pattern.is_empty() {
-                        a.clone()
+            };
+            match event {
+                None => break,
+                Some(Event::EndOfLine) => self.end_of_line(launcher)?,
+                Some(Event::Item(bytes)) => {
+                    let item = String::from_utf8_lossy(&bytes).into_owned();
+                    if let Grouping::Replace(pattern) = &self.options.grouping {
+                        self.replace(pattern, &item, launcher)?;
                     } else {
-                        a.replace(pattern.as_str(), &item)
+                        self.add(item, launcher)?;
                     }
-                })
-                .collect();
-            let chars: usize = argv.iter().map(|a| a.len() + 1).sum();
-            if chars > options.max_chars {
-                say("xargs: argument line too long");
-                return 1;
-            }
-            ran_any = true;
-            if let Err(code) = launch(argv, &mut say) {
-                return code;
-            }
-            continue;
-        }
-        line_has_items = true;
-        let chars = item.len() + 1;
-        if batch_chars + chars > options.max_chars {
-            // -x: a line of -n items or -L lines that does not fit is an error, not a split.
-            let counted = !matches!(options.grouping, Grouping::Args(None));
-            if batch.is_empty() || (options.exit_if_too_long && counted) {
-                say("xargs: argument line too long");
-                return 1;
-            }
-            let argv = line(&command, &mut batch);
-            batch_chars = base_chars;
-            ran_any = true;
-            if let Err(code) = launch(argv, &mut say) {
-                return code;
+                }
             }
         }
-        batch.push(item);
-        batch_chars += chars;
-        if let Grouping::Args(Some(n)) = options.grouping
-            && batch.len() >= n
+        let replace = matches!(self.options.grouping, Grouping::Replace(_));
+        if !self.items.is_empty() || (!self.ran_any && !self.options.no_run_if_empty && !replace) {
+            let argv = line(self.command, &mut self.items);
+            launcher.launch(argv)?;
+        }
+        Ok(())
+    }
+
+    /// Runs the line gathered so far (which leaves it empty).
+    fn flush(&mut self, launcher: &mut Launcher<'_>) -> Result<(), i32> {
+        let argv = line(self.command, &mut self.items);
+        self.chars = self.base_chars;
+        self.ran_any = true;
+        launcher.launch(argv)
+    }
+
+    /// The end of an input line: with `-L N`, the Nth non-blank one runs the line.
+    fn end_of_line(&mut self, launcher: &mut Launcher<'_>) -> Result<(), i32> {
+        if let Grouping::Lines(n) = self.options.grouping
+            && self.line_has_items
         {
-            let argv = line(&command, &mut batch);
-            batch_chars = base_chars;
-            ran_any = true;
-            if let Err(code) = launch(argv, &mut say) {
-                return code;
+            self.lines += 1;
+            self.line_has_items = false;
+            if self.lines >= n {
+                self.lines = 0;
+                self.flush(launcher)?;
             }
         }
+        Ok(())
     }
-    let replace = matches!(options.grouping, Grouping::Replace(_));
-    if !batch.is_empty() || (!ran_any && !options.no_run_if_empty && !replace) {
-        let argv = line(&command, &mut batch);
-        if let Err(code) = launch(argv, &mut say) {
-            return code;
+
+    /// `-I R`: runs the command once for `item`, with R replaced in the initial arguments.
+    fn replace(
+        &mut self,
+        pattern: &str,
+        item: &str,
+        launcher: &mut Launcher<'_>,
+    ) -> Result<(), i32> {
+        if item.is_empty() && self.options.separator == Separator::Blanks {
+            return Ok(());
         }
+        let argv: Vec<String> = self
+            .command
+            .iter()
+            .map(|a| {
+                if pattern.is_empty() {
+                    a.clone()
+                } else {
+                    a.replace(pattern, item)
+                }
+            })
+            .collect();
+        let chars: usize = argv.iter().map(|a| a.len() + 1).sum();
+        if chars > self.options.max_chars {
+            launcher.say("xargs: argument line too long");
+            return Err(1);
+        }
+        self.ran_any = true;
+        launcher.launch(argv)
     }
-    worst
+
+    /// Adds `item` to the line: the line runs first when the item would not fit (`-s`), and
+    /// after it when it makes `-n` items.
+    fn add(&mut self, item: String, launcher: &mut Launcher<'_>) -> Result<(), i32> {
+        self.line_has_items = true;
+        let chars = item.len() + 1;
+        if self.chars + chars > self.options.max_chars {
+            // -x: a line of -n items or -L lines that does not fit is an error, not a split.
+            let counted = !matches!(self.options.grouping, Grouping::Args(None));
+            if self.items.is_empty() || (self.options.exit_if_too_long && counted) {
+                launcher.say("xargs: argument line too long");
+                return Err(1);
+            }
+            self.flush(launcher)?;
+        }
+        self.items.push(item);
+        self.chars += chars;
+        if let Grouping::Args(Some(n)) = self.options.grouping
+            && self.items.len() >= n
+        {
+            self.flush(launcher)?;
+        }
+        Ok(())
+    }
 }
 
 /// A command line: the command and its initial arguments, then the items gathered (which
