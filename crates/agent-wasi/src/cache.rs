@@ -6,19 +6,23 @@
 //! different configuration misses the cache and recompiles instead of loading stale code.
 //!
 //! A file is the precompiled module (`.cwasm`) as [`wasmtime::Module::serialize`] wrote it, then
-//! a 32-byte sha256 digest, then `MAGIC`: a trailer rather than a header, so that the file can
+//! a CRC-32 checksum (4 bytes, little-endian), then `MAGIC`: a trailer rather than a header, so that the file can
 //! be mapped as it is ([`wasmtime::Module::deserialize_open_file`]: wasmtime needs its ELF image
 //! at offset 0, and ignores the bytes after it). Mapping instead of reading costs no copy of the
-//! 17 MB of compiled core-utils and keeps only the pages a command touches resident. The digest
+//! 17 MB of compiled core-utils and keeps only the pages a command touches resident. The checksum
 //! covers the module's sha256, the engine hash and the payload, so a file that was truncated,
 //! corrupted or copied under another module's name fails the check, is removed and the module
 //! is compiled again; it is checked on the open handle that is then mapped, before mapping.
+//! A checksum, not a cryptographic digest: it guards against accidents (a disk error, a bad
+//! copy), and no digest stored beside the file could guard against someone who can write it
+//! (the ownership checks below are what do); CRC-32 runs at several GB/s where SHA-256 took
+//! 10 ms of every start-up for the 17 MB file (docs/wasi.md, Start-up of a new process).
 //! One file rather than a `.cwasm` plus a sidecar, so that one rename publishes the payload and
-//! its digest together. Files are written to a temporary name in the same directory (mode
+//! its checksum together. Files are written to a temporary name in the same directory (mode
 //! 0600), synced, and renamed into place (atomic on POSIX), so a reader never sees half a file,
 //! and never changed in place afterwards, so a mapped file keeps its verified bytes.
 //!
-//! **Who may have written it.** The digest is not a keyed MAC, so what stops someone else's
+//! **Who may have written it.** The checksum is not a keyed MAC, so what stops someone else's
 //! machine code from being loaded is ownership (Unix): the directory must be owned by this
 //! process's effective user and not writable by group or others, checked when it is opened
 //! ([`RuntimeError::CacheDirShared`], or [`RuntimeError::CacheDir`] for another owner); and
@@ -30,8 +34,8 @@
 //!
 //! The parent directories are not checked. A file passes only if this user owns it and no one
 //! else can write it, so someone who controls a parent can at most move this user's own,
-//! digest-checked files around (a file under another module's or engine's name fails the
-//! digest) or replace the directory with one they own (refused at open; its files refused at
+//! checksummed files around (a file under another module's or engine's name fails the
+//! checksum) or replace the directory with one they own (refused at open; its files refused at
 //! read). That is a denial of service (a recompile), never foreign code.
 
 use std::fs::{self, OpenOptions};
@@ -46,11 +50,11 @@ use wasmtime::Engine;
 
 use crate::error::RuntimeError;
 
-/// Last bytes of every cache file: format name and version (1 had the digest and this in a
+/// Last bytes of every cache file: format name and version (1 had a sha256 digest and this in a
 /// header; such a file is rejected and rewritten).
 const MAGIC: &[u8; 16] = b"agent-wasi-cw\0\0\x02";
-const DIGEST_LEN: usize = 32;
-const TRAILER_LEN: usize = DIGEST_LEN + MAGIC.len();
+const CHECKSUM_LEN: usize = 4;
+const TRAILER_LEN: usize = CHECKSUM_LEN + MAGIC.len();
 /// The read size while hashing a cache file.
 const CHUNK: usize = 256 << 10;
 
@@ -96,7 +100,7 @@ impl DiskCache {
 
     /// Opens and verifies the cached compiled module for `module_sha256`: the file must be a
     /// regular file owned by this user and writable by no one else (checked on the open
-    /// handle), and its digest must match (hashed from that handle, which is returned for
+    /// handle), and its checksum must match (computed from that handle, which is returned for
     /// mapping). A file that fails is removed.
     pub(crate) fn lookup(&self, module_sha256: &str) -> Lookup {
         let path = self.path(module_sha256);
@@ -128,7 +132,7 @@ impl DiskCache {
         }
     }
 
-    /// Checks the trailer of `file` (`len` bytes, as `fstat` gave it), then its digest.
+    /// Checks the trailer of `file` (`len` bytes, as `fstat` gave it), then its checksum.
     fn verify(&self, module_sha256: &str, file: &mut fs::File, len: u64) -> Result<(), String> {
         let payload_len = len
             .checked_sub(TRAILER_LEN as u64)
@@ -138,7 +142,7 @@ impl DiskCache {
         file.seek(SeekFrom::Start(payload_len))
             .and_then(|_| file.read_exact(&mut trailer))
             .map_err(unreadable)?;
-        if &trailer[DIGEST_LEN..] != MAGIC {
+        if &trailer[CHECKSUM_LEN..] != MAGIC {
             return Err("not a cache file of this format (bad trailer)".into());
         }
         let mut hasher = self.hasher(module_sha256);
@@ -151,17 +155,16 @@ impl DiskCache {
             hasher.update(&chunk[..n]);
             left -= n as u64;
         }
-        let digest: [u8; DIGEST_LEN] = hasher.finalize().into();
-        if trailer[..DIGEST_LEN] != digest[..] {
-            return Err("digest mismatch (corrupted, truncated or tampered)".into());
+        if trailer[..CHECKSUM_LEN] != hasher.finalize().to_le_bytes() {
+            return Err("checksum mismatch (corrupted, truncated or tampered)".into());
         }
         Ok(())
     }
 
-    /// The digest of a cache file, fed the payload next: over the module's sha256, the engine
-    /// hash and the payload.
-    fn hasher(&self, module_sha256: &str) -> Sha256 {
-        let mut hasher = Sha256::new();
+    /// The checksum of a cache file, fed the payload next: over the module's sha256, the
+    /// engine hash and the payload.
+    fn hasher(&self, module_sha256: &str) -> crc32fast::Hasher {
+        let mut hasher = crc32fast::Hasher::new();
         hasher.update(module_sha256.as_bytes());
         hasher.update(b"\0");
         hasher.update(self.engine_hash.as_bytes());
@@ -188,9 +191,8 @@ impl DiskCache {
             let mut file = options.open(&tmp)?;
             let mut hasher = self.hasher(module_sha256);
             hasher.update(payload);
-            let digest: [u8; DIGEST_LEN] = hasher.finalize().into();
             file.write_all(payload)?;
-            file.write_all(&digest)?;
+            file.write_all(&hasher.finalize().to_le_bytes())?;
             file.write_all(MAGIC)?;
             // On disk before the rename publishes it: a crash leaves the old file or none,
             // never a named file whose blocks were not written.
@@ -523,7 +525,7 @@ mod tests {
         if !give_away(&path) {
             return;
         }
-        // Its digest is right and its mode is 0600: only the owner is wrong.
+        // Its checksum is right and its mode is 0600: only the owner is wrong.
         let Lookup::Rejected(reason) = cache.lookup(&sha) else {
             panic!("a foreign file was read")
         };

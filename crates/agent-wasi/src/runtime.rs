@@ -433,7 +433,7 @@ fn deserialize_cached(engine: &Engine, file: std::fs::File) -> wasmtime::Result<
     // the same configuration: its name carries the digest of this engine's
     // `precompile_compatibility_hash` (wasmtime version and every code-affecting setting), so a
     // different engine never looks it up, and wasmtime checks its own version and flags header
-    // again. `DiskCache::lookup` hashed this very handle's contents and checked the digest in
+    // again. `DiskCache::lookup` read this very handle's contents and checked the checksum in
     // its trailer (over the module's sha256, the engine hash and the payload), so a corrupted,
     // truncated, or swapped file is removed and recompiled, never mapped. Only this user can
     // have written it: the cache directory must be owned by this user and not writable by group
@@ -441,7 +441,7 @@ fn deserialize_cached(engine: &Engine, file: std::fs::File) -> wasmtime::Result<
     // handle (a regular file, owned by this user, mode without group or other write;
     // otherwise it is removed and recompiled). Nothing changes a cache file in place (a new one
     // is written under a temporary name and renamed over it, a new inode; the mapped one keeps
-    // its bytes), so the bytes mapped are the bytes hashed. The digest is not a secret-keyed
+    // its bytes), so the bytes mapped are the bytes checked. The checksum is not a secret-keyed
     // MAC, and someone who can write this user's files could change the file after the check,
     // but they could equally replace this program.
     unsafe { Module::deserialize_open_file(engine, file) }

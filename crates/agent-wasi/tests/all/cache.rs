@@ -238,7 +238,7 @@ fn prepare_cached_refuses_a_tampered_file_and_prepare_rebuilds_it() {
         .unwrap();
     let file = cached_files(dir.path()).remove(0);
     let mut data = fs::read(&file).unwrap();
-    // A byte of the compiled code (the trailer is the last 48 bytes).
+    // A byte of the compiled code (the trailer is the last 20 bytes).
     data[100] ^= 0x01;
     fs::write(&file, &data).unwrap();
 
