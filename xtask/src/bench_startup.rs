@@ -32,7 +32,7 @@ const GNU_TIME: &str = "/usr/bin/time";
 
 /// The figures measured before issue 28 made start-up cheaper, by hand with the same script:
 /// kept in the section so the change stays visible.
-const BEFORE: &str = "Before issue 28's start-up work (the same pipeline, medians of 10, measured by hand on the `profiling` build): `agent shell` 160 to 330 ms and 170 to 180 MiB peak against `bash -c`'s 5 to 7 ms and 3 MiB, by the machine's load (the issue's own figures: 252 ms and 193 MiB against 8 ms and 11 MiB). Mapping the compiled module instead of reading it and not reading the 8 MB module at all: 94 ms and 33 MiB against 7 ms. Then the cache file's CRC-32 instead of SHA-256 (docs/wasi.md, Start-up of a new process).";
+const BEFORE: &str = "Before issue 28's start-up work (the same pipeline, medians of 10, measured by hand on the `profiling` build): `agent shell` 160 to 330 ms and 170 to 180 MiB peak against `bash -c`'s 5 to 7 ms and 3 MiB, by the machine's load (the issue's own figures: 252 ms and 193 MiB against 8 ms and 11 MiB). Mapping the compiled module instead of reading it and not reading the 8 MB module at all: 94 ms and 33 MiB against 7 ms under load (36 ms against 5.4 ms on the quieter machine). Then the cache file's CRC-32 instead of SHA-256: the figures above (docs/wasi.md, Start-up of a new process).";
 
 /// Median wall time and peak memory of one side.
 struct Figures {
