@@ -7,7 +7,7 @@ use std::path::Path;
 use anyhow::{Context, Result};
 use serde_json::Value;
 
-use crate::bench_tokens;
+use crate::{bench_startup, bench_tokens};
 
 /// What an issue asks of a figure.
 #[derive(Clone, Copy)]
@@ -561,11 +561,13 @@ pub fn run(args: &[String]) -> Result<()> {
     if let Some(name) = only
         && !GROUPS.iter().any(|g| g.name == name)
         && name != bench_tokens::NAME
+        && name != bench_startup::NAME
     {
         anyhow::bail!(
-            "no bench group `{name}`; groups: {}, {}",
+            "no bench group `{name}`; groups: {}, {}, {}",
             GROUPS.iter().map(|g| g.name).collect::<Vec<_>>().join(", "),
-            bench_tokens::NAME
+            bench_tokens::NAME,
+            bench_startup::NAME
         );
     }
     let root = workspace_root()?;
@@ -590,6 +592,11 @@ pub fn run(args: &[String]) -> Result<()> {
             bench_tokens::BENCH,
         ])?;
     }
+    let startup = if only.is_none_or(|n| n == bench_startup::NAME) {
+        Some(bench_startup::section(&root)?)
+    } else {
+        None
+    };
     let mut out = String::new();
     writeln!(out, "# Benchmarks\n")?;
     writeln!(
@@ -680,6 +687,14 @@ pub fn run(args: &[String]) -> Result<()> {
         out.push_str(&bench_tokens::section(&root)?);
     } else if let Some(section) = section(&previous, bench_tokens::HEADING) {
         writeln!(out, "{}\n", section.trim_end())?;
+    }
+    match startup {
+        Some(section) => out.push_str(&section),
+        None => {
+            if let Some(section) = section(&previous, bench_startup::HEADING) {
+                writeln!(out, "{}\n", section.trim_end())?;
+            }
+        }
     }
     if let Some(sizes) = bundle_sizes(&root) {
         out.push_str(&sizes);

@@ -7,7 +7,8 @@
 //! - `cargo xtask layering`: the layering check alone.
 //! - `cargo xtask bundles`: builds `guest/` for wasm32-wasip1 and lays out the signed
 //!   core-utils registry in `target/bundles/registry` (see `bundles.rs`).
-//! - `cargo xtask bench`: runs the criterion benches and writes `docs/benchmarks.md`.
+//! - `cargo xtask bench`: runs the criterion benches and the start-up bench and writes
+//!   `docs/benchmarks.md`.
 //! - `cargo xtask demo`: the README's main job: the signed core-utils bundle built and
 //!   installed as `cargo xtask bundles` does when it is not installed yet, then `agent demo`
 //!   with it, so the demo's Bash step runs in the WASI shell (see `demo.rs`).
@@ -19,6 +20,7 @@
 )]
 
 mod bench;
+mod bench_startup;
 mod bench_tokens;
 mod bundles;
 mod demo;

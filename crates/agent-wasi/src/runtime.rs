@@ -280,8 +280,44 @@ impl Runtime {
         if let Some(module) = self.get(&expected) {
             return Ok(module);
         }
-        let (module, cache) = self.load_or_compile(wasm, &expected)?;
-        let inner = self.link(module, expected)?;
+        let (module, cache) = match self.load_cached(&expected) {
+            Some(module) => (module, CacheState::Disk),
+            None => (self.compile(wasm, &expected)?, CacheState::Compiled),
+        };
+        self.keep(module, expected, cache)
+    }
+
+    /// The module whose wasm hashes to `sha256_hex`, prepared from this runtime's memory or
+    /// from its disk cache, without the wasm bytes; `None` when neither holds it (then
+    /// [`Runtime::prepare`] with the bytes). Only code that [`Runtime::prepare`] compiled from
+    /// bytes that hashed to a digest is ever cached under that digest, so a caller that has
+    /// the digest from a verified, signed manifest can skip reading and hashing the module
+    /// (8 MB for core-utils) when its compiled code is at hand: what a new `agent shell`
+    /// process does.
+    ///
+    /// # Errors
+    ///
+    /// [`PrepareError`] when the digest is malformed, or the cached module is not a WASI command
+    /// or imports something beyond WASI preview 1.
+    pub fn prepare_cached(&self, sha256_hex: &str) -> Result<Option<PreparedModule>, PrepareError> {
+        let expected = normalize_digest(sha256_hex)?;
+        if let Some(module) = self.get(&expected) {
+            return Ok(Some(module));
+        }
+        match self.load_cached(&expected) {
+            Some(module) => self.keep(module, expected, CacheState::Disk).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// Links a module and keeps it in memory under its digest.
+    fn keep(
+        &self,
+        module: Module,
+        sha256: String,
+        cache: CacheState,
+    ) -> Result<PreparedModule, PrepareError> {
+        let inner = self.link(module, sha256)?;
         let inner = {
             let mut modules = self.modules.lock().unwrap_or_else(PoisonError::into_inner);
             // Another thread may have prepared the same module meanwhile: keep the first.
@@ -323,27 +359,29 @@ impl Runtime {
         })
     }
 
-    fn load_or_compile(
-        &self,
-        wasm: &[u8],
-        sha256: &str,
-    ) -> Result<(Module, CacheState), PrepareError> {
-        if let Some(disk) = &self.disk {
-            match disk.lookup(sha256) {
-                Lookup::Hit(payload) => match deserialize_cached(&self.engine, &payload) {
-                    Ok(module) => return Ok((module, CacheState::Disk)),
-                    Err(err) => tracing::warn!(
-                        module = sha256,
-                        "agent-wasi: cached compiled module refused by wasmtime ({err}); recompiling"
-                    ),
-                },
-                Lookup::Rejected(reason) => tracing::warn!(
+    /// The compiled module cached on disk under `sha256`, if there is one that passes the
+    /// checks (a rejected file is removed, with a warning).
+    fn load_cached(&self, sha256: &str) -> Option<Module> {
+        let disk = self.disk.as_ref()?;
+        match disk.lookup(sha256) {
+            Lookup::Hit(file) => match deserialize_cached(&self.engine, file) {
+                Ok(module) => return Some(module),
+                Err(err) => tracing::warn!(
                     module = sha256,
-                    "agent-wasi: cached compiled module rejected ({reason}); recompiling"
+                    "agent-wasi: cached compiled module refused by wasmtime ({err}); recompiling"
                 ),
-                Lookup::Miss => {}
-            }
+            },
+            Lookup::Rejected(reason) => tracing::warn!(
+                module = sha256,
+                "agent-wasi: cached compiled module rejected ({reason}); recompiling"
+            ),
+            Lookup::Miss => {}
         }
+        None
+    }
+
+    /// Compiles verified wasm bytes, and writes the result to the disk cache, if any.
+    fn compile(&self, wasm: &[u8], sha256: &str) -> Result<Module, PrepareError> {
         let module = Module::new(&self.engine, wasm).map_err(|err| PrepareError::Compile {
             sha256: sha256.to_owned(),
             source: boxed(err),
@@ -361,7 +399,7 @@ impl Runtime {
                 );
             }
         }
-        Ok((module, CacheState::Compiled))
+        Ok(module)
     }
 
     fn link(&self, module: Module, sha256: String) -> Result<PreparedInner, PrepareError> {
@@ -382,29 +420,31 @@ impl Runtime {
     }
 }
 
-/// Loads a compiled module that [`DiskCache::lookup`] returned.
+/// Maps a compiled module that [`DiskCache::lookup`] returned.
 #[allow(
     unsafe_code,
-    reason = "Module::deserialize is unsafe; this is the crate's one unsafe call, argued below"
+    reason = "Module::deserialize_open_file is unsafe; this is the crate's one unsafe call, argued below"
 )]
-fn deserialize_cached(engine: &Engine, payload: &[u8]) -> wasmtime::Result<Module> {
-    // SAFETY: `Module::deserialize` requires bytes produced by `Module::serialize` (or
-    // `Engine::precompile_module`) of a compatible engine; arbitrary bytes could be arbitrary
-    // machine code. These bytes were written by `Runtime::load_or_compile` of a runtime with the
-    // same configuration: the cache file's name carries the digest of this engine's
+fn deserialize_cached(engine: &Engine, file: std::fs::File) -> wasmtime::Result<Module> {
+    // SAFETY: `Module::deserialize_open_file` requires a file holding what `Module::serialize`
+    // (or `Engine::precompile_module`) of a compatible engine wrote, unchanged for as long as
+    // the module lives (it is mapped, and pages are read lazily); arbitrary bytes could be
+    // arbitrary machine code. This file was written by `Runtime::compile` of a runtime with
+    // the same configuration: its name carries the digest of this engine's
     // `precompile_compatibility_hash` (wasmtime version and every code-affecting setting), so a
-    // different engine never looks this file up, and wasmtime checks its own version and flags
-    // header again. `DiskCache::lookup` read the whole file into memory and verified its sha256
-    // digest (over the module's sha256, the engine hash and these exact bytes) before returning
-    // them, so a corrupted, truncated, or swapped file is removed and recompiled, never loaded,
-    // and the bytes verified are the bytes loaded (no re-read from disk). Only this user can
-    // have written them: the cache directory must be owned by this user and not writable by
-    // group or others (refused at startup otherwise), and the file itself was checked on its
-    // open handle before it was read (a regular file, owned by this user, mode without group or
-    // other write; otherwise it is removed and recompiled). The digest is not a secret-keyed
-    // MAC, so someone who can write this user's files could forge it, but they could equally
-    // replace this program.
-    unsafe { Module::deserialize(engine, payload) }
+    // different engine never looks it up, and wasmtime checks its own version and flags header
+    // again. `DiskCache::lookup` read this very handle's contents and checked the checksum in
+    // its trailer (over the module's sha256, the engine hash and the payload), so a corrupted,
+    // truncated, or swapped file is removed and recompiled, never mapped. Only this user can
+    // have written it: the cache directory must be owned by this user and not writable by group
+    // or others (refused at startup otherwise), and the file itself was checked on this open
+    // handle (a regular file, owned by this user, mode without group or other write;
+    // otherwise it is removed and recompiled). Nothing changes a cache file in place (a new one
+    // is written under a temporary name and renamed over it, a new inode; the mapped one keeps
+    // its bytes), so the bytes mapped are the bytes checked. The checksum is not a secret-keyed
+    // MAC, and someone who can write this user's files could change the file after the check,
+    // but they could equally replace this program.
+    unsafe { Module::deserialize_open_file(engine, file) }
 }
 
 /// Accepts 64 hex digits in either case and returns them in lowercase.

@@ -5,7 +5,8 @@
 //! bundles (in the configured order) and verifies its module (the manifest's signature under
 //! the trust store's policy, the module's size and sha256; a changed cache file is re-fetched,
 //! never run), the [`Runtime`] prepares it once (compiled, or loaded from the disk cache next to
-//! the bundles), and every run is a [`Runtime::run`] with the toolbox's limits, tightened by the
+//! the bundles; when the disk cache holds the code compiled from the sha256 the verified
+//! manifest names, the module file is not read at all), and every run is a [`Runtime::run`] with the toolbox's limits, tightened by the
 //! manifest's recommended ones. A command no bundle provides is `command not found` (exit 127),
 //! as in bash; one whose module fails verification cannot run (exit 126, the reason on stderr).
 //!
@@ -255,15 +256,22 @@ impl Toolbox {
         let (module, bundle) = match shared {
             Some(found) => found,
             None => {
-                let loaded = self
-                    .resolver
-                    .load(name, &self.trust, self.require_signature)
-                    .map_err(|e| e.to_string())?;
-                let module = self
-                    .runtime
-                    .prepare(&loaded.bytes, &loaded.sha256)
-                    .map_err(|e| e.to_string())?;
-                let bundle = format!("{}@{}", loaded.bundle, loaded.version);
+                let bundle = format!(
+                    "{}@{}",
+                    resolved.bundle.manifest.name, resolved.bundle.manifest.version
+                );
+                let module = match self.compiled(name)? {
+                    Some(module) => module,
+                    None => {
+                        let loaded = self
+                            .resolver
+                            .load(name, &self.trust, self.require_signature)
+                            .map_err(|e| e.to_string())?;
+                        self.runtime
+                            .prepare(&loaded.bytes, &loaded.sha256)
+                            .map_err(|e| e.to_string())?
+                    }
+                };
                 self.modules
                     .lock()
                     .unwrap_or_else(PoisonError::into_inner)
@@ -281,6 +289,21 @@ impl Toolbox {
             .unwrap_or_else(PoisonError::into_inner)
             .insert(name.to_string(), Arc::clone(&tool));
         Ok(tool)
+    }
+
+    /// The module of `name` from the runtime's memory or disk cache, found by the sha256 its
+    /// verified manifest gives, without reading the module: the compiled code there was made
+    /// from bytes that hashed to that sha256, so it is the module the manifest signs. `None`
+    /// when it is not cached (then the module is read, verified and prepared). This spares a
+    /// new process reading and hashing the 8 MB core-utils module on every start.
+    fn compiled(&self, name: &str) -> Result<Option<PreparedModule>, String> {
+        let sha256 = self
+            .resolver
+            .module_sha256(name, &self.trust, self.require_signature)
+            .map_err(|e| e.to_string())?;
+        self.runtime
+            .prepare_cached(&sha256)
+            .map_err(|e| e.to_string())
     }
 
     /// Verifies and prepares every command's module now rather than on first use; the

@@ -347,6 +347,38 @@ impl Resolver {
         out
     }
 
+    /// Resolves `command` and checks its manifest as [`Resolver::load`] does (the signature
+    /// under `trust`'s current policy, and a signature at all when `require_signature`), without
+    /// reading the module: the module's sha256 as that manifest gives it (lowercase). For a
+    /// runner that keeps what it made from verified bytes under their sha256 (compiled code) and
+    /// can skip reading and hashing the module when it has them; else [`Resolver::load`].
+    ///
+    /// # Errors
+    /// As [`Resolver::load`], except that the module file is not read, so a changed or missing
+    /// module is not noticed (nor repaired) here.
+    pub fn module_sha256(
+        &self,
+        command: &str,
+        trust: &TrustStore,
+        require_signature: bool,
+    ) -> Result<String, BundleError> {
+        let resolved = self.which(command)?;
+        self.check_manifest(resolved.bundle, trust, require_signature)?;
+        let asset = resolved
+            .bundle
+            .manifest
+            .asset(&resolved.entry.module_path)
+            .ok_or_else(|| BundleError::Verify {
+                label: resolved.bundle.label(),
+                error: Box::new(VerifyError::SizeMismatch {
+                    path: resolved.entry.module_path.clone(),
+                    expected: 0,
+                    actual: 0,
+                }),
+            })?;
+        Ok(asset.sha256.to_ascii_lowercase())
+    }
+
     /// Resolves `command` and loads its module, verified: the manifest's signature under
     /// `trust`'s current policy for the bundle's registry (and a signature at all when
     /// `require_signature`), then the module's size and sha256. A module whose bytes changed

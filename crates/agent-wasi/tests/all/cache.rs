@@ -180,3 +180,78 @@ fn another_engine_configuration_does_not_share_cache_entries() {
         CacheState::Disk
     );
 }
+
+/// `prepare_cached` hands out a module by its digest alone (what a new process does instead of
+/// reading and hashing the module file): from the disk cache when a runtime with the same
+/// engine compiled it, from memory after that, and nothing for a module never compiled or
+/// compiled by another engine configuration.
+#[test]
+fn prepare_cached_finds_compiled_code_by_digest_without_the_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let (bytes, sha) = guests::wasm(&guests::echo());
+    let (_, other_sha) = guests::wasm(&guests::cat());
+    let config = RuntimeConfig::default().with_cache_dir(dir.path());
+
+    let first = Runtime::new(config.clone()).unwrap();
+    assert!(first.prepare_cached(&sha).unwrap().is_none(), "miss");
+    first.prepare(&bytes, &sha).unwrap();
+    drop(first);
+
+    let second = Runtime::new(config.clone()).unwrap();
+    let module = second.prepare_cached(&sha).unwrap().expect("a disk hit");
+    assert_eq!(module.cache_state(), CacheState::Disk);
+    assert_eq!(module.sha256(), sha);
+    let workspace = tempfile::tempdir().unwrap();
+    let output = run(
+        &second,
+        &module,
+        CommandInput::new(["echo", "mapped"]),
+        workspace.path(),
+    );
+    assert_eq!(output.stdout, b"mapped\n");
+    assert_eq!(
+        second.prepare_cached(&sha).unwrap().unwrap().cache_state(),
+        CacheState::Memory
+    );
+    // Another module (a changed bundle's new digest) is not there.
+    assert!(second.prepare_cached(&other_sha).unwrap().is_none());
+    assert!(matches!(
+        second.prepare_cached("not-a-digest"),
+        Err(PrepareError::BadDigest { .. })
+    ));
+
+    // Another engine configuration never maps this engine's code.
+    let fuel = Runtime::new(config.with_consume_fuel(true)).unwrap();
+    assert!(fuel.prepare_cached(&sha).unwrap().is_none());
+}
+
+/// A cache file changed after it was written is never mapped by `prepare_cached`: it is a miss,
+/// the file is removed, and preparing from the verified bytes writes a good one again.
+#[test]
+fn prepare_cached_refuses_a_tampered_file_and_prepare_rebuilds_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let (bytes, sha) = guests::wasm(&guests::echo());
+    let config = RuntimeConfig::default().with_cache_dir(dir.path());
+    Runtime::new(config.clone())
+        .unwrap()
+        .prepare(&bytes, &sha)
+        .unwrap();
+    let file = cached_files(dir.path()).remove(0);
+    let mut data = fs::read(&file).unwrap();
+    // A byte of the compiled code (the trailer is the last 20 bytes).
+    data[100] ^= 0x01;
+    fs::write(&file, &data).unwrap();
+
+    let runtime = Runtime::new(config.clone()).unwrap();
+    assert!(runtime.prepare_cached(&sha).unwrap().is_none());
+    assert!(!file.exists(), "the tampered file is removed");
+    assert_eq!(
+        runtime.prepare(&bytes, &sha).unwrap().cache_state(),
+        CacheState::Compiled
+    );
+    let again = Runtime::new(config).unwrap();
+    assert_eq!(
+        again.prepare_cached(&sha).unwrap().unwrap().cache_state(),
+        CacheState::Disk
+    );
+}
