@@ -52,16 +52,23 @@ pub(crate) async fn drive_observed(
         let mut stream = std::pin::pin!(agent.query(prompt).fuse());
         while let Some(item) = stream.next().await {
             // With what was sent along with it (the calls of one answer come together, so
-            // the transcript can number them).
-            let mut batch = vec![item?];
+            // the transcript can number them). The observer sees each event before the stream
+            // is polled again: polling drives the loop on (a tool, the next model call), and
+            // what the observer decides (an interrupt at --max-budget-usd) must come first.
+            let first = item?;
+            if let Some(observe) = observe.as_deref_mut() {
+                observe(&first);
+            }
+            let mut batch = vec![first];
             while let Some(Some(more)) = stream.next().now_or_never() {
-                batch.push(more?);
+                let more = more?;
+                if let Some(observe) = observe.as_deref_mut() {
+                    observe(&more);
+                }
+                batch.push(more);
             }
             if let Some(live) = live.as_deref_mut() {
                 live.show(&batch);
-            }
-            if let Some(observe) = observe.as_deref_mut() {
-                batch.iter().for_each(&mut *observe);
             }
             for event in batch {
                 match event {
