@@ -178,6 +178,9 @@ fn benches(c: &mut Criterion) {
         std::fs::write(dir.join("peak_memory.json"), report.to_string()).unwrap();
     }
 
+    // The shadow was written moments ago: flush it, so neither side of the Grep rows reads
+    // while the kernel is still writing the tree back.
+    let _ = std::process::Command::new("sync").status();
     let ctx = ToolContext::new(ws.shadow(), "bench", "toolu_bench");
     let runtime = tokio::runtime::Builder::new_current_thread()
         .build()
