@@ -277,14 +277,11 @@ impl Runtime {
         if actual != expected {
             return Err(PrepareError::DigestMismatch { expected, actual });
         }
-        if let Some(module) = self.get(&expected) {
+        if let Some(module) = self.prepare_cached(&expected)? {
             return Ok(module);
         }
-        let (module, cache) = match self.load_cached(&expected) {
-            Some(module) => (module, CacheState::Disk),
-            None => (self.compile(wasm, &expected)?, CacheState::Compiled),
-        };
-        self.keep(module, expected, cache)
+        let module = self.compile(wasm, &expected)?;
+        self.keep(module, expected, CacheState::Compiled)
     }
 
     /// The module whose wasm hashes to `sha256_hex`, prepared from this runtime's memory or

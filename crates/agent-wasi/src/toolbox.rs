@@ -6,9 +6,10 @@
 //! the trust store's policy, the module's size and sha256; a changed cache file is re-fetched,
 //! never run), the [`Runtime`] prepares it once (compiled, or loaded from the disk cache next to
 //! the bundles; when the disk cache holds the code compiled from the sha256 the verified
-//! manifest names, the module file is not read at all), and every run is a [`Runtime::run`] with the toolbox's limits, tightened by the
-//! manifest's recommended ones. A command no bundle provides is `command not found` (exit 127),
-//! as in bash; one whose module fails verification cannot run (exit 126, the reason on stderr).
+//! manifest names, the module file is not read at all), and every run is a [`Runtime::run`]
+//! with the toolbox's limits, tightened by the manifest's recommended ones. A command no bundle
+//! provides is `command not found` (exit 127), as in bash; one whose module fails verification
+//! cannot run (exit 126, the reason on stderr).
 //!
 //! Every command run is recorded ([`CommandRecord`]: argv, exit status, duration, bytes in and
 //! out, the bundle it came from, the limit that stopped it) and emitted as a `tracing` event on

@@ -362,20 +362,7 @@ impl Resolver {
         trust: &TrustStore,
         require_signature: bool,
     ) -> Result<String, BundleError> {
-        let resolved = self.which(command)?;
-        self.check_manifest(resolved.bundle, trust, require_signature)?;
-        let asset = resolved
-            .bundle
-            .manifest
-            .asset(&resolved.entry.module_path)
-            .ok_or_else(|| BundleError::Verify {
-                label: resolved.bundle.label(),
-                error: Box::new(VerifyError::SizeMismatch {
-                    path: resolved.entry.module_path.clone(),
-                    expected: 0,
-                    actual: 0,
-                }),
-            })?;
+        let (_, asset, _) = self.checked_asset(command, trust, require_signature)?;
         Ok(asset.sha256.to_ascii_lowercase())
     }
 
@@ -393,22 +380,12 @@ impl Resolver {
         trust: &TrustStore,
         require_signature: bool,
     ) -> Result<LoadedModule, BundleError> {
-        let resolved = self.which(command)?;
+        let span =
+            tracing::debug_span!("bundle.load", bundle = tracing::field::Empty, command).entered();
+        let (resolved, asset, signature) = self.checked_asset(command, trust, require_signature)?;
         let bundle = resolved.bundle;
         let label = bundle.label();
-        let _span = tracing::debug_span!("bundle.load", bundle = %label, command).entered();
-        let signature = self.check_manifest(bundle, trust, require_signature)?;
-        let asset = bundle
-            .manifest
-            .asset(&resolved.entry.module_path)
-            .ok_or_else(|| BundleError::Verify {
-                label: label.clone(),
-                error: Box::new(VerifyError::SizeMismatch {
-                    path: resolved.entry.module_path.clone(),
-                    expected: 0,
-                    actual: 0,
-                }),
-            })?;
+        span.record("bundle", tracing::field::display(&label));
         let path = bundle.dir.join(&asset.path);
         let read = std::fs::read(&path);
         let problem = match &read {
@@ -471,6 +448,32 @@ impl Resolver {
             out.push(module);
         }
         Ok(out)
+    }
+
+    /// `command` resolved, its bundle's manifest checked ([`Self::check_manifest`]), and the
+    /// manifest's entry for the command's module: what [`Resolver::load`] and
+    /// [`Resolver::module_sha256`] both start from.
+    fn checked_asset(
+        &self,
+        command: &str,
+        trust: &TrustStore,
+        require_signature: bool,
+    ) -> Result<(Resolved<'_>, &crate::manifest::Asset, SignatureStatus), BundleError> {
+        let resolved = self.which(command)?;
+        let signature = self.check_manifest(resolved.bundle, trust, require_signature)?;
+        let asset = resolved
+            .bundle
+            .manifest
+            .asset(&resolved.entry.module_path)
+            .ok_or_else(|| BundleError::Verify {
+                label: resolved.bundle.label(),
+                error: Box::new(VerifyError::SizeMismatch {
+                    path: resolved.entry.module_path.clone(),
+                    expected: 0,
+                    actual: 0,
+                }),
+            })?;
+        Ok((resolved, asset, signature))
     }
 
     fn check_manifest(
