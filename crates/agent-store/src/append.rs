@@ -70,40 +70,13 @@ impl LocalStore {
             tracing::debug_span!("session.append", session = %id, events = events.len()).entered();
         let writer = self.writer(id)?;
         let mut w = lock(&writer);
-        let mut bytes = Vec::with_capacity(256 * events.len());
-        let mut lens = Vec::with_capacity(events.len());
-        let mut seq = w.meta.last_seq;
-        let mut prev = w.meta.last_event_id.clone().map(EventId);
-        let mut stamped = events;
-        for e in &mut stamped {
-            if matches!(e.payload, EventPayload::SessionFork(_)) {
-                return Err(StoreError::BadInput(format!(
-                    "event {}: `session.fork` events are written by fork only; fork the parent \
-                     session instead",
-                    e.id
-                )));
-            }
-            seq += 1;
-            e.seq = seq;
-            if e.parent.is_none() {
-                e.parent = prev.take();
-            }
-            prev = Some(e.id.clone());
-            let line = encode_line(e).map_err(|err| {
-                StoreError::BadInput(format!("event {} cannot be written: {err}", e.id))
-            })?;
-            if line.len() > MAX_LINE_BYTES {
-                return Err(StoreError::BadInput(format!(
-                    "event {} cannot be written: {}; shorten it (keep large output in a file it \
-                     names)",
-                    e.id,
-                    oversize_line(line.len())
-                )));
-            }
-            let start = bytes.len();
+        let (stamped, lines) = stamp(events, w.meta.last_seq, w.meta.last_event_id.clone())?;
+        let mut bytes = Vec::with_capacity(lines.iter().map(|l| l.len() + 1).sum());
+        let mut lens = Vec::with_capacity(lines.len());
+        for line in &lines {
             bytes.extend_from_slice(line.as_bytes());
             bytes.push(b'\n');
-            lens.push((bytes.len() - start) as u64);
+            lens.push(line.len() as u64 + 1);
         }
         w.log.append(&bytes, self.durability)?;
         for (e, len) in stamped.iter().zip(lens) {
@@ -123,4 +96,50 @@ impl LocalStore {
         }
         Ok(stamped)
     }
+}
+
+/// Stamps a batch for appending after the event `last_seq` / `last_event_id`: `seq` continues
+/// the log, an event without `parent` gets the previous event's id. Returns the events and their
+/// encoded lines (without newlines).
+///
+/// # Errors
+/// [`StoreError::BadInput`] for a `session.fork` event (only fork writes those) or one that
+/// encodes longer than [`MAX_LINE_BYTES`].
+pub(crate) fn stamp(
+    events: Vec<Event>,
+    last_seq: u64,
+    last_event_id: Option<String>,
+) -> Result<(Vec<Event>, Vec<String>)> {
+    let mut seq = last_seq;
+    let mut prev = last_event_id.map(EventId);
+    let mut stamped = events;
+    let mut lines = Vec::with_capacity(stamped.len());
+    for e in &mut stamped {
+        if matches!(e.payload, EventPayload::SessionFork(_)) {
+            return Err(StoreError::BadInput(format!(
+                "event {}: `session.fork` events are written by fork only; fork the parent \
+                 session instead",
+                e.id
+            )));
+        }
+        seq += 1;
+        e.seq = seq;
+        if e.parent.is_none() {
+            e.parent = prev.take();
+        }
+        prev = Some(e.id.clone());
+        let line = encode_line(e).map_err(|err| {
+            StoreError::BadInput(format!("event {} cannot be written: {err}", e.id))
+        })?;
+        if line.len() > MAX_LINE_BYTES {
+            return Err(StoreError::BadInput(format!(
+                "event {} cannot be written: {}; shorten it (keep large output in a file it \
+                 names)",
+                e.id,
+                oversize_line(line.len())
+            )));
+        }
+        lines.push(line);
+    }
+    Ok((stamped, lines))
 }

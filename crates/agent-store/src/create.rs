@@ -84,34 +84,7 @@ impl LocalStore {
         if path.exists() {
             return Err(StoreError::AlreadyExists { id });
         }
-        if new.tags.iter().any(|t| t.trim().is_empty()) {
-            return Err(StoreError::BadInput("a tag must not be empty".into()));
-        }
-        let mut events = vec![EventPayload::SystemInit(SystemInit {
-            session_id: id.to_string(),
-            cwd: new.cwd,
-            model: new.model,
-            tools: new.tools,
-            permission_mode: new.permission_mode,
-            git_branch: new.git_branch,
-        })];
-        if let Some(title) = new.title {
-            events.push(EventPayload::SessionTitle(SessionTitle { title }));
-        }
-        for tag in new.tags {
-            events.push(EventPayload::SessionTag(SessionTag {
-                tag,
-                removed: false,
-            }));
-        }
-        let mut text = String::new();
-        let mut prev: Option<EventId> = None;
-        for (i, payload) in events.into_iter().enumerate() {
-            let e = Event::new(i as u64 + 1, prev.take(), payload);
-            prev = Some(e.id.clone());
-            text += &encode_line(&e).map_err(|e| StoreError::BadInput(e.to_string()))?;
-            text.push('\n');
-        }
+        let text = initial_log(&id, new)?;
         self.write_new(&id, text.as_bytes(), true)
     }
 
@@ -160,4 +133,41 @@ fn create_private_dir(dir: &Path) -> std::io::Result<()> {
         builder.mode(0o700);
     }
     builder.create(dir)
+}
+
+/// The log a new session starts with: `system.init`, then a `session.title` and `session.tag`
+/// events when given.
+///
+/// # Errors
+/// [`StoreError::BadInput`] for an empty tag.
+pub(crate) fn initial_log(id: &SessionId, new: NewSession) -> Result<String> {
+    if new.tags.iter().any(|t| t.trim().is_empty()) {
+        return Err(StoreError::BadInput("a tag must not be empty".into()));
+    }
+    let mut events = vec![EventPayload::SystemInit(SystemInit {
+        session_id: id.to_string(),
+        cwd: new.cwd,
+        model: new.model,
+        tools: new.tools,
+        permission_mode: new.permission_mode,
+        git_branch: new.git_branch,
+    })];
+    if let Some(title) = new.title {
+        events.push(EventPayload::SessionTitle(SessionTitle { title }));
+    }
+    for tag in new.tags {
+        events.push(EventPayload::SessionTag(SessionTag {
+            tag,
+            removed: false,
+        }));
+    }
+    let mut text = String::new();
+    let mut prev: Option<EventId> = None;
+    for (i, payload) in events.into_iter().enumerate() {
+        let e = Event::new(i as u64 + 1, prev.take(), payload);
+        prev = Some(e.id.clone());
+        text += &encode_line(&e).map_err(|e| StoreError::BadInput(e.to_string()))?;
+        text.push('\n');
+    }
+    Ok(text)
 }

@@ -83,6 +83,31 @@ pub enum StoreError {
         #[source]
         source: rusqlite::Error,
     },
+    /// The store's configuration is unusable (a sessions URL carrying a password, an unknown
+    /// backend, ...). Nothing was opened.
+    #[error("{0}")]
+    Config(String),
+    /// The PostgreSQL server refused or failed an operation (or could not be reached).
+    #[error("PostgreSQL session store {url}: {action}: {message}")]
+    Postgres {
+        /// The server, as a URL without any password.
+        url: String,
+        /// What was being done (`cannot connect`, `cannot append`, ...).
+        action: &'static str,
+        /// The server's or the driver's message, with its detail and hint when given.
+        message: String,
+    },
+    /// This process's writer lease on a session was taken over by another writer (it had expired
+    /// or this process's connection was lost): nothing of the refused batch was written.
+    #[error(
+        "session `{id}`: this process no longer holds the session's writer lease ({holder} took it over after ours lapsed); nothing of this batch was written: resume the session to go on from what the log holds"
+    )]
+    LeaseLost {
+        /// The session.
+        id: SessionId,
+        /// Who holds the lease now (`pid N on host H`), or `another writer`.
+        holder: String,
+    },
     /// A blocking task of the async API died (a panic inside the store).
     #[error("the session store's worker task failed: {0}")]
     Task(String),
@@ -111,6 +136,7 @@ impl StoreError {
                 | Self::AlreadyExists { .. }
                 | Self::BadInput(_)
                 | Self::BadForkPoint { .. }
+                | Self::Config(_)
         )
     }
 }

@@ -41,40 +41,8 @@ impl LocalStore {
             tracing::debug_span!("session.fork", session = %source, at = ?options.at).entered();
         let path = self.require(source)?;
         let contents = log::read_all(source, &path)?;
-        let keep = match &options.at {
-            ForkAt::Whole => contents.entries.len(),
-            ForkAt::UpToMessage(n) => {
-                let mut seen = 0u64;
-                let mut cut = contents.entries.len();
-                for (i, (_, e)) in contents.entries.iter().enumerate() {
-                    if is_conversation(e) {
-                        if seen == *n {
-                            cut = i;
-                            break;
-                        }
-                        seen += 1;
-                    }
-                }
-                if seen < *n {
-                    return Err(StoreError::BadForkPoint {
-                        id: source.clone(),
-                        what: format!(
-                            "cannot fork up to message {n}: the session has {seen} messages"
-                        ),
-                    });
-                }
-                cut
-            }
-            ForkAt::Event(uuid) => match contents.entries.iter().position(|(_, e)| &e.id == uuid) {
-                Some(i) => i + 1,
-                None => {
-                    return Err(StoreError::BadForkPoint {
-                        id: source.clone(),
-                        what: format!("no event with id `{uuid}` to fork at"),
-                    });
-                }
-            },
-        };
+        let events: Vec<&Event> = contents.entries.iter().map(|(_, e)| e).collect();
+        let keep = fork_cut(source, &events, &options.at)?;
         let new_id = options.new_id.unwrap_or_else(SessionId::generate);
         if self.log_path(&new_id).exists() {
             return Err(StoreError::AlreadyExists { id: new_id });
@@ -84,18 +52,62 @@ impl LocalStore {
             text += contents.line(i);
             text.push('\n');
         }
-        let last = keep.checked_sub(1).and_then(|i| contents.entries.get(i));
-        let fork = Event::new(
-            last.map_or(1, |(_, e)| e.seq + 1),
-            last.map(|(_, e)| e.id.clone()),
-            EventPayload::SessionFork(SessionFork {
-                parent_session_id: source.to_string(),
-                fork_point: last.map(|(_, e)| e.id.0.clone()),
-                fork_seq: last.map_or(0, |(_, e)| e.seq),
-            }),
+        let fork = fork_event(
+            source,
+            keep.checked_sub(1).and_then(|i| events.get(i).copied()),
         );
         text += &encode_line(&fork).map_err(|e| StoreError::BadInput(e.to_string()))?;
         text.push('\n');
         self.write_new(&new_id, text.as_bytes(), false)
     }
+}
+
+/// How many events of `events` (a whole log, oldest first) a fork at `at` copies.
+///
+/// # Errors
+/// [`StoreError::BadForkPoint`] for an unknown event or more messages than the log holds.
+pub(crate) fn fork_cut(source: &SessionId, events: &[&Event], at: &ForkAt) -> Result<usize> {
+    match at {
+        ForkAt::Whole => Ok(events.len()),
+        ForkAt::UpToMessage(n) => {
+            let mut seen = 0u64;
+            let mut cut = events.len();
+            for (i, e) in events.iter().enumerate() {
+                if is_conversation(e) {
+                    if seen == *n {
+                        cut = i;
+                        break;
+                    }
+                    seen += 1;
+                }
+            }
+            if seen < *n {
+                return Err(StoreError::BadForkPoint {
+                    id: source.clone(),
+                    what: format!("cannot fork up to message {n}: the session has {seen} messages"),
+                });
+            }
+            Ok(cut)
+        }
+        ForkAt::Event(uuid) => match events.iter().position(|e| &e.id == uuid) {
+            Some(i) => Ok(i + 1),
+            None => Err(StoreError::BadForkPoint {
+                id: source.clone(),
+                what: format!("no event with id `{uuid}` to fork at"),
+            }),
+        },
+    }
+}
+
+/// The `session.fork` event written after the copied history, whose last event is `last`.
+pub(crate) fn fork_event(source: &SessionId, last: Option<&Event>) -> Event {
+    Event::new(
+        last.map_or(1, |e| e.seq + 1),
+        last.map(|e| e.id.clone()),
+        EventPayload::SessionFork(SessionFork {
+            parent_session_id: source.to_string(),
+            fork_point: last.map(|e| e.id.0.clone()),
+            fork_seq: last.map_or(0, |e| e.seq),
+        }),
+    )
 }

@@ -61,6 +61,8 @@ mod log;
 mod manage;
 mod messages;
 mod metadata;
+#[cfg(feature = "postgres")]
+pub mod postgres;
 mod read;
 mod reconcile;
 pub mod recovery;

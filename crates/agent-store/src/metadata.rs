@@ -2,13 +2,13 @@
 //! stores the result; it can always be computed again from the log.
 
 use agent_core::events::{Event, EventPayload, parse_rfc3339};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::id::SessionId;
 use super::log::LogContents;
 
 /// What the index knows of one session. Every field is derived from the log.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SessionMetadata {
     /// The session id (its directory name).
