@@ -28,11 +28,11 @@ pub(super) struct Writer {
     pub(super) meta: SessionMetadata,
 }
 
-/// How many times a lease held by a live-looking holder is asked for again before `Busy`, and
-/// how long apart: a holder that just exited can take a moment to leave the server's list of
+/// How long a lease held by a live-looking holder is asked for again before `Busy`, and how
+/// often: a holder that just exited can take a moment to leave the server's list of
 /// connections.
-const BUSY_RETRIES: u32 = 4;
-const BUSY_RETRY_WAIT: Duration = Duration::from_millis(100);
+const BUSY_GRACE: Duration = Duration::from_millis(250);
+const BUSY_RETRY_WAIT: Duration = Duration::from_millis(50);
 
 /// The server pid of a connection.
 pub(super) async fn backend_pid(client: &Client, url: &str) -> Result<i32> {
@@ -103,20 +103,24 @@ impl PgStore {
         if let Some(w) = writers.get(id) {
             return Ok(w.clone());
         }
-        let mut attempt = 0;
+        let mut waited = Duration::ZERO;
         let writer = loop {
             if let Some(w) = self.try_acquire(id).await? {
                 break w;
             }
             let (holder, alive) = self.holder(id).await?;
-            attempt += 1;
-            if !alive || attempt > BUSY_RETRIES {
+            if !alive {
+                // Freed between the two queries: ask again at once.
+                continue;
+            }
+            if waited >= BUSY_GRACE {
                 return Err(StoreError::Busy {
                     id: id.clone(),
                     pid: holder,
                 });
             }
             tokio::time::sleep(BUSY_RETRY_WAIT).await;
+            waited += BUSY_RETRY_WAIT;
         };
         let w = Arc::new(tokio::sync::Mutex::new(writer));
         writers.insert(id.clone(), w.clone());

@@ -62,12 +62,15 @@ impl TestDatabase {
         );
         let admin = PgOptions::new(&admin_url)?;
         let client = pool::connect(&admin.connect_config(), admin.redacted()).await?;
-        client
-            .batch_execute(&format!(
-                "DROP DATABASE IF EXISTS {name} WITH (FORCE); CREATE DATABASE {name}"
-            ))
-            .await
-            .map_err(pg_error(admin.redacted(), "cannot create a test database"))?;
+        for sql in [
+            format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"),
+            format!("CREATE DATABASE {name}"),
+        ] {
+            client
+                .batch_execute(&sql)
+                .await
+                .map_err(pg_error(admin.redacted(), "cannot create a test database"))?;
+        }
         let url = replace_dbname(&admin_url, &name)?;
         Ok(Some(Self { admin, name, url }))
     }
