@@ -114,6 +114,14 @@ const GROUPS: &[Group] = &[
         footer: "The baselines do what seed 000's SessionStore does: one `transcript.json` per session (`{\"metadata\", \"messages\"}`), rewritten whole on every save, parsed whole on every load, every file read by `list`. See docs/sessions.md (Performance).",
     },
     Group {
+        name: "postgres",
+        package: "agent-store",
+        bench: "postgres",
+        heading: "Session store on PostgreSQL against the local store (`crates/agent-store/benches/postgres.rs`)",
+        rows: POSTGRES_ROWS,
+        footer: "Both sides through the same async `SessionBackend` calls on a 2-worker tokio runtime: `PgStore` in a database of the bench's own (`TestDatabase`) on the server `AGENT_TEST_POSTGRES_URL` names (`.ci/postgres` starts one), reached over loopback TCP without TLS, against `SessionStore` on the local disk; each ratio is PostgreSQL / local in the same run, pgbench-style: one client, the server on the same machine (no network latency, but its processes share the CPUs with the bench). The sessions were made by `import` (a 100,000-event log; 10,000 logs of 6 events). Not measured without a server (the bench says it skipped them). See docs/sessions.md (PostgreSQL).",
+    },
+    Group {
         name: "workspace",
         package: "agent-workspace",
         bench: "workspace",
@@ -177,6 +185,37 @@ const CHAT_ROWS: &[Row] = &[
         target: None,
         items: None,
         what: "from Ctrl-C typed while the agent runs `sleep 30` (host Bash in bubblewrap) to the prompt back on screen (interrupt, the tool's processes ended, the cancellation logged, the prompt redrawn) vs. Ctrl-C typed on a terminal running `sleep 30` itself until it is gone",
+    },
+];
+
+const POSTGRES_ROWS: &[Row] = &[
+    Row {
+        figure: "pg_append_one_event",
+        baseline: "local_append_one_event",
+        target: None,
+        items: None,
+        what: "append one event to a 10,000-event session, returning once it is durable: one statement and its commit (`synchronous_commit = on`, the writer's lease renewed in the same statement) vs. the local store's default `Durability::Fsync` (one `write` and one `fdatasync`)",
+    },
+    Row {
+        figure: "pg_last_50_messages_100k",
+        baseline: "local_last_50_messages_100k",
+        target: None,
+        items: None,
+        what: "the last 50 messages of a 100,000-event session, the store open: the session row, then the tail read by `seq` from the end of the primary key vs. the local log read backwards from its end",
+    },
+    Row {
+        figure: "pg_open_and_last_50_messages_100k",
+        baseline: "local_open_and_last_50_messages_100k",
+        target: None,
+        items: None,
+        what: "the same with the store opened first, what `agent sessions show` pays: `PgStore::connect` (connections with SCRAM-SHA-256 authentication, the schema version checked, the presence connection) vs. `SessionStore::open` (index checks)",
+    },
+    Row {
+        figure: "pg_list_10k_first_20",
+        baseline: "local_list_10k_first_20",
+        target: None,
+        items: None,
+        what: "`list` of 10,000 sessions, the 20 most recently updated (an indexed query on both sides: PostgreSQL's `agent_sessions` vs. the local SQLite index)",
     },
 ];
 
@@ -681,6 +720,9 @@ pub fn run(args: &[String]) -> Result<()> {
         if let Some(peaks) = peak_memory(&criterion) {
             writeln!(out, "\n{peaks}")?;
         }
+        if let Some(server) = postgres_server(&criterion) {
+            writeln!(out, "\n{server}")?;
+        }
         writeln!(out, "\n{}\n", g.footer)?;
     }
     if tokens {
@@ -823,6 +865,26 @@ fn peak_memory(criterion: &Path) -> Option<String> {
     Some(format!(
         "Peak memory of one run (the process's `VmHWM`, reset just before it, so it includes the bench process itself): {}.",
         parts.join(", ")
+    ))
+}
+
+/// The PostgreSQL group's server line, from the `server.json` its bench writes (the server's
+/// version, address and the settings that decide what a commit costs, and the local store's
+/// durability and file system), so the comparison can be judged fair; `None` for other groups
+/// and when the PostgreSQL figures were skipped.
+fn postgres_server(criterion: &Path) -> Option<String> {
+    let v: Value =
+        serde_json::from_slice(&std::fs::read(criterion.join("server.json")).ok()?).ok()?;
+    let s = |k: &str| v[k].as_str().unwrap_or("?").to_owned();
+    Some(format!(
+        "Server: PostgreSQL {} at {}, `synchronous_commit = {}`, `fsync = {}`, `wal_sync_method = {}`; the local store: `Durability::{}` on {}.",
+        s("serverVersion"),
+        s("address"),
+        s("synchronousCommit"),
+        s("fsync"),
+        s("walSyncMethod"),
+        s("localDurability"),
+        s("localFilesystem"),
     ))
 }
 

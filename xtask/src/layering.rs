@@ -60,7 +60,9 @@ const HEAVY: &[(&str, &[&str])] = &[
         ],
     ),
     // The session store alone: an embedder keeping, listing or exporting sessions gets SQLite
-    // and agent-core, no provider, sandbox, WebAssembly engine or HTTP client.
+    // and agent-core, no provider, sandbox, WebAssembly engine or HTTP client. The PostgreSQL
+    // backend is its cargo feature `postgres` (issue 29): the local store pulls in none of it
+    // (`cargo tree -p` resolves the default features, so the feature's own tree is allowed).
     (
         "agent-store",
         &[
@@ -72,6 +74,8 @@ const HEAVY: &[(&str, &[&str])] = &[
             "agent-providers",
             "agent-sandbox",
             "agent-wasi",
+            "tokio-postgres",
+            "postgres-protocol",
         ],
     ),
     // The shadow workspace alone: plain files, not even the session store's SQLite.
@@ -328,6 +332,27 @@ mod tests {
         for krate in ["agent-store", "agent-workspace"] {
             assert!(ORDER.contains(&krate), "{krate} is not in ORDER");
         }
+    }
+
+    /// The local session store pulls in nothing of the PostgreSQL backend (issue 29): the
+    /// driver and its wire protocol are reached only through agent-store's `postgres` feature,
+    /// which `cargo tree -p agent-store` (default features) leaves off.
+    #[test]
+    fn the_local_store_does_not_reach_the_postgres_driver() {
+        let with_feature = "0agent-store v0.1.0\n1agent-core v0.1.0\n1rusqlite v0.41.0\n1tokio-postgres v0.7.18\n2postgres-protocol v0.6.12\n2postgres-types v0.2.14\n3postgres-protocol v0.6.12\n";
+        let v = heavy_violations("agent-store", with_feature, heavy_for("agent-store"));
+        assert_eq!(v.len(), 2, "{v:?}");
+        assert!(
+            v[0].contains("reaches `tokio-postgres` (agent-store -> tokio-postgres)"),
+            "{v:?}"
+        );
+        assert!(
+            v[1].contains("(agent-store -> tokio-postgres -> postgres-protocol)"),
+            "{v:?}"
+        );
+        assert!(v[0].contains("optional cargo feature"), "{v:?}");
+        let local = "0agent-store v0.1.0\n1agent-core v0.1.0\n1rusqlite v0.41.0\n2libsqlite3-sys v0.37.0\n1tokio v1.0.0\n";
+        assert!(heavy_violations("agent-store", local, heavy_for("agent-store")).is_empty());
     }
 
     /// Only agent-core parses shell text (issue 24: one lowered shell tree); the WASI shell and

@@ -1,6 +1,7 @@
 //! Project automation.
 //!
-//! - `cargo xtask ci`: everything CI checks, in order: format, clippy (warnings are errors),
+//! - `cargo xtask ci`: everything CI checks, in order: the PostgreSQL test server's variable
+//!   (required under CI, see [`postgres_server`]), format, clippy (warnings are errors),
 //!   the layering check, tests (cargo-nextest when installed, else `cargo test`), doc tests, and
 //!   `cargo deny check licenses bans sources` when cargo-deny is installed, then the fuzz
 //!   targets (built, each run for 10 s) when cargo-fuzz is installed.
@@ -82,8 +83,38 @@ fn has_subcommand(name: &str) -> bool {
         .is_ok_and(|o| o.status.success())
 }
 
+/// The variable naming the PostgreSQL server the session store's tests use
+/// (`agent_store::postgres::testing::TEST_SERVER_ENV`; `.ci/postgres` sets it).
+const TEST_SERVER_ENV: &str = "AGENT_TEST_POSTGRES_URL";
+
+/// Checks for the PostgreSQL test server before anything is built: under CI (`CI` set, with any
+/// value, as the tests read it) its tests fail without one, so say it first and plainly;
+/// elsewhere they skip, and the returned warning says so.
+///
+/// # Errors
+/// Under CI when `AGENT_TEST_POSTGRES_URL` is unset or empty.
+fn postgres_server(ci: Option<&str>, url: Option<&str>) -> Result<Option<String>> {
+    if url.is_some_and(|u| !u.is_empty()) {
+        return Ok(None);
+    }
+    if let Some(ci) = ci {
+        bail!(
+            "{TEST_SERVER_ENV} is not set, and CI is (CI={ci}): the PostgreSQL session store's tests need a server; \
+             run .ci/run (it starts one on loopback), or `eval \"$(.ci/postgres)\"` then cargo xtask ci"
+        );
+    }
+    Ok(Some(format!(
+        "xtask: warning: {TEST_SERVER_ENV} is not set: the PostgreSQL session store's tests will be skipped (`eval \"$(.ci/postgres)\"` starts a server on loopback and sets it)"
+    )))
+}
+
 fn ci() -> Result<()> {
     let started = std::time::Instant::now();
+    let ci = std::env::var_os("CI").map(|v| v.to_string_lossy().into_owned());
+    let url = std::env::var_os(TEST_SERVER_ENV).map(|v| v.to_string_lossy().into_owned());
+    if let Some(warning) = postgres_server(ci.as_deref(), url.as_deref())? {
+        eprintln!("{warning}");
+    }
     cargo(&["fmt", "--all", "--check"])?;
     cargo(&[
         "clippy",
@@ -252,4 +283,31 @@ fn fuzz() -> Result<()> {
         run(&args)?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Under CI a missing test server stops `cargo xtask ci` before anything is built; elsewhere
+    /// it is one warning line; a server set is silence either way.
+    #[test]
+    fn the_postgres_test_server_is_required_under_ci_only() {
+        let e = postgres_server(Some("true"), None).unwrap_err().to_string();
+        assert!(
+            e.starts_with("AGENT_TEST_POSTGRES_URL is not set, and CI is (CI=true)"),
+            "{e}"
+        );
+        assert!(e.contains(".ci/run"), "{e}");
+        assert!(postgres_server(Some("1"), Some("")).is_err());
+        let w = postgres_server(None, None).unwrap().unwrap();
+        assert!(
+            w.contains("the PostgreSQL session store's tests will be skipped"),
+            "{w}"
+        );
+        assert_eq!(w.lines().count(), 1, "{w}");
+        let url = Some("postgres://agent_test@127.0.0.1:5432/postgres");
+        assert!(postgres_server(Some("true"), url).unwrap().is_none());
+        assert!(postgres_server(None, url).unwrap().is_none());
+    }
 }
