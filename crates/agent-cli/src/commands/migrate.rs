@@ -60,8 +60,8 @@ pub(super) fn run(
         )
     })?;
     let (source, target) = match args.to.as_str() {
-        "postgres" => (local, Choice::Postgres(pg)),
-        "local" => (Choice::Postgres(pg), local),
+        "postgres" => (local, Choice::Postgres(Box::new(pg))),
+        "local" => (Choice::Postgres(Box::new(pg)), local),
         other => bail!("--to {other}: use postgres or local"),
     };
     let only = args

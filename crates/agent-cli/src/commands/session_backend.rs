@@ -36,7 +36,7 @@ pub(crate) enum Choice {
     /// The local store at this root.
     Local(PathBuf),
     /// A PostgreSQL database.
-    Postgres(PgOptions),
+    Postgres(Box<PgOptions>),
 }
 
 impl Choice {
@@ -62,7 +62,7 @@ impl Choice {
         }
         let settings = sessions_settings(loaded)?;
         match postgres_options(url, &settings, true)? {
-            Some(options) => Ok(Self::Postgres(options)),
+            Some(options) => Ok(Self::Postgres(Box::new(options))),
             None => Ok(Self::Local(super::agent_home()?.sessions())),
         }
     }
@@ -77,7 +77,7 @@ impl Choice {
             Self::Local(root) => Ok(OpenStore::Local(
                 SessionStore::open(StoreOptions::new(root)).await?,
             )),
-            Self::Postgres(options) => Ok(OpenStore::Postgres(PgStore::connect(options).await?)),
+            Self::Postgres(options) => Ok(OpenStore::Postgres(PgStore::connect(*options).await?)),
         }
     }
 }
