@@ -240,6 +240,52 @@ fn a_demo_session_made_with_sessions_url_is_seen_from_another_home_with_the_flag
     assert_eq!(ids(&listed), [id.as_str()]);
     let b = Home::new();
     seen_from_a_second_home(&b, &id, &["--sessions-url", db.url()]);
+
+    // The headless mode (`agent -p`, the Claude Agent SDK's transport) resumes it too.
+    let url = serve(vec![text("from -p")]);
+    let out = b
+        .agent(&[
+            "-p",
+            "once more",
+            "--output-format",
+            "json",
+            "--resume",
+            &id,
+            "--provider",
+            "openai-compatible",
+            "--base-url",
+            &url,
+            "--model",
+            "m",
+            "--sessions-url",
+            db.url(),
+        ])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let result: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        (result["session_id"].as_str(), result["result"].as_str()),
+        (Some(id.as_str()), Some("from -p"))
+    );
+    let last = b.ok(&[
+        "sessions",
+        "show",
+        &id,
+        "--limit",
+        "3",
+        "--json",
+        "--sessions-url",
+        db.url(),
+    ]);
+    assert!(last.contains("from -p"), "logged in PostgreSQL: {last}");
+    assert!(!b.local_sessions().exists());
 }
 
 #[test]
