@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
+use super::sessions::SessionsUrlArg;
 use super::settings::SettingsArgs;
 
 /// `agent run`.
@@ -66,6 +67,8 @@ pub struct SessionOptions {
     pub mode: Option<String>,
     #[command(flatten)]
     pub settings: SettingsArgs,
+    #[command(flatten)]
+    pub sessions_url: SessionsUrlArg,
     /// Resume this session.
     #[arg(long, value_name = "ID", conflicts_with_all = ["continue_recent", "fork"])]
     pub session: Option<String>,
@@ -131,4 +134,6 @@ pub struct DemoArgs {
     /// live transcript.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub sessions_url: SessionsUrlArg,
 }

@@ -129,6 +129,8 @@ pub struct SdkCli {
     /// The API's base URL.
     #[arg(long = "base-url", value_name = "URL")]
     pub base_url: Option<String>,
+    #[command(flatten)]
+    pub sessions_url: super::sessions::SessionsUrlArg,
     /// Accepted and not honoured (reported once on stderr): flags of Claude Code this runtime
     /// has no equivalent for.
     #[command(flatten)]

@@ -4,12 +4,27 @@ use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
 
+/// `--sessions-url`: keep sessions in a PostgreSQL database; taken by every verb that opens
+/// the session store.
+#[derive(Clone, Debug, Default, Args)]
+pub struct SessionsUrlArg {
+    /// Keep sessions in this PostgreSQL database, postgres://USER@HOST:PORT/DATABASE (never with
+    /// a password: it is read from $PGPASSWORD, or the variable the settings'
+    /// `sessions.passwordEnv` names). Default: $AGENT_SESSIONS_URL, else the settings'
+    /// `sessions` block, else the local store.
+    #[arg(long = "sessions-url", value_name = "URL", global = true)]
+    pub url: Option<String>,
+}
+
 /// `agent sessions`: the durable session store.
 #[derive(Debug, Args)]
 pub struct SessionsArgs {
-    /// The session store (default: $AGENT_HOME/sessions, else ~/.agent/sessions).
+    /// The local session store (default: $AGENT_HOME/sessions, else ~/.agent/sessions); not
+    /// with --sessions-url, except for `migrate`, which copies between the two.
     #[arg(long, value_name = "DIR", global = true)]
     pub store: Option<PathBuf>,
+    #[command(flatten)]
+    pub sessions_url: SessionsUrlArg,
     #[command(subcommand)]
     pub command: SessionsCommand,
 }
@@ -41,6 +56,25 @@ pub enum SessionsCommand {
     Append(SessionsAppendArgs),
     /// Rebuild the index from the logs; prints {"sessions": N}.
     Reindex,
+    /// Copy sessions between the local store and PostgreSQL, each verified by export equality;
+    /// the source is never changed, and a session already copied is left as it is.
+    #[command(
+        after_help = "Examples:\n  agent sessions migrate --to postgres --sessions-url postgres://agent@db:5432/agent\n  agent sessions migrate --to local --store ~/backup/sessions --json\n\nExit codes: 0 every session is in the target (copied now or already there); 1 a session\ncould not be copied, or the target holds a different session under its id (a conflict:\nnothing is overwritten); 2 bad arguments, settings or URL, an unknown --session, or a store\nthat cannot be opened."
+    )]
+    Migrate(SessionsMigrateArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct SessionsMigrateArgs {
+    /// Where the sessions go: `postgres` (from the local store) or `local` (from PostgreSQL).
+    #[arg(long, value_name = "BACKEND", value_parser = ["postgres", "local"])]
+    pub to: String,
+    /// Only this session (repeatable; default: every session of the source).
+    #[arg(long = "session", value_name = "ID")]
+    pub sessions: Vec<String>,
+    /// Print one JSON object: the source, the target, and each session's status.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 /// Where settings come from; shared by every verb that reads them.
-#[derive(Clone, Debug, Args)]
+#[derive(Clone, Debug, Default, Args)]
 pub struct SettingsArgs {
     /// A settings file, above every other source (repeat the flag for more: `--settings a
     /// --settings b`; later files win). Takes exactly one value, so it never swallows a

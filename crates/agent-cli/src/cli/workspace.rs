@@ -14,9 +14,12 @@ pub struct WorkspaceArgs {
     #[arg(long, value_name = "DIR", global = true)]
     pub workspace: Option<PathBuf>,
     /// Append what the verb did to this session's log (`workspace.import`, `workspace.diff`
-    /// from status and diff, `workspace.commit`), in $AGENT_HOME/sessions.
+    /// from status and diff, `workspace.commit`), in the session store (default
+    /// $AGENT_HOME/sessions; see --sessions-url).
     #[arg(long, value_name = "ID", global = true)]
     pub session: Option<String>,
+    #[command(flatten)]
+    pub sessions_url: super::sessions::SessionsUrlArg,
     #[command(subcommand)]
     pub command: WorkspaceCommand,
 }

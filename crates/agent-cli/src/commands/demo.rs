@@ -19,11 +19,11 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use super::session_backend::Choice;
 use agent_core::hooks::HooksConfig;
 use agent_core::permissions::{PermissionEngine, PromptAnswer};
 use agent_loop::{Agent, AgentOptions, PolicyPrompter};
 use agent_providers::{ScriptedProvider, ScriptedTurn};
-use agent_store::{SessionBackend, SessionStore, StoreOptions};
 use anyhow::{Context, Result, bail};
 use serde_json::json;
 
@@ -337,10 +337,10 @@ pub fn run(args: DemoArgs) -> Result<Exit> {
     let (tools, policies) = tools(&loaded.settings, &loaded.home)?;
     let mut options = AgentOptions::new("scripted-demo").max_turns(10);
     options.transcript_dir = Some(agent_home()?.transcripts());
+    let choice = Choice::of(None, &args.sessions_url, Some(&loaded))?;
     let runtime = runtime()?;
     let (result, logged, session, set) = runtime.block_on(async {
-        let store: Arc<dyn SessionBackend> =
-            Arc::new(SessionStore::open(StoreOptions::new(agent_home()?.sessions())).await?);
+        let store = choice.open().await?.backend();
         let mut agent = Agent::builder(provider, Arc::clone(&store), &shadow)
             .options(options)
             .permissions(policies.into_iter().fold(

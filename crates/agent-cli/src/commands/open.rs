@@ -16,7 +16,7 @@ use agent_core::tools::Tool;
 use agent_core::view::PathView;
 use agent_loop::{Agent, AgentBuilder, AgentOptions, ModelHooks};
 use agent_store::recovery::ResumeOptions;
-use agent_store::{SessionBackend, SessionId, SessionStore, StoreOptions};
+use agent_store::{SessionBackend, SessionId};
 use agent_tools::{Bash, ToolState, WebFetch, builtin_tools};
 use agent_workspace::{ImportOptions, Workspace, WorkspaceError};
 use anyhow::{Context, Result, bail};
@@ -132,9 +132,8 @@ pub(crate) fn open_with(args: &mut SessionOptions, with: OpenWith<'_>) -> Result
     let shadow = Shadow::of(&folder, &state_root)?;
 
     let runtime = runtime()?;
-    let store: Arc<dyn SessionBackend> = Arc::new(runtime.block_on(SessionStore::open(
-        StoreOptions::new(super::agent_home()?.sessions()),
-    ))?);
+    let choice = super::session_backend::Choice::of(None, &args.sessions_url, Some(&loaded))?;
+    let store = runtime.block_on(choice.open())?.backend();
     let models = ModelHooks::new(
         Arc::clone(&provider),
         model.clone(),

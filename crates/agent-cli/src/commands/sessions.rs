@@ -1,8 +1,10 @@
 //! `agent sessions`: the session store from the shell.
 //!
-//! Every verb opens the store (which brings its index in line with the logs), does one thing,
-//! and prints either plain lines for people or JSON for scripts. Errors (an invalid or unknown
-//! id, a bad event, a session busy in another process) are one line on stderr and exit 2.
+//! Every verb opens the store (the local one, which brings its index in line with the logs, or
+//! PostgreSQL: [`super::session_backend`]), does one thing, and prints either plain lines for
+//! people or JSON for scripts, the same on either backend. Errors (an invalid or unknown id, a
+//! bad event, a session busy in another process) are one line on stderr and exit 2.
+//! `migrate` copies between the two ([`super::migrate`]).
 
 use std::io::Read;
 use std::path::PathBuf;
@@ -11,12 +13,12 @@ use agent_core::events::{
     EVENT_FORMAT_VERSION, Event, EventId, decode_line, encode_line, now_rfc3339,
 };
 use agent_store::{
-    ExportFormat, ForkAt, ForkOptions, ListQuery, LoadRange, LocalStore, NewSession, SessionId,
-    SessionMetadata, StoreOptions,
+    ExportFormat, ForkAt, ForkOptions, ListQuery, LoadRange, NewSession, SessionId, SessionMetadata,
 };
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, bail};
 use serde_json::{Value, json};
 
+use super::session_backend::{Choice, OpenStore};
 use crate::cli::sessions::{SessionsArgs, SessionsCommand};
 use crate::exit::Exit;
 use crate::output;
@@ -25,12 +27,21 @@ use crate::output;
 const SUMMARY_CHARS: usize = 120;
 
 pub fn run(args: SessionsArgs) -> Result<Exit> {
-    let root = match args.store {
-        Some(dir) => super::absolute(dir)?,
-        None => super::agent_home()?.sessions(),
-    };
-    let store = LocalStore::open(StoreOptions::new(root))?;
-    match args.command {
+    if let SessionsCommand::Migrate(m) = args.command {
+        return super::migrate::run(args.store, &args.sessions_url, m);
+    }
+    let choice = Choice::of(args.store, &args.sessions_url, None)?;
+    let runtime = super::open::runtime()?;
+    runtime.block_on(async {
+        let store = choice.open().await?;
+        verb(&store, args.command).await
+    })
+}
+
+/// One verb on an open store.
+async fn verb(opened: &OpenStore, command: SessionsCommand) -> Result<Exit> {
+    let store = opened.backend();
+    match command {
         SessionsCommand::Create(a) => {
             let cwd = match a.cwd {
                 Some(dir) => absolute_dir(&dir)?,
@@ -41,8 +52,8 @@ pub fn run(args: SessionsArgs) -> Result<Exit> {
             new.model = a.model;
             new.title = a.title;
             new.tags = a.tags;
-            let meta = store.create(new)?;
-            store.close(&meta.id)?;
+            let meta = store.create(new).await?;
+            store.close(&meta.id).await?;
             output::stdout_line(meta.id.as_str());
         }
         SessionsCommand::List(a) => {
@@ -56,7 +67,7 @@ pub fn run(args: SessionsArgs) -> Result<Exit> {
                 tag: a.tag,
                 text: a.search,
             };
-            let sessions = store.list(&query)?;
+            let sessions = store.list(query).await?;
             if a.json {
                 output::stdout_line(&serde_json::to_string(&sessions)?);
             } else {
@@ -67,13 +78,15 @@ pub fn run(args: SessionsArgs) -> Result<Exit> {
         }
         SessionsCommand::Show(a) => {
             let id = SessionId::parse(&a.id)?;
-            let loaded = store.load(
-                &id,
-                LoadRange {
-                    offset: a.offset,
-                    limit: a.limit,
-                },
-            )?;
+            let loaded = store
+                .load(
+                    &id,
+                    LoadRange {
+                        offset: a.offset,
+                        limit: a.limit,
+                    },
+                )
+                .await?;
             if a.json {
                 let mut text = String::new();
                 for e in &loaded.events {
@@ -82,7 +95,7 @@ pub fn run(args: SessionsArgs) -> Result<Exit> {
                 }
                 output::stdout_text(&text);
             } else {
-                let meta = store.metadata(&id)?;
+                let meta = store.metadata(&id).await?;
                 output::stdout_line(&output::sanitize(&header(&meta)));
                 for e in &loaded.events {
                     output::stdout_line(&output::sanitize(&event_line(e)));
@@ -104,24 +117,24 @@ pub fn run(args: SessionsArgs) -> Result<Exit> {
                 (None, None) => ForkAt::Whole,
             };
             let new_id = a.new_id.as_deref().map(SessionId::parse).transpose()?;
-            let child = store.fork(&id, ForkOptions { at, new_id })?;
+            let child = store.fork(&id, ForkOptions { at, new_id }).await?;
             output::stdout_line(child.id.as_str());
         }
         SessionsCommand::Rename(a) => {
             let id = SessionId::parse(&a.id)?;
-            let meta = store.rename(&id, &a.title)?;
-            store.close(&id)?;
+            let meta = store.rename(&id, &a.title).await?;
+            store.close(&id).await?;
             output::stdout_line(&serde_json::to_string(&meta)?);
         }
         SessionsCommand::Tag(a) => {
             let id = SessionId::parse(&a.id)?;
-            let meta = store.tag(&id, &a.tag, a.remove)?;
-            store.close(&id)?;
+            let meta = store.tag(&id, &a.tag, a.remove).await?;
+            store.close(&id).await?;
             output::stdout_line(&serde_json::to_string(&meta)?);
         }
         SessionsCommand::Delete(a) => {
             let id = SessionId::parse(&a.id)?;
-            store.delete(&id)?;
+            store.delete(&id).await?;
             output::stdout_line(&json!({"id": id, "deleted": true}).to_string());
         }
         SessionsCommand::Export(a) => {
@@ -131,26 +144,29 @@ pub fn run(args: SessionsArgs) -> Result<Exit> {
             } else {
                 ExportFormat::Jsonl
             };
-            output::stdout_text(&store.export(&id, format)?);
+            output::stdout_text(&store.export(&id, format).await?);
         }
         SessionsCommand::Import(a) => {
             let id = a.id.as_deref().map(SessionId::parse).transpose()?;
             let text = read_input(&a.file)?;
-            let meta = store.import(&text, id)?;
+            let meta = store.import(text, id).await?;
             output::stdout_line(meta.id.as_str());
         }
         SessionsCommand::Append(a) => {
             let id = SessionId::parse(&a.id)?;
             let event = event_from_json(&a.event)?;
-            let logged = store.append(&id, vec![event])?;
-            store.close(&id)?;
+            let logged = store.append(&id, vec![event]).await?;
+            store.close(&id).await?;
             for e in &logged {
                 output::stdout_line(&encode_line(e)?);
             }
         }
         SessionsCommand::Reindex => {
-            let n = store.reindex()?;
+            let n = opened.reindex().await?;
             output::stdout_line(&json!({"sessions": n}).to_string());
+        }
+        SessionsCommand::Migrate(_) => {
+            bail!("`agent sessions migrate` opens two stores; it does not run on one")
         }
     }
     Ok(Exit::Success)

@@ -13,7 +13,7 @@ use std::io::{BufRead, IsTerminal, Write};
 use std::path::PathBuf;
 
 use agent_core::events::{Event, EventPayload};
-use agent_store::{LocalStore, SessionId, StoreOptions};
+use agent_store::SessionId;
 
 use agent_workspace::{
     ChangeKind, ChangeSet, CommitOptions, CommitReport, ImportOptions, Recovery, Workspace,
@@ -22,6 +22,7 @@ use agent_workspace::{
 use anyhow::{Context, Result, bail};
 use serde_json::json;
 
+use crate::cli::sessions::SessionsUrlArg;
 use crate::cli::workspace::{
     WorkspaceArgs, WorkspaceCommand, WorkspaceCommitArgs, WorkspaceDiffArgs, WorkspaceImportArgs,
     WorkspaceJsonArg, WorkspaceYesArg,
@@ -29,18 +30,33 @@ use crate::cli::workspace::{
 use crate::exit::Exit;
 use crate::output;
 
-/// Appends `payload` to `session`'s log when one was named.
-fn log(session: Option<&SessionId>, payload: EventPayload) -> Result<()> {
-    let Some(id) = session else { return Ok(()) };
-    let store = LocalStore::open(StoreOptions::new(super::agent_home()?.sessions()))?;
-    store.append(id, vec![Event::new(0, None, payload)])?;
-    store.close(id)?;
-    Ok(())
+/// The session a verb logs what it did to (`--session ID`), and the store it is in.
+struct SessionLog {
+    id: Option<SessionId>,
+    url: SessionsUrlArg,
+}
+
+impl SessionLog {
+    /// Appends `payload` to the session's log when one was named, in the store
+    /// `--sessions-url` or the settings choose.
+    fn log(&self, payload: EventPayload) -> Result<()> {
+        let Some(id) = &self.id else { return Ok(()) };
+        let choice = super::session_backend::Choice::of(None, &self.url, None)?;
+        super::open::runtime()?.block_on(async {
+            let store = choice.open().await?.backend();
+            store.append(id, vec![Event::new(0, None, payload)]).await?;
+            store.close(id).await?;
+            anyhow::Ok(())
+        })
+    }
 }
 
 pub fn run(args: WorkspaceArgs) -> Result<Exit> {
-    let session = args.session.as_deref().map(SessionId::parse).transpose()?;
-    let session = session.as_ref();
+    let session = SessionLog {
+        id: args.session.as_deref().map(SessionId::parse).transpose()?,
+        url: args.sessions_url,
+    };
+    let session = &session;
     let state_root = match args.state_dir {
         Some(dir) => super::absolute(dir)?,
         None => super::agent_home()?.workspaces(),
@@ -67,11 +83,7 @@ pub fn run(args: WorkspaceArgs) -> Result<Exit> {
 }
 
 /// `agent workspace import`.
-fn import(
-    a: WorkspaceImportArgs,
-    state_root: PathBuf,
-    session: Option<&SessionId>,
-) -> Result<Exit> {
+fn import(a: WorkspaceImportArgs, state_root: PathBuf, session: &SessionLog) -> Result<Exit> {
     if a.include_git {
         bail!(
             "--include-git was removed: .git is never part of the change set; the shadow of a Git repository gets a .git of its own that shares the real objects (docs/workspace.md, Git in the shadow); import without it"
@@ -82,10 +94,7 @@ fn import(
         shadow: a.shadow.map(super::absolute).transpose()?,
     };
     let (ws, report) = Workspace::import(&a.dir, &opts)?;
-    log(
-        session,
-        EventPayload::WorkspaceImport(ws.import_event(&report)),
-    )?;
+    session.log(EventPayload::WorkspaceImport(ws.import_event(&report)))?;
     if a.json {
         let mut v = serde_json::to_value(&report)?;
         v["shadow"] = json!(ws.shadow());
@@ -107,9 +116,9 @@ fn import(
 }
 
 /// `agent workspace status`.
-fn status(ws: &Workspace, a: &WorkspaceJsonArg, session: Option<&SessionId>) -> Result<Exit> {
+fn status(ws: &Workspace, a: &WorkspaceJsonArg, session: &SessionLog) -> Result<Exit> {
     let set = ws.status()?;
-    log(session, EventPayload::WorkspaceDiff(set.event()))?;
+    session.log(EventPayload::WorkspaceDiff(set.event()))?;
     if a.json {
         let v = json!({"real": ws.real(), "shadow": ws.shadow(), "changes": set.changes});
         output::stdout_line(&v.to_string());
@@ -120,8 +129,8 @@ fn status(ws: &Workspace, a: &WorkspaceJsonArg, session: Option<&SessionId>) -> 
 }
 
 /// `agent workspace diff`.
-fn diff(ws: &Workspace, a: &WorkspaceDiffArgs, session: Option<&SessionId>) -> Result<Exit> {
-    log(session, EventPayload::WorkspaceDiff(ws.status()?.event()))?;
+fn diff(ws: &Workspace, a: &WorkspaceDiffArgs, session: &SessionLog) -> Result<Exit> {
+    session.log(EventPayload::WorkspaceDiff(ws.status()?.event()))?;
     // `Workspace::diff` has already made every control character in the text
     // visible, so the only escape sequences printed are the palette's colours.
     let palette = crate::colour::Palette::for_stdout();
@@ -132,7 +141,7 @@ fn diff(ws: &Workspace, a: &WorkspaceDiffArgs, session: Option<&SessionId>) -> R
 }
 
 /// `agent workspace commit`: shown and confirmed unless `--yes`, applied all or nothing.
-fn commit(mut ws: Workspace, a: WorkspaceCommitArgs, session: Option<&SessionId>) -> Result<Exit> {
+fn commit(mut ws: Workspace, a: WorkspaceCommitArgs, session: &SessionLog) -> Result<Exit> {
     let review = ws.review()?;
     let set = review.changes();
     if set.is_empty() {
@@ -157,7 +166,7 @@ fn commit(mut ws: Workspace, a: WorkspaceCommitArgs, session: Option<&SessionId>
     };
     match ws.commit_review(&review, &opts) {
         Ok(report) => {
-            log(session, EventPayload::WorkspaceCommit(report.event()))?;
+            session.log(EventPayload::WorkspaceCommit(report.event()))?;
             if a.json {
                 output::stdout_line(&serde_json::to_string(&report)?);
             } else {
@@ -169,10 +178,9 @@ fn commit(mut ws: Workspace, a: WorkspaceCommitArgs, session: Option<&SessionId>
             }
         }
         Err(WorkspaceError::Conflicts(conflicts)) => {
-            log(
-                session,
-                EventPayload::WorkspaceCommit(CommitReport::refused_event(&conflicts)),
-            )?;
+            session.log(EventPayload::WorkspaceCommit(CommitReport::refused_event(
+                &conflicts,
+            )))?;
             if a.json {
                 output::stdout_line(&json!({"conflicts": conflicts}).to_string());
             }

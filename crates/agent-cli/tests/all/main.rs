@@ -18,6 +18,7 @@ mod hooks;
 mod json_casing;
 mod mcp;
 mod options;
+mod postgres;
 #[cfg(target_os = "linux")]
 mod run_cancel;
 mod run_workspace;

@@ -6,8 +6,9 @@
 //! reads), [`OUR_MEMBERS`], and [`CLAUDE_CODE_KEYS`] (Claude Code's settings reference, so a
 //! `.claude/settings.json` written for Claude Code loads without a warning for each key only
 //! Claude Code uses). Members are checked inside the objects whose members are all listed
-//! (`permissions`, `sandbox`, `sandbox.network`, `provider`, ...); the objects that map names of
-//! the user's choosing (`env`, `hooks`, `mcpServers`, `enabledPlugins`) are not looked into.
+//! (`permissions`, `sandbox`, `sandbox.network`, `provider`, `sessions`, ...); the objects that
+//! map names of the user's choosing (`env`, `hooks`, `mcpServers`, `enabledPlugins`) are not
+//! looked into.
 //!
 //! ```
 //! use agent_core::settings::known_keys::unknown_keys;
@@ -25,12 +26,16 @@ use serde_json::{Map, Value};
 use super::trust_table::KEYS;
 
 /// Keys this runtime reads that the trust table lists only as their object: the members of
-/// `provider` (`agent run`'s model provider).
+/// `provider` (`agent run`'s model provider) and of `sessions` (where sessions are kept).
 pub const OUR_MEMBERS: &[&str] = &[
     "provider.name",
     "provider.baseUrl",
     "provider.apiKey",
     "provider.apiKeyEnv",
+    "sessions.backend",
+    "sessions.url",
+    "sessions.passwordEnv",
+    "sessions.leaseSeconds",
 ];
 
 /// Claude Code's settings keys (its settings reference, code.claude.com/docs/en/settings,

@@ -39,11 +39,13 @@ mod folder_trust;
 pub mod known_keys;
 mod loader;
 mod parse;
+mod sessions;
 pub mod trust_table;
 
 pub use folder_trust::{FolderTrustError, TrustedFolder, TrustedFolders};
 pub use loader::SettingsLoader;
 use parse::{ParsedPermissions, parse_file};
+pub use sessions::{FromFile, SESSIONS_KEY, SessionsBackend, SessionsSettings};
 
 /// Which settings files load.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -132,6 +134,17 @@ pub enum SettingsError {
         /// The key, e.g. `permissions.allow[3]`.
         key: String,
         /// What is wrong.
+        problem: String,
+    },
+    /// Occurs when a key's value needs another key that no settings file sets (`sessions.backend:
+    /// "postgres"` without `sessions.url`).
+    #[error("{}: `{key}` {problem}", path.display())]
+    Incomplete {
+        /// The file that set the key.
+        path: PathBuf,
+        /// The key, e.g. `sessions.backend`.
+        key: String,
+        /// What is missing and how to add it.
         problem: String,
     },
     /// Occurs when a rule does not parse.
@@ -252,6 +265,15 @@ impl Settings {
             Some((_, path)) if !self.sandbox_enabled => Some(path),
             _ => None,
         }
+    }
+
+    /// Where sessions are kept: the `sessions` blocks of the files, merged (see
+    /// [`SessionsSettings`]).
+    ///
+    /// # Errors
+    /// As [`SessionsSettings::from_files`]: `"backend": "postgres"` without a `url`.
+    pub fn sessions(&self) -> Result<SessionsSettings, SettingsError> {
+        SessionsSettings::from_files(&self.files)
     }
 
     /// Settings from one JSON object given in code (scope `cli`, trusted), e.g. an SDK option.

@@ -244,6 +244,9 @@ fn parse_map(
     {
         return Err(invalid("disableAllHooks", "must be true or false"));
     }
+    if let Some(v) = map.get(super::SESSIONS_KEY) {
+        super::sessions::parse(v).map_err(|(key, problem)| invalid(&key, &problem))?;
+    }
     if let Some(h) = map.get(crate::hooks::HOOK_ENVIRONMENT_KEY) {
         crate::hooks::parse_hook_environment(h)
             .map_err(|(key, problem)| invalid(&key, &problem))?;

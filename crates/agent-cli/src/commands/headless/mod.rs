@@ -166,6 +166,7 @@ impl Inputs {
                 trust: false,
                 setting_sources: cli.setting_sources.clone(),
             },
+            sessions_url: cli.sessions_url.clone(),
             session: cli.resume.clone(),
             continue_recent: cli.continue_recent && cli.resume.is_none(),
             fork: None,
