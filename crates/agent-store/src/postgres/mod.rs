@@ -179,7 +179,8 @@ impl PgStore {
             presence.clone(),
         ));
         let pool = Pool::new(config, url, options.max_connections);
-        drop(first);
+        // The migration's connection is the pool's first (each new one costs an authentication).
+        pool.put(first);
         Ok(Self {
             inner: Arc::new(Inner {
                 options,

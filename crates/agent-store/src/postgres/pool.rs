@@ -36,6 +36,16 @@ impl Pool {
         }
     }
 
+    /// Keeps an open client for reuse.
+    pub(super) fn put(&self, client: Client) {
+        if !client.is_closed() {
+            self.idle
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .push(client);
+        }
+    }
+
     /// A client: an idle one, or a new connection when none is idle (waiting while
     /// `max_connections` are out).
     pub(super) async fn get(&self) -> Result<Conn<'_>> {
@@ -110,14 +120,8 @@ impl DerefMut for Conn<'_> {
 
 impl Drop for Conn<'_> {
     fn drop(&mut self) {
-        if let Some(c) = self.client.take()
-            && !c.is_closed()
-        {
-            self.pool
-                .idle
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .push(c);
+        if let Some(c) = self.client.take() {
+            self.pool.put(c);
         }
     }
 }

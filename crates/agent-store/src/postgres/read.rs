@@ -17,8 +17,10 @@ use crate::messages::{TailMessages, TranscriptMessage, conversation};
 use crate::metadata::SessionMetadata;
 use crate::read::{LoadRange, Loaded};
 
-/// Events read backwards per query when building a tail of messages.
-const TAIL_PAGE: i64 = 256;
+/// Events read backwards by the last query of a tail when the first ones were not enough: pages
+/// start at what is wanted (plus a little for events that are not messages) and double up to
+/// this.
+const TAIL_PAGE_MAX: i64 = 4096;
 
 /// The metadata in a row's `meta` (text) and `updated_us` columns.
 pub(super) fn meta_of(
@@ -129,7 +131,10 @@ impl PgStore {
         };
         let mut builder = TailMessages::new(want, meta.message_count);
         let mut below = to_i64(meta.last_seq).saturating_add(1);
-        let page = TAIL_PAGE.max(i64::try_from(want).unwrap_or(i64::MAX).saturating_mul(2));
+        let mut page = i64::try_from(want)
+            .unwrap_or(TAIL_PAGE_MAX)
+            .saturating_add(16)
+            .min(TAIL_PAGE_MAX);
         let conn = self.inner.pool.get().await?;
         'pages: loop {
             let rows = conn
@@ -153,6 +158,7 @@ impl PgStore {
             if short {
                 break;
             }
+            page = page.saturating_mul(2).min(TAIL_PAGE_MAX);
         }
         Ok(builder.finish())
     }
