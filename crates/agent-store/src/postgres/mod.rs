@@ -163,7 +163,9 @@ impl PgStore {
 
     async fn open(options: PgOptions, url: String) -> Result<Self> {
         let config = options.connect_config();
-        let mut first = pool::connect(&config, &url).await?;
+        let mut first = pool::connect(&config, &url)
+            .await
+            .map_err(|e| password_hint(e, &options.password_env))?;
         schema::migrate(&mut first, &url).await?;
         let presence_client = pool::connect(&config, &url).await?;
         let presence = Arc::new(AtomicI32::new(
@@ -202,6 +204,38 @@ impl PgStore {
 
     fn presence_pid(&self) -> i32 {
         self.inner.presence.load(Ordering::Relaxed)
+    }
+}
+
+/// Adds what to do to a refused login: the password is only ever read from `var`.
+fn password_hint(e: StoreError, var: &str) -> StoreError {
+    match e {
+        StoreError::Postgres {
+            url,
+            action,
+            message,
+        } => {
+            let hint = if message.contains("password missing") {
+                if std::env::var_os(var).is_some() {
+                    format!("; the server asks for a password and ${var} is empty")
+                } else {
+                    format!(
+                        "; the server asks for a password: set ${var} (the variable \
+                         `sessions.passwordEnv` names; default PGPASSWORD)"
+                    )
+                }
+            } else if message.contains("password authentication failed") {
+                format!("; the password comes from ${var}: check it")
+            } else {
+                String::new()
+            };
+            StoreError::Postgres {
+                url,
+                action,
+                message: message + &hint,
+            }
+        }
+        other => other,
     }
 }
 

@@ -65,7 +65,25 @@ pub(super) async fn migrate(client: &mut tokio_postgres::Client, url: &str) -> R
          );",
     )
     .await
-    .map_err(pg_error(url, "cannot prepare the schema migrations table"))?;
+    .map_err(|e| {
+        let denied = e.code() == Some(&tokio_postgres::error::SqlState::INSUFFICIENT_PRIVILEGE);
+        match pg_error(url, "cannot prepare the schema migrations table")(e) {
+            StoreError::Postgres {
+                url,
+                action,
+                message,
+            } if denied => StoreError::Postgres {
+                message: format!(
+                    "{message}; the first connect creates the store's tables: give the role \
+                     CREATE on its schema (GRANT CREATE ON SCHEMA public TO <role>), or a database \
+                     or schema of its own"
+                ),
+                url,
+                action,
+            },
+            other => other,
+        }
+    })?;
     let row = tx
         .query_one(
             "SELECT coalesce(max(version), 0) FROM agent_schema_migrations",
