@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use tokio_postgres::Client;
 
-use super::{PgStore, pg_error, pool};
+use super::{PgOptions, PgStore, pg_error, pool};
 use crate::error::{Result, StoreError};
 use crate::id::SessionId;
 use crate::metadata::SessionMetadata;
@@ -53,18 +53,18 @@ pub(super) fn seconds(d: Duration) -> f64 {
 /// leases still held (same token) are moved to its pid.
 pub(super) async fn heartbeat(
     mut client: Client,
-    config: tokio_postgres::Config,
-    url: String,
+    options: PgOptions,
     me: String,
     lease: Duration,
     presence: Arc<AtomicI32>,
 ) {
     let every = lease / 3;
+    let url = options.redacted();
     loop {
         tokio::time::sleep(every).await;
         if client.is_closed() {
-            match pool::connect(&config, &url).await {
-                Ok(c) => match backend_pid(&c, &url).await {
+            match pool::connect(&options).await {
+                Ok(c) => match backend_pid(&c, url).await {
                     Ok(pid) => {
                         presence.store(pid, Ordering::Relaxed);
                         client = c;

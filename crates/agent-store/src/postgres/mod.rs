@@ -32,6 +32,7 @@ mod pool;
 mod read;
 mod schema;
 pub mod testing;
+mod tls;
 mod write;
 
 use std::collections::HashMap;
@@ -162,25 +163,23 @@ impl PgStore {
     }
 
     async fn open(options: PgOptions, url: String) -> Result<Self> {
-        let config = options.connect_config();
-        let mut first = pool::connect(&config, &url)
+        let mut first = pool::connect(&options)
             .await
             .map_err(|e| password_hint(e, &options.password_env))?;
         schema::migrate(&mut first, &url).await?;
-        let presence_client = pool::connect(&config, &url).await?;
+        let presence_client = pool::connect(&options).await?;
         let presence = Arc::new(AtomicI32::new(
             lease::backend_pid(&presence_client, &url).await?,
         ));
         let me = uuid::Uuid::now_v7().to_string();
         let heartbeat = tokio::spawn(lease::heartbeat(
             presence_client,
-            config.clone(),
-            url.clone(),
+            options.clone(),
             me.clone(),
             options.lease,
             presence.clone(),
         ));
-        let pool = Pool::new(config, url, options.max_connections);
+        let pool = Pool::new(options.clone());
         // The migration's connection is the pool's first (each new one costs an authentication).
         pool.put(first);
         Ok(Self {

@@ -6,15 +6,16 @@ use std::ops::{Deref, DerefMut};
 use std::sync::Mutex;
 
 use tokio::sync::{Semaphore, SemaphorePermit};
-use tokio_postgres::{Client, NoTls};
+use tokio_postgres::tls::{MakeTlsConnect, TlsConnect};
+use tokio_postgres::{Client, NoTls, Socket};
 
-use super::pg_error;
-use crate::error::Result;
+use super::tls::Connector;
+use super::{PgOptions, pg_error};
+use crate::error::{Result, StoreError};
 
 /// The pool.
 pub(super) struct Pool {
-    config: tokio_postgres::Config,
-    url: String,
+    options: PgOptions,
     idle: Mutex<Vec<Client>>,
     permits: Semaphore,
 }
@@ -27,10 +28,10 @@ pub(super) struct Conn<'a> {
 }
 
 impl Pool {
-    pub(super) fn new(config: tokio_postgres::Config, url: String, max: usize) -> Self {
+    pub(super) fn new(options: PgOptions) -> Self {
+        let max = options.max_connections;
         Self {
-            config,
-            url,
+            options,
             idle: Mutex::new(Vec::new()),
             permits: Semaphore::new(max),
         }
@@ -49,9 +50,10 @@ impl Pool {
     /// A client: an idle one, or a new connection when none is idle (waiting while
     /// `max_connections` are out).
     pub(super) async fn get(&self) -> Result<Conn<'_>> {
-        let permit = self.permits.acquire().await.map_err(|_| {
-            crate::error::StoreError::Task("the PostgreSQL connection pool was closed".into())
-        })?;
+        let permit =
+            self.permits.acquire().await.map_err(|_| {
+                StoreError::Task("the PostgreSQL connection pool was closed".into())
+            })?;
         let reused = loop {
             let next = self
                 .idle
@@ -65,7 +67,7 @@ impl Pool {
         };
         let client = match reused {
             Some(c) => c,
-            None => connect(&self.config, &self.url).await?,
+            None => connect(&self.options).await?,
         };
         Ok(Conn {
             client: Some(client),
@@ -75,21 +77,25 @@ impl Pool {
     }
 }
 
-/// Opens one connection, drives it on the runtime, and makes its commits durable: a server (or
-/// role) configured with `synchronous_commit = off` acknowledges commits it can still lose, so
-/// the store turns it on for its own connections (stronger settings, such as `remote_apply` for
-/// synchronous replicas, are kept).
-pub(super) async fn connect(config: &tokio_postgres::Config, url: &str) -> Result<Client> {
-    let (client, connection) = config
-        .connect(NoTls)
-        .await
-        .map_err(pg_error(url, "cannot connect"))?;
-    let shown = url.to_owned();
-    tokio::spawn(async move {
-        if let Err(e) = connection.await {
-            tracing::debug!(url = %shown, error = %e, "a PostgreSQL connection ended");
-        }
-    });
+/// Opens one connection (plain or TLS, as `options` say), drives it on the runtime, and makes
+/// its commits durable: a server (or role) configured with `synchronous_commit = off`
+/// acknowledges commits it can still lose, so the store turns it on for its own connections
+/// (stronger settings, such as `remote_apply` for synchronous replicas, are kept).
+pub(super) async fn connect(options: &PgOptions) -> Result<Client> {
+    let config = options.connect_config();
+    let url = options.redacted();
+    let opened = match &options.connector {
+        Connector::Plain => open(&config, NoTls, url).await,
+        Connector::Tls { make, .. } => open(&config, make.clone(), url).await,
+    };
+    let client = opened.map_err(|e| match options.connector.explain(&e) {
+        Some(message) => StoreError::Postgres {
+            url: url.to_owned(),
+            action: "cannot connect",
+            message,
+        },
+        None => pg_error(url, "cannot connect")(e),
+    })?;
     let row = client
         .query_one("SELECT current_setting('synchronous_commit')", &[])
         .await
@@ -101,6 +107,28 @@ pub(super) async fn connect(config: &tokio_postgres::Config, url: &str) -> Resul
             .await
             .map_err(pg_error(url, "cannot set synchronous_commit"))?;
     }
+    Ok(client)
+}
+
+/// Connects with `tls` and spawns the task that drives the connection.
+async fn open<T>(
+    config: &tokio_postgres::Config,
+    tls: T,
+    url: &str,
+) -> std::result::Result<Client, tokio_postgres::Error>
+where
+    T: MakeTlsConnect<Socket>,
+    T::Stream: Send + 'static,
+    T::TlsConnect: Send,
+    <T::TlsConnect as TlsConnect<Socket>>::Future: Send,
+{
+    let (client, connection) = config.connect(tls).await?;
+    let shown = url.to_owned();
+    tokio::spawn(async move {
+        if let Err(e) = connection.await {
+            tracing::debug!(url = %shown, error = %e, "a PostgreSQL connection ended");
+        }
+    });
     Ok(client)
 }
 

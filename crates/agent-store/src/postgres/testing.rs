@@ -61,7 +61,7 @@ impl TestDatabase {
             NEXT.fetch_add(1, Ordering::Relaxed)
         );
         let admin = PgOptions::new(&admin_url)?;
-        let client = pool::connect(&admin.connect_config(), admin.redacted()).await?;
+        let client = pool::connect(&admin).await?;
         for sql in [
             format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"),
             format!("CREATE DATABASE {name}"),
@@ -109,8 +109,7 @@ fn replace_dbname(url: &str, name: &str) -> Result<String> {
 
 impl Drop for TestDatabase {
     fn drop(&mut self) {
-        let config = self.admin.connect_config();
-        let url = self.admin.redacted().to_owned();
+        let admin = self.admin.clone();
         let name = self.name.clone();
         // A runtime of its own, on a thread of its own: the test's runtime may be gone, or be
         // the one this drop runs on.
@@ -120,7 +119,7 @@ impl Drop for TestDatabase {
                 .build()
                 .ok()?;
             rt.block_on(async {
-                let client = pool::connect(&config, &url).await.ok()?;
+                let client = pool::connect(&admin).await.ok()?;
                 client
                     .batch_execute(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
                     .await
