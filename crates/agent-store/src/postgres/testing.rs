@@ -89,6 +89,25 @@ impl TestDatabase {
     }
 }
 
+/// Whether a connection opened as `options` say, by the store's own connection path (the same
+/// connector its pool and presence connection use), is TLS as the server sees it
+/// (`pg_stat_ssl`).
+///
+/// # Errors
+/// [`StoreError::Postgres`] when the connection or the query fails (a TLS failure says what
+/// failed, as for a store).
+pub async fn connection_uses_tls(options: &PgOptions) -> Result<bool> {
+    let client = pool::connect(options).await?;
+    let row = client
+        .query_one(
+            "SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()",
+            &[],
+        )
+        .await
+        .map_err(pg_error(options.redacted(), "cannot read pg_stat_ssl"))?;
+    Ok(row.get(0))
+}
+
 /// `url` with its database (the path) replaced by `name`.
 fn replace_dbname(url: &str, name: &str) -> Result<String> {
     let (scheme, rest) = url.split_once("://").ok_or_else(|| {

@@ -212,19 +212,23 @@ fn explain_rustls(e: &rustls::Error, mode: SslMode, roots: &Roots) -> String {
         }) => format!(
             "the server's certificate does not name the host `{}` (it names {}), and \
              sslmode={} checks the host name: connect by a name the certificate carries, or use \
-             sslmode=verify-ca to check only that {from} signed it",
+             sslmode=verify-ca to check only that it chains to {from}",
             expected.to_str(),
             if presented.is_empty() {
-                "nothing".to_owned()
+                "no host".to_owned()
             } else {
-                presented.join(", ")
+                presented
+                    .iter()
+                    .map(|n| plain_name(n))
+                    .collect::<Vec<_>>()
+                    .join(", ")
             },
             mode.name()
         ),
         rustls::Error::InvalidCertificate(CertificateError::NotValidForName) => format!(
             "the server's certificate does not name the host connected to, and sslmode={} \
              checks the host name: connect by a name the certificate carries, or use \
-             sslmode=verify-ca to check only that {from} signed it",
+             sslmode=verify-ca to check only that it chains to {from}",
             mode.name()
         ),
         rustls::Error::InvalidCertificate(
@@ -241,6 +245,15 @@ fn explain_rustls(e: &rustls::Error, mode: SslMode, roots: &Roots) -> String {
         }
         _ => format!("the TLS handshake with the server failed: {e}"),
     }
+}
+
+/// A name as rustls presents it (`DnsName("db")`, `IpAddress(10.0.0.1)`) without the wrapper.
+fn plain_name(name: &str) -> &str {
+    let inner = name
+        .strip_prefix("DnsName(")
+        .or_else(|| name.strip_prefix("IpAddress("))
+        .and_then(|n| n.strip_suffix(')'));
+    inner.map_or(name, |n| n.trim_matches('"'))
 }
 
 /// The CA certificates in the PEM file at `path`.
@@ -347,5 +360,37 @@ impl ServerCertVerifier for ChainOnly {
 
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
         self.0.supported_verify_schemes()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn presented_names_lose_their_wrappers() {
+        assert_eq!(plain_name("DnsName(\"localhost\")"), "localhost");
+        assert_eq!(plain_name("IpAddress(127.0.0.1)"), "127.0.0.1");
+        assert_eq!(plain_name("db.example"), "db.example");
+    }
+
+    #[test]
+    fn modes_parse_and_name_themselves() {
+        for name in [
+            "disable",
+            "allow",
+            "prefer",
+            "require",
+            "verify-ca",
+            "verify-full",
+        ] {
+            let mode = SslMode::parse(name).unwrap();
+            assert_eq!(mode.name(), name);
+            assert_eq!(
+                mode.uses_tls(),
+                matches!(name, "require" | "verify-ca" | "verify-full")
+            );
+        }
+        assert_eq!(SslMode::parse("VERIFY-FULL"), None);
     }
 }

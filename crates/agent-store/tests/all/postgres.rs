@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 use agent_core::events::{
     Compaction, Event, EventPayload, ToolResultEvent, ToolUse, UserMessage, decode_line,
 };
-use agent_store::postgres::testing::TestDatabase;
+use agent_store::postgres::testing::{self, TestDatabase};
 use agent_store::postgres::{PgOptions, PgStore};
 use agent_store::recovery::{ResumeOptions, resume};
 use agent_store::{
@@ -775,4 +775,196 @@ async fn a_stopped_writers_lease_expires_and_it_is_fenced_when_it_wakes() {
     child.wait().unwrap();
     let events = check_consistent(&store, &s).await;
     assert_eq!(events.len(), 3, "the fenced writer wrote nothing");
+}
+
+// ---- TLS: sslmode and sslrootcert against the test server's certificate ----
+
+/// The test CA (`AGENT_TEST_POSTGRES_CA`, which .ci/postgres sets), or `None` (printed) when it
+/// is not set outside CI.
+fn test_ca() -> Option<String> {
+    match std::env::var("AGENT_TEST_POSTGRES_CA") {
+        Ok(ca) if !ca.is_empty() => Some(ca),
+        _ if std::env::var_os("CI").is_some() => panic!(
+            "AGENT_TEST_POSTGRES_CA is not set, and CI is: .ci/postgres makes the test server's \
+             CA and sets it"
+        ),
+        _ => {
+            eprintln!("skipped: no test CA (set AGENT_TEST_POSTGRES_CA; .ci/postgres makes one)");
+            None
+        }
+    }
+}
+
+/// The test database's user, port and name.
+fn server(db: &TestDatabase) -> (String, u16, String) {
+    let plain = db.url().split('?').next().unwrap();
+    let config: tokio_postgres::Config = plain.parse().unwrap();
+    (
+        config.get_user().unwrap().to_owned(),
+        config.get_ports().first().copied().unwrap_or(5432),
+        config.get_dbname().unwrap().to_owned(),
+    )
+}
+
+/// The test database at `host` as libpq key=value pairs (no TLS ones).
+fn key_values(db: &TestDatabase, host: &str) -> String {
+    let (user, port, dbname) = server(db);
+    format!("host={host} port={port} user={user} dbname={dbname}")
+}
+
+/// `%`-encodes what a URL parameter value cannot hold as is.
+fn url_encode(s: &str) -> String {
+    s.bytes()
+        .map(|b| {
+            if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+                char::from(b).to_string()
+            } else {
+                format!("%{b:02X}")
+            }
+        })
+        .collect()
+}
+
+fn message(e: &StoreError) -> String {
+    match e {
+        StoreError::Postgres { message, .. } => message.clone(),
+        other => panic!("expected a PostgreSQL error, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn verify_full_by_address_and_by_name_is_tls_end_to_end() {
+    let Some(db) = database("tls_full").await else {
+        return;
+    };
+    let Some(ca) = test_ca() else { return };
+    // Without sslmode: plain (prefer never uses an unverified session here).
+    let plain = db.options().unwrap();
+    assert!(!testing::connection_uses_tls(&plain).await.unwrap());
+
+    let (role, port, dbname) = server(&db);
+    for url in [
+        format!(
+            "postgres://{role}@127.0.0.1:{port}/{dbname}?sslmode=verify-full&sslrootcert={}",
+            url_encode(&ca)
+        ),
+        format!(
+            "postgres://{role}@localhost:{port}/{dbname}?sslrootcert={}&sslmode=verify-full",
+            url_encode(&ca)
+        ),
+        format!(
+            "{} sslmode=require sslrootcert='{ca}'",
+            key_values(&db, "localhost")
+        ),
+    ] {
+        let options = PgOptions::new(&url).unwrap();
+        assert!(
+            options.redacted().ends_with("?sslmode=verify-full")
+                || options.redacted().ends_with("?sslmode=require"),
+            "{}",
+            options.redacted()
+        );
+        assert!(
+            testing::connection_uses_tls(&options).await.unwrap(),
+            "{url} is TLS"
+        );
+        // The store's own connections (migration, presence, pool) work over it.
+        let store = PgStore::connect(options).await.unwrap();
+        let s = store.create(NewSession::default()).await.unwrap().id;
+        store.append(&s, vec![user("over TLS")]).await.unwrap();
+        assert_eq!(store.list(ListQuery::default()).await.unwrap().len(), 1);
+        store.delete(&s).await.unwrap();
+    }
+}
+
+#[tokio::test]
+async fn a_certificate_the_roots_do_not_trust_is_refused_saying_so() {
+    let Some(db) = database("tls_untrusted").await else {
+        return;
+    };
+    if test_ca().is_none() {
+        return;
+    }
+    // The test CA is not among the system's roots.
+    let url = format!(
+        "{} sslmode=verify-full sslrootcert=system",
+        key_values(&db, "127.0.0.1")
+    );
+    let options = match PgOptions::new(&url) {
+        Ok(o) => o,
+        Err(StoreError::Config(m)) => {
+            eprintln!("skipped: this machine has no system CA certificates ({m})");
+            return;
+        }
+        Err(e) => panic!("{e}"),
+    };
+    let e = PgStore::connect(options).await.unwrap_err();
+    let m = message(&e);
+    assert!(
+        m.contains("is not trusted by the system's roots") && m.contains("sslrootcert=FILE"),
+        "{m}"
+    );
+    assert!(e.to_string().contains("cannot connect"), "{e}");
+}
+
+#[tokio::test]
+async fn verify_full_checks_the_host_name_and_verify_ca_does_not() {
+    let Some(db) = database("tls_name").await else {
+        return;
+    };
+    let Some(ca) = test_ca() else { return };
+    // Reached at 127.0.0.1, but asked for as wrong.example, which the certificate does not name.
+    let base = format!(
+        "{} hostaddr=127.0.0.1 sslrootcert={ca}",
+        key_values(&db, "wrong.example")
+    );
+    let full = PgOptions::new(&format!("{base} sslmode=verify-full")).unwrap();
+    let m = message(&PgStore::connect(full).await.unwrap_err());
+    assert!(
+        m.contains("does not name the host `wrong.example`")
+            && m.contains("localhost")
+            && m.contains("verify-ca"),
+        "{m}"
+    );
+    let require = PgOptions::new(&format!("{base} sslmode=require")).unwrap();
+    let m = message(&PgStore::connect(require).await.unwrap_err());
+    assert!(
+        m.contains("wrong.example"),
+        "require checks the name too: {m}"
+    );
+
+    let ca_only = PgOptions::new(&format!("{base} sslmode=verify-ca")).unwrap();
+    assert!(testing::connection_uses_tls(&ca_only).await.unwrap());
+    let store = PgStore::connect(ca_only).await.unwrap();
+    store.create(NewSession::default()).await.unwrap();
+
+    // verify-ca still verifies the chain: the system's roots do not sign the test certificate.
+    if let Ok(system) = PgOptions::new(&format!(
+        "{} hostaddr=127.0.0.1 sslmode=verify-ca sslrootcert=system",
+        key_values(&db, "wrong.example")
+    )) {
+        let m = message(&PgStore::connect(system).await.unwrap_err());
+        assert!(m.contains("not trusted"), "{m}");
+    }
+}
+
+#[tokio::test]
+async fn a_missing_root_file_is_a_configuration_error() {
+    let Some(db) = database("tls_missing").await else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("no-ca.pem");
+    let url = format!(
+        "{} sslmode=verify-full sslrootcert={}",
+        key_values(&db, "127.0.0.1"),
+        missing.display()
+    );
+    match PgOptions::new(&url) {
+        Err(StoreError::Config(m)) => assert!(
+            m.contains(&missing.display().to_string()) && m.contains("cannot be read"),
+            "{m}"
+        ),
+        other => panic!("expected a Config error, got {other:?}"),
+    }
 }
