@@ -78,7 +78,8 @@ impl PgOptions {
     /// [`StoreError::Config`] when `url` does not parse, carries a password (put it in
     /// `$PGPASSWORD` or the variable named by [`PgOptions::password_env`]), names no database,
     /// names an unknown `sslmode`, gives `sslrootcert` to a mode without TLS, asks for TLS over
-    /// a Unix socket, or names roots that cannot be read or hold no certificate.
+    /// a Unix socket or to a `hostaddr` without a `host` name, or names roots that cannot be
+    /// read or hold no certificate.
     pub fn new(url: &str) -> Result<Self> {
         let shown = shown_url(url);
         let params = TlsParams::take(url, &shown)?;
@@ -113,6 +114,14 @@ impl PgOptions {
                 "the sessions URL `{shown}` asks for TLS (sslmode={}) to a Unix socket, which \
                  PostgreSQL does not offer; name the server by host name for TLS, or leave \
                  sslmode out for the socket",
+                mode.name()
+            )));
+        }
+        if mode.uses_tls() && config.get_hosts().is_empty() {
+            return Err(StoreError::Config(format!(
+                "the sessions URL `{shown}` asks for TLS (sslmode={}) but gives only hostaddr; \
+                 add host=NAME with the name the server's certificate carries (the connection \
+                 still goes to hostaddr)",
                 mode.name()
             )));
         }
@@ -525,7 +534,7 @@ mod tests {
     }
 
     #[test]
-    fn roots_without_tls_and_tls_over_a_unix_socket_are_refused() {
+    fn roots_without_tls_and_tls_to_a_socket_or_a_bare_hostaddr_are_refused() {
         let m = config_error("postgres://agent@db:5432/agent?sslmode=prefer&sslrootcert=/ca.pem");
         assert!(
             m.contains("sslmode=prefer") && m.contains("verify-full"),
@@ -533,6 +542,8 @@ mod tests {
         );
         let m = config_error("host=/var/run/postgresql dbname=agent sslmode=verify-full");
         assert!(m.contains("Unix socket"), "{m}");
+        let m = config_error("hostaddr=127.0.0.1 dbname=agent sslmode=verify-full");
+        assert!(m.contains("host=NAME"), "{m}");
     }
 
     #[test]
