@@ -76,6 +76,8 @@ const HEAVY: &[(&str, &[&str])] = &[
             "agent-wasi",
             "tokio-postgres",
             "postgres-protocol",
+            "tokio-postgres-rustls",
+            "rustls",
         ],
     ),
     // The shadow workspace alone: plain files, not even the session store's SQLite.
