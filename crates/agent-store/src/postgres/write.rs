@@ -355,13 +355,10 @@ impl PgStore {
             let Some(row) = row else { continue };
             let last_seq: i64 = row.get(2);
             let stored = meta_of(&row, 0, 1, self.url()).ok();
-            let lines = conn
-                .query(
-                    "SELECT seq, line FROM agent_events WHERE session_id = $1 AND seq <= $2 ORDER BY seq",
-                    &[&id.as_str(), &last_seq],
-                )
-                .await
-                .map_err(pg_error(self.url(), "cannot read a session's events"))?;
+            drop(conn);
+            let lines = self
+                .all_rows(&id, u64::try_from(last_seq).unwrap_or(0))
+                .await?;
             let mut text = String::new();
             for r in &lines {
                 text += r.get::<_, &str>(1);
@@ -371,6 +368,7 @@ impl PgStore {
             if stored.as_ref() != Some(&meta)
                 || stored.map(|s| s.updated_us) != Some(meta.updated_us)
             {
+                let conn = self.inner.pool.get().await?;
                 conn.execute(
                     "UPDATE agent_sessions
                         SET meta = $2::text::jsonb, updated_us = $3, cwd = $4, title = $5,

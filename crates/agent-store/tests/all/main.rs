@@ -5,4 +5,5 @@
 mod postgres;
 mod processes;
 mod recovery;
+mod rng;
 mod store;

@@ -31,6 +31,8 @@ use agent_store::{
     SessionStore, StoreError, StoreOptions, conversation,
 };
 
+use crate::rng::Rng;
+
 const CHILD_ENV: &str = "AGENT_STORE_PG_CHILD";
 
 /// The test's database, or `None` (printed) when no server is configured outside CI.
@@ -549,6 +551,44 @@ async fn passwords_come_from_the_environment_and_are_never_shown() {
     );
 }
 
+#[tokio::test]
+async fn reindex_rewrites_rows_from_their_events() {
+    let Some(db) = database("reindex").await else {
+        return;
+    };
+    let store = store(&db).await;
+    let s = store.create(new_in("ri", "/w")).await.unwrap().id;
+    store.append(&s, vec![user("hello")]).await.unwrap();
+    store.close(&s).await.unwrap();
+    let right = store.metadata(&s).await.unwrap();
+    // A row changed by hand (or by an older version) disagrees with its events.
+    let admin = raw_client(&db).await;
+    admin
+        .execute(
+            "UPDATE agent_sessions SET meta = jsonb_set(meta, '{title}', '\"wrong\"'), \
+             title = 'wrong' WHERE id = 'ri'",
+            &[],
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        store.metadata(&s).await.unwrap().title.as_deref(),
+        Some("wrong")
+    );
+    assert_eq!(store.reindex().await.unwrap(), 1);
+    assert_eq!(store.metadata(&s).await.unwrap(), right);
+    assert!(
+        store
+            .list(ListQuery {
+                text: Some("wrong".into()),
+                ..ListQuery::default()
+            })
+            .await
+            .unwrap()
+            .is_empty()
+    );
+}
+
 async fn raw_client(db: &TestDatabase) -> tokio_postgres::Client {
     let mut config: tokio_postgres::Config = db.url().parse().unwrap();
     if let Ok(p) = std::env::var("PGPASSWORD") {
@@ -577,19 +617,6 @@ fn spawn_child(mode: &str, url: &str, seed: u64) -> Child {
         .stderr(Stdio::null())
         .spawn()
         .unwrap()
-}
-
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
 }
 
 /// Appends to three sessions as fast as it can, printing `ack <session> <event id>` for each

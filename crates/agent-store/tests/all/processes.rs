@@ -18,6 +18,8 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use agent_core::events::{Event, EventPayload, UserMessage};
+
+use crate::rng::Rng;
 use agent_store::{
     ListQuery, LoadRange, LocalStore, NewSession, SessionId, StoreError, StoreOptions,
 };
@@ -45,20 +47,6 @@ fn spawn_child_in(mode: &str, root: &Path, seed: u64, group: u64) -> Child {
         .stderr(Stdio::null())
         .spawn()
         .unwrap()
-}
-
-/// A small deterministic generator (xorshift), so a failing trial can be replayed by its seed.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
 }
 
 fn user(text: String) -> Event {
