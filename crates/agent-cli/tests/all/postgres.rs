@@ -683,3 +683,86 @@ fn an_untrusted_project_cannot_send_sessions_to_its_server() {
     assert_eq!(ids(&home.json(&["sessions", "list", "--json"])), ["mine"]);
     assert!(home.local_sessions().is_dir(), "kept in the local store");
 }
+
+#[test]
+fn the_interactive_session_keeps_and_resumes_its_sessions_in_postgres() {
+    let Some(db) = database("cli_chat") else {
+        return;
+    };
+    let a = Home::new().with_postgres(db.url());
+    let url = serve(vec![
+        text("first answer"),
+        text("second answer"),
+        text("back in the first"),
+    ]);
+    let chat = |home: &Home, input: &str| -> String {
+        use std::io::Write as _;
+        let mut child = home
+            .agent(&[
+                "chat",
+                "--provider",
+                "openai-compatible",
+                "--base-url",
+                &url,
+            ])
+            .args(["--model", "m"])
+            .env("NO_COLOR", "1")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(input.as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        stdout
+    };
+    chat(&a, "hello\n/exit\n");
+    // Nothing was written locally: the session is in the database.
+    let local_logs = std::fs::read_dir(a.local_sessions())
+        .map(|d| {
+            d.flatten()
+                .filter(|e| e.path().join("events.jsonl").is_file())
+                .count()
+        })
+        .unwrap_or(0);
+    assert_eq!(local_logs, 0);
+    let listed = ids(&a.json(&["sessions", "list", "--json"]));
+    assert_eq!(listed.len(), 1);
+    let first = listed[0].clone();
+    // /clear starts a new session there, /resume picks the first one up again.
+    let stdout = chat(
+        &a,
+        &format!("/clear\nagain\n/resume {first}\nand now?\n/exit\n"),
+    );
+    assert!(stdout.contains("second answer"), "{stdout}");
+    assert!(
+        stdout.contains(&format!("resumed session {first}")),
+        "{stdout}"
+    );
+    assert!(stdout.contains("back in the first"), "{stdout}");
+    // A second home on the same database sees all of it.
+    let b = Home::new().with_postgres(db.url());
+    assert_eq!(ids(&b.json(&["sessions", "list", "--json"])).len(), 3);
+    let shown = b.ok(&["sessions", "show", &first]);
+    assert!(
+        shown.contains("hello") && shown.contains("and now?"),
+        "{shown}"
+    );
+    let messages = b.json(&["sessions", "show", &first, "--json"]);
+    assert!(
+        messages.to_string().contains("back in the first"),
+        "{messages}"
+    );
+}
