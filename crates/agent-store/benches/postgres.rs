@@ -32,10 +32,6 @@ use std::path::{Path, PathBuf};
 use std::str::FromStr;
 use std::time::Instant;
 
-use agent_core::events::{
-    AssistantMessage, Event, EventId, EventPayload, SystemInit, ToolResultEvent, ToolUse,
-    UserMessage, encode_line,
-};
 use agent_store::postgres::testing::TestDatabase;
 use agent_store::postgres::{DEFAULT_PASSWORD_ENV, PgStore};
 use agent_store::{Durability, ListQuery, SessionBackend, SessionId, SessionStore, StoreOptions};
@@ -44,6 +40,10 @@ use criterion::{
 };
 use serde_json::json;
 use tokio::runtime::Runtime;
+
+#[path = "support/conversation.rs"]
+mod conversation;
+use conversation::{log_text, user};
 
 /// Sizes: the issue's under `cargo bench`, smaller under `cargo test --benches`.
 struct Sizes {
@@ -77,73 +77,6 @@ const SMALL: usize = 6;
 const APPEND_BASE: usize = 10_000;
 /// Sessions imported at once (PostgreSQL connections used for the setup).
 const PARALLEL: usize = 8;
-
-/// The text of a message: about what a short chat turn holds.
-fn text(i: usize) -> String {
-    format!(
-        "message {i}: please look at src/lib.rs and explain why the parser rejects the input \
-         `let x = 1;` when it follows a comment; then propose a fix and a test for it."
-    )
-}
-
-/// Event `i` (1-based) of a realistic conversation: user, assistant, tool use, tool result.
-fn event(i: usize, parent: Option<EventId>) -> Event {
-    let payload = match i % 4 {
-        1 => EventPayload::UserMessage(UserMessage { text: text(i) }),
-        2 => EventPayload::AssistantMessage(AssistantMessage::text(text(i))),
-        3 => EventPayload::ToolUse(ToolUse {
-            tool_use_id: format!("toolu_{i}"),
-            name: "Read".into(),
-            input: json!({"file_path": "/work/project/src/lib.rs"}),
-            ..ToolUse::default()
-        }),
-        _ => EventPayload::ToolResult(ToolResultEvent {
-            tool_use_id: format!("toolu_{}", i - 1),
-            output: json!(text(i)),
-            is_error: false,
-            error_type: None,
-            error_message: None,
-        }),
-    };
-    Event::new(i as u64, parent, payload)
-}
-
-/// The events JSONL of a session of `n` events (system.init then `n - 1` conversation events),
-/// as `import` takes it.
-fn log_text(id: &str, n: usize) -> String {
-    let mut out = String::new();
-    let mut parent = None;
-    for i in 0..n {
-        let e = if i == 0 {
-            Event::new(
-                1,
-                None,
-                EventPayload::SystemInit(SystemInit {
-                    session_id: id.into(),
-                    cwd: Some("/work/project".into()),
-                    model: Some("claude-sonnet-4-6".into()),
-                    tools: vec!["Read".into(), "Bash".into()],
-                    permission_mode: None,
-                    git_branch: None,
-                }),
-            )
-        } else {
-            event(i + 1, parent.take())
-        };
-        parent = Some(e.id.clone());
-        out += &encode_line(&e).unwrap();
-        out.push('\n');
-    }
-    out
-}
-
-fn user(i: usize) -> Event {
-    Event::new(
-        0,
-        None,
-        EventPayload::UserMessage(UserMessage { text: text(i) }),
-    )
-}
 
 fn sid(s: &str) -> SessionId {
     SessionId::parse(s).unwrap()

@@ -23,71 +23,14 @@ use std::hint::black_box;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use agent_core::events::{
-    AssistantMessage, Event, EventId, EventPayload, SystemInit, ToolResultEvent, ToolUse,
-    UserMessage, encode_line,
-};
 use agent_store::{Durability, ListQuery, LoadRange, LocalStore, SessionId, StoreOptions};
 use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::{Value, json};
 
-/// The text of a message: about what a short chat turn holds.
-fn text(i: usize) -> String {
-    format!(
-        "message {i}: please look at src/lib.rs and explain why the parser rejects the input \
-         `let x = 1;` when it follows a comment; then propose a fix and a test for it."
-    )
-}
-
-/// Event `i` (1-based) of a realistic conversation: user, assistant, tool use, tool result.
-fn event(i: usize, parent: Option<EventId>) -> Event {
-    let payload = match i % 4 {
-        1 => EventPayload::UserMessage(UserMessage { text: text(i) }),
-        2 => EventPayload::AssistantMessage(AssistantMessage::text(text(i))),
-        3 => EventPayload::ToolUse(ToolUse {
-            tool_use_id: format!("toolu_{i}"),
-            name: "Read".into(),
-            input: json!({"file_path": "/work/project/src/lib.rs"}),
-            ..ToolUse::default()
-        }),
-        _ => EventPayload::ToolResult(ToolResultEvent {
-            tool_use_id: format!("toolu_{}", i - 1),
-            output: json!(text(i)),
-            is_error: false,
-            error_type: None,
-            error_message: None,
-        }),
-    };
-    Event::new(i as u64, parent, payload)
-}
-
-/// The log of a session of `n` events (system.init then `n - 1` conversation events).
-fn log_text(id: &str, n: usize) -> String {
-    let mut out = String::new();
-    let mut parent = None;
-    for i in 0..n {
-        let e = if i == 0 {
-            Event::new(
-                1,
-                None,
-                EventPayload::SystemInit(SystemInit {
-                    session_id: id.into(),
-                    cwd: Some("/work/project".into()),
-                    model: Some("claude-sonnet-4-6".into()),
-                    tools: vec!["Read".into(), "Bash".into()],
-                    permission_mode: None,
-                    git_branch: None,
-                }),
-            )
-        } else {
-            event(i + 1, parent.take())
-        };
-        parent = Some(e.id.clone());
-        out += &encode_line(&e).unwrap();
-        out.push('\n');
-    }
-    out
-}
+#[path = "support/conversation.rs"]
+mod conversation;
+use agent_core::events::encode_line;
+use conversation::{log_text, text, user};
 
 /// Writes sessions straight into a store root (the logs are the truth; opening the store then
 /// builds the index from them).
@@ -126,14 +69,6 @@ fn save_transcript(path: &Path, t: &Value) {
 /// Seed 000's load: read and parse the whole file.
 fn load_transcript(path: &Path) -> Value {
     serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
-}
-
-fn user(i: usize) -> Event {
-    Event::new(
-        0,
-        None,
-        EventPayload::UserMessage(UserMessage { text: text(i) }),
-    )
 }
 
 fn bench(c: &mut Criterion) {
